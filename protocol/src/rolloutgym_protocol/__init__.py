@@ -1,0 +1,70 @@
+"""rolloutgym-protocol: the stable contracts shared by rolloutgym and its plugins."""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from . import errors, hookspecs, spaces, specs
+from .adapters import AsyncFromSync, SyncFromAsync, as_async, as_sync
+from .checks import check_async_env, check_env
+from .envs import AsyncEnv, AsyncSingleTurnEnv, Env, EvaluationResult, SingleTurnEnv, validate_step_result
+from .errors import RolloutGymError
+from .hookspecs import hookimpl
+from .policies import AsyncPolicy, EnvAwarePolicy, Policy, PolicyOutput
+from .records import RolloutError, Step, Trajectory, TrajectoryGroup, to_jsonable
+from .scores import Criterion, Grader, Rubric, Score, ScoreValue
+from .specs import EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec, parse_env_id
+from .types import Chat, Message, ToolCall
+from .wrappers import AsyncActionWrapper, AsyncObservationWrapper, AsyncRewardWrapper, AsyncWrapper, find_attribute
+
+try:
+    __version__ = version("rolloutgym-protocol")
+except PackageNotFoundError:  # pragma: no cover - running from a source tree
+    __version__ = "0.0.0"
+
+__all__ = [
+    "AsyncActionWrapper",
+    "AsyncEnv",
+    "AsyncFromSync",
+    "AsyncObservationWrapper",
+    "AsyncPolicy",
+    "AsyncRewardWrapper",
+    "AsyncSingleTurnEnv",
+    "AsyncWrapper",
+    "Chat",
+    "Criterion",
+    "Env",
+    "EnvAwarePolicy",
+    "EnvSpec",
+    "EvaluationResult",
+    "ExporterSpec",
+    "Grader",
+    "GraderSpec",
+    "Message",
+    "Policy",
+    "PolicyOutput",
+    "PolicySpec",
+    "RolloutError",
+    "RolloutGymError",
+    "Rubric",
+    "Score",
+    "ScoreValue",
+    "Step",
+    "SyncFromAsync",
+    "TemplateSpec",
+    "ToolCall",
+    "Trajectory",
+    "TrajectoryGroup",
+    "__version__",
+    "as_async",
+    "as_sync",
+    "check_async_env",
+    "check_env",
+    "errors",
+    "find_attribute",
+    "hookimpl",
+    "hookspecs",
+    "parse_env_id",
+    "spaces",
+    "specs",
+    "to_jsonable",
+    "validate_step_result",
+]

@@ -1,0 +1,136 @@
+"""The rolloutgym exception hierarchy.
+
+Every exception raised on purpose by rolloutgym or a plugin derives from
+:class:`RolloutGymError`; categories also inherit the matching builtin so callers
+that catch ``LookupError`` or ``ValueError`` keep working::
+
+    RolloutGymError
+    ├── ConfigError (ValueError)            bad user input: options, env files, run files
+    │   ├── EnvFileError                    a malformed declarative env file
+    │   ├── RunFileError                    a corrupt or mismatched run file
+    │   └── SpecError                       a malformed spec returned by a plugin
+    ├── NotFoundError (LookupError)
+    │   ├── EnvNotFound
+    │   ├── PolicyNotFound
+    │   ├── TemplateNotFound
+    │   ├── GraderNotFound
+    │   ├── ExporterNotFound
+    │   └── TaskNotFound
+    ├── PluginLoadError (ImportError)       a plugin or entry point failed to import
+    ├── InvalidAction (ValueError)          an action outside the env's action space
+    ├── InvalidStepResult (ValueError)      NaN reward, non-bool flag, bad info
+    ├── EnvClosedError (RuntimeError)       a call on a closed environment
+    ├── PolicyError (RuntimeError)          a policy adapter failed (server, model, parsing)
+    └── SandboxError (RuntimeError)         an untrusted-code sandbox is missing or broken
+
+Messages name the subject, what exists, and what to do next.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+__all__ = [
+    "ConfigError",
+    "EnvClosedError",
+    "EnvFileError",
+    "EnvNotFound",
+    "ExporterNotFound",
+    "GraderNotFound",
+    "InvalidAction",
+    "InvalidStepResult",
+    "NotFoundError",
+    "PluginLoadError",
+    "PolicyError",
+    "PolicyNotFound",
+    "RolloutGymError",
+    "RunFileError",
+    "SandboxError",
+    "SpecError",
+    "TaskNotFound",
+    "TemplateNotFound",
+    "did_you_mean",
+]
+
+
+class RolloutGymError(Exception):
+    """Base class of every error rolloutgym raises on purpose."""
+
+
+class ConfigError(RolloutGymError, ValueError):
+    """Bad user input: an option, an env file, a run file, a config value."""
+
+
+class EnvFileError(ConfigError):
+    """A declarative environment file (``.py``/``.json``/``.jsonl``) is malformed."""
+
+
+class RunFileError(ConfigError):
+    """A run file is corrupt, truncated or does not match the requested run."""
+
+
+class SpecError(ConfigError):
+    """A plugin returned a malformed spec object from a hook."""
+
+
+class NotFoundError(RolloutGymError, LookupError):
+    """Something looked up by name does not exist."""
+
+
+class EnvNotFound(NotFoundError):
+    """No environment is registered under the requested id."""
+
+
+class PolicyNotFound(NotFoundError):
+    """No policy provider is registered under the requested name."""
+
+
+class TemplateNotFound(NotFoundError):
+    """No plugin provides the requested declarative template."""
+
+
+class GraderNotFound(NotFoundError):
+    """No criterion grader / verifier primitive is registered under that name."""
+
+
+class ExporterNotFound(NotFoundError):
+    """No training-data exporter is registered under that format name."""
+
+
+class TaskNotFound(NotFoundError):
+    """An environment has no task with that index or id."""
+
+
+class PluginLoadError(RolloutGymError, ImportError):
+    """A plugin failed to load; carries the distribution, version and cause."""
+
+
+class InvalidAction(RolloutGymError, ValueError):
+    """An action is outside the environment's action space."""
+
+
+class InvalidStepResult(RolloutGymError, ValueError):
+    """An environment returned a NaN/inf reward, a non-bool flag or a non-dict info."""
+
+
+class EnvClosedError(RolloutGymError, RuntimeError):
+    """A method was called on an environment that has been closed."""
+
+
+class PolicyError(RolloutGymError, RuntimeError):
+    """A policy adapter failed: unreachable server, bad response, unusable model."""
+
+
+class SandboxError(RolloutGymError, RuntimeError):
+    """The sandbox for untrusted code is missing or misconfigured."""
+
+
+def did_you_mean(name: str, candidates: Iterable[str], *, limit: int = 3) -> str:
+    """Return ``" Did you mean 'x'?"`` for the closest candidates, or ``""``."""
+    matches = difflib.get_close_matches(name, list(candidates), n=limit, cutoff=0.6)
+    if not matches:
+        return ""
+    if len(matches) == 1:
+        return f" Did you mean '{matches[0]}'?"
+    return " Did you mean one of " + ", ".join(f"'{m}'" for m in matches) + "?"

@@ -1,0 +1,100 @@
+"""The rolloutgym plugin hooks (pluggy project ``rolloutgym``, entry point group ``rolloutgym``).
+
+A plugin is a distribution with an entry point in group ``rolloutgym`` pointing at a
+module of hook implementations::
+
+    # pyproject.toml
+    [project.entry-points.rolloutgym]
+    sql = "rolloutgym_sql.plugin"
+
+    # rolloutgym_sql/plugin.py
+    from rolloutgym_protocol import EnvSpec, hookimpl
+
+    @hookimpl
+    def rolloutgym_envs():
+        return [EnvSpec(id="sql/shop-v0", entry_point="rolloutgym_sql.envs:make_shop_env",
+                        tasks="rolloutgym_sql.tasks:shop_tasks")]
+
+Hooks are synchronous, are called when the registry lists or resolves something, return
+spec objects (or lists of them), and must import nothing heavy: the spec's entry point
+strings are imported only when an env, policy or exporter is actually used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import pluggy
+
+from .specs import EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec
+
+__all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
+
+PROJECT_NAME = "rolloutgym"
+hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+
+
+@hookspec
+def rolloutgym_envs() -> Sequence[EnvSpec]:
+    """Return the environments this plugin provides.
+
+    Called once per registry when environments are listed or made. Every id's namespace
+    should be the plugin's own (``sql/...`` for ``rolloutgym-sql``).
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_envs():
+            return [EnvSpec(id="toy/guess-v0", entry_point="mypkg.envs:GuessEnv",
+                            tasks="mypkg.tasks:load", splits=("train", "test"))]
+    """
+
+
+@hookspec
+def rolloutgym_policies() -> Sequence[PolicySpec]:
+    """Return the policy providers this plugin provides (``--policy NAME:MODEL``).
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_policies():
+            return [PolicySpec(name="openai", entry_point="rolloutgym_openai.policy:make_policy",
+                               requires_model=True)]
+    """
+
+
+@hookspec
+def rolloutgym_templates() -> Sequence[TemplateSpec]:
+    """Return the declarative templates this plugin compiles (``sql``, ``workflow``, ...).
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_templates():
+            return [TemplateSpec(name="sql", entry_point="rolloutgym_sql.template:compile_sql")]
+    """
+
+
+@hookspec
+def rolloutgym_graders() -> Sequence[GraderSpec]:
+    """Return named criterion graders (verifier primitives) usable from env files.
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_graders():
+            return [GraderSpec(name="state_match", entry_point="mypkg.graders:state_match")]
+    """
+
+
+@hookspec
+def rolloutgym_exporters() -> Sequence[ExporterSpec]:
+    """Return training-data export formats (``rolloutgym export RUN --format NAME``).
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_exporters():
+            return [ExporterSpec(name="sft", entry_point="mypkg.export:export_sft")]
+    """

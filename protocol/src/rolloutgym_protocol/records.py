@@ -1,0 +1,317 @@
+"""The rollout records: :class:`Step`, :class:`Trajectory`, :class:`TrajectoryGroup`, :class:`RolloutError`.
+
+Frozen dataclasses, cheap to build (they sit on the hot path), with an exact JSON round
+trip through ``to_dict``/``from_dict`` for JSON-valued observations and actions.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from .scores import Score
+
+__all__ = ["RolloutError", "Step", "Trajectory", "TrajectoryGroup", "to_jsonable"]
+
+
+def to_jsonable(value: Any) -> Any:
+    """Convert numpy scalars/arrays, tuples and Scores into JSON-ready values."""
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    if isinstance(value, Mapping):
+        return {str(key): to_jsonable(item) for key, item in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [to_jsonable(item) for item in value]
+    if isinstance(value, Score):
+        return value.to_dict()
+    tolist = getattr(value, "tolist", None)
+    if callable(tolist):  # numpy scalars and arrays
+        return tolist()
+    if isinstance(value, (set, frozenset)):
+        return sorted(to_jsonable(item) for item in value)
+    return repr(value)
+
+
+def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
+    return None if value is None else tuple(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """One environment transition plus the policy's side of it.
+
+    ``info`` belongs to the environment, ``policy_info`` to the policy.
+    ``policy_tokens``/``policy_logprobs`` are the sampled tokens verbatim;
+    ``observation_tokens`` are the tokens appended to the context before sampling
+    (loss mask 0), so a trajectory's token sequence is their concatenation.
+    """
+
+    observation: Any
+    action: Any
+    reward: float
+    next_observation: Any
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any] = field(default_factory=dict)
+    policy_info: dict[str, Any] = field(default_factory=dict)
+    policy_tokens: tuple[int, ...] | None = None
+    policy_logprobs: tuple[float, ...] | None = None
+    policy_stop_reason: str | None = None
+    observation_tokens: tuple[int, ...] | None = None
+
+    def __post_init__(self) -> None:
+        setter = object.__setattr__
+        if type(self.reward) is not float:
+            setter(self, "reward", float(self.reward))
+        if type(self.info) is not dict:
+            setter(self, "info", dict(self.info))
+        if type(self.policy_info) is not dict:
+            setter(self, "policy_info", dict(self.policy_info))
+        if self.policy_tokens is not None and type(self.policy_tokens) is not tuple:
+            setter(self, "policy_tokens", tuple(self.policy_tokens))
+        if self.policy_logprobs is not None and type(self.policy_logprobs) is not tuple:
+            setter(self, "policy_logprobs", tuple(float(value) for value in self.policy_logprobs))
+        if self.observation_tokens is not None and type(self.observation_tokens) is not tuple:
+            setter(self, "observation_tokens", tuple(self.observation_tokens))
+
+    @property
+    def score(self) -> Score | None:
+        """The step's :class:`Score` from ``info["score"]``, if any."""
+        return Score.from_info(self.info)
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-ready dict (optional token fields only when set)."""
+        data: dict[str, Any] = {
+            "observation": to_jsonable(self.observation),
+            "action": to_jsonable(self.action),
+            "reward": self.reward,
+            "next_observation": to_jsonable(self.next_observation),
+            "terminated": self.terminated,
+            "truncated": self.truncated,
+            "info": to_jsonable(self.info),
+            "policy_info": to_jsonable(self.policy_info),
+        }
+        if self.policy_tokens is not None:
+            data["policy_tokens"] = list(self.policy_tokens)
+        if self.policy_logprobs is not None:
+            data["policy_logprobs"] = list(self.policy_logprobs)
+        if self.policy_stop_reason is not None:
+            data["policy_stop_reason"] = self.policy_stop_reason
+        if self.observation_tokens is not None:
+            data["observation_tokens"] = list(self.observation_tokens)
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Step:
+        """Rebuild a step from :meth:`to_dict` output."""
+        return cls(
+            observation=data["observation"],
+            action=data["action"],
+            reward=data["reward"],
+            next_observation=data["next_observation"],
+            terminated=bool(data["terminated"]),
+            truncated=bool(data["truncated"]),
+            info=dict(data.get("info") or {}),
+            policy_info=dict(data.get("policy_info") or {}),
+            policy_tokens=_optional_tuple(data.get("policy_tokens")),
+            policy_logprobs=_optional_tuple(data.get("policy_logprobs")),
+            policy_stop_reason=data.get("policy_stop_reason"),
+            observation_tokens=_optional_tuple(data.get("observation_tokens")),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Trajectory:
+    """One episode: the reset observation, the steps, and how it ended.
+
+    ``stop_reason`` says why collection stopped: ``"terminated"``, ``"truncated"``
+    (by the env), ``"max_steps"``, ``"timeout"``, or an engine-specific reason such as
+    ``"max_seq_len"``.
+    """
+
+    initial_observation: Any
+    steps: tuple[Step, ...] = ()
+    initial_info: dict[str, Any] = field(default_factory=dict)
+    terminated: bool = False
+    truncated: bool = False
+    metadata: dict[str, Any] = field(default_factory=dict)
+    stop_reason: str | None = None
+
+    def __post_init__(self) -> None:
+        setter = object.__setattr__
+        if type(self.steps) is not tuple:
+            setter(self, "steps", tuple(self.steps))
+        if type(self.initial_info) is not dict:
+            setter(self, "initial_info", dict(self.initial_info))
+        if type(self.metadata) is not dict:
+            setter(self, "metadata", dict(self.metadata))
+        setter(self, "terminated", bool(self.terminated))
+        setter(self, "truncated", bool(self.truncated))
+
+    def __len__(self) -> int:
+        return len(self.steps)
+
+    def __iter__(self) -> Iterator[Step]:
+        return iter(self.steps)
+
+    @property
+    def observations(self) -> tuple[Any, ...]:
+        """The reset observation followed by each step's ``next_observation``."""
+        return (self.initial_observation, *(step.next_observation for step in self.steps))
+
+    @property
+    def actions(self) -> tuple[Any, ...]:
+        return tuple(step.action for step in self.steps)
+
+    @property
+    def rewards(self) -> tuple[float, ...]:
+        return tuple(step.reward for step in self.steps)
+
+    @property
+    def total_reward(self) -> float:
+        """The undiscounted sum of step rewards."""
+        return float(sum(step.reward for step in self.steps))
+
+    @property
+    def score(self) -> Score:
+        """The last step's Score from info, else ``Score(total_reward)``."""
+        if self.steps:
+            last = Score.from_info(self.steps[-1].info)
+            if last is not None:
+                return last
+        return Score(self.total_reward)
+
+    @property
+    def complete(self) -> bool:
+        return self.terminated or self.truncated
+
+    def to_dict(self) -> dict[str, Any]:
+        data: dict[str, Any] = {
+            "initial_observation": to_jsonable(self.initial_observation),
+            "steps": [step.to_dict() for step in self.steps],
+            "initial_info": to_jsonable(self.initial_info),
+            "terminated": self.terminated,
+            "truncated": self.truncated,
+            "metadata": to_jsonable(self.metadata),
+        }
+        if self.stop_reason is not None:
+            data["stop_reason"] = self.stop_reason
+        return data
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
+        return cls(
+            initial_observation=data["initial_observation"],
+            steps=tuple(Step.from_dict(step) for step in data.get("steps", ())),
+            initial_info=dict(data.get("initial_info") or {}),
+            terminated=bool(data.get("terminated", False)),
+            truncated=bool(data.get("truncated", False)),
+            metadata=dict(data.get("metadata") or {}),
+            stop_reason=data.get("stop_reason"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class RolloutError:
+    """A record (not an exception) of a rollout that failed.
+
+    ``where`` is ``"env"``, ``"policy"``, ``"grader"``, ``"make_env"`` or ``"engine"``;
+    ``member`` is the index of the failed member within its group.
+    """
+
+    error_type: str
+    error_message: str
+    where: str = "engine"
+    member: int | None = None
+    traceback: str | None = None
+    step: int | None = None
+
+    @classmethod
+    def from_exception(
+        cls, exc: BaseException, *, where: str, member: int | None = None, step: int | None = None
+    ) -> RolloutError:
+        import traceback as traceback_module
+
+        text = "".join(traceback_module.format_exception(type(exc), exc, exc.__traceback__))
+        return cls(type(exc).__name__, str(exc), where, member, text[-4000:], step)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "error_type": self.error_type,
+            "error_message": self.error_message,
+            "where": self.where,
+            "member": self.member,
+            "traceback": self.traceback,
+            "step": self.step,
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> RolloutError:
+        return cls(
+            error_type=data["error_type"],
+            error_message=data["error_message"],
+            where=data.get("where", "engine"),
+            member=data.get("member"),
+            traceback=data.get("traceback"),
+            step=data.get("step"),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class TrajectoryGroup:
+    """Independent episodes for one item, with their scores and any failed members.
+
+    ``scores`` defaults to each trajectory's ``score``; ``errors`` holds a
+    :class:`RolloutError` for each member that failed (those members have no trajectory).
+    """
+
+    item: Any
+    item_id: str
+    trajectories: tuple[Trajectory, ...]
+    scores: tuple[Score, ...] = ()
+    errors: tuple[RolloutError, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        setter = object.__setattr__
+        trajectories = tuple(self.trajectories)
+        setter(self, "trajectories", trajectories)
+        scores = tuple(self.scores) if self.scores else tuple(t.score for t in trajectories)
+        if len(scores) != len(trajectories):
+            raise ValueError("scores must have one entry per trajectory")
+        setter(self, "scores", scores)
+        setter(self, "errors", tuple(self.errors))
+        if type(self.metadata) is not dict:
+            setter(self, "metadata", dict(self.metadata))
+
+    @property
+    def rewards(self) -> tuple[float, ...]:
+        """Each trajectory's score value (the terminal score when there is one)."""
+        return tuple(score.value for score in self.scores)
+
+    @property
+    def num_members(self) -> int:
+        """Trajectories plus failed members."""
+        return len(self.trajectories) + len(self.errors)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "item": to_jsonable(self.item),
+            "item_id": self.item_id,
+            "trajectories": [trajectory.to_dict() for trajectory in self.trajectories],
+            "scores": [score.to_dict() for score in self.scores],
+            "errors": [error.to_dict() for error in self.errors],
+            "metadata": to_jsonable(self.metadata),
+        }
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any]) -> TrajectoryGroup:
+        return cls(
+            item=data.get("item"),
+            item_id=str(data["item_id"]),
+            trajectories=tuple(Trajectory.from_dict(item) for item in data.get("trajectories", ())),
+            scores=tuple(Score.from_dict(item) for item in data.get("scores", ())),
+            errors=tuple(RolloutError.from_dict(item) for item in data.get("errors", ())),
+            metadata=dict(data.get("metadata") or {}),
+        )
