@@ -1,0 +1,25 @@
+"""rolloutgym-testing: the conformance kit every environment and policy plugin subclasses.
+
+.. code-block:: python
+
+    # tests/test_conformance.py of a plugin
+    from rolloutgym_testing import EnvConformanceTests
+
+    class TestShop(EnvConformanceTests):
+        env_id = "sql/shop-v0"
+"""
+
+from rolloutgym_protocol import check_async_env, check_env
+
+from ._leaks import LeakSnapshot
+from .env_conformance import EnvConformanceTests, run_episode
+from .policy_conformance import PolicyConformanceTests
+
+__all__ = [
+    "EnvConformanceTests",
+    "LeakSnapshot",
+    "PolicyConformanceTests",
+    "check_async_env",
+    "check_env",
+    "run_episode",
+]

@@ -1,0 +1,224 @@
+"""``EnvConformanceTests``: the tests every environment plugin runs on its envs.
+
+Subclass it in a test module and set ``env_id``; pytest collects the inherited tests::
+
+    class TestGuess(EnvConformanceTests):
+        env_id = "toy/guess-v0"
+        max_tasks = None          # every shipped task (the default)
+
+Checks: registration and spec shape, the Gymnasium value contract (``check_env`` /
+``check_async_env``), seeding determinism, run-file JSON round trip, idempotent close,
+the ``oracle`` policy reaching ``max_score`` and the ``null`` policy ``min_score`` on
+every task, and no leaked threads, child processes or temp files.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import json
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, ClassVar
+
+from rolloutgym_protocol import AsyncEnv, Trajectory, TrajectoryGroup, check_async_env, check_env
+
+from ._leaks import LeakSnapshot
+
+__all__ = ["EnvConformanceTests", "run_episode"]
+
+
+async def _close(environment: Any) -> None:
+    result = environment.close()
+    if inspect.isawaitable(result):
+        await result
+
+
+def run_episode(
+    env_id: str,
+    policy: str | Any,
+    *,
+    task: Any = None,
+    seed: int | None = 0,
+    max_steps: int | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    registry: Any = None,
+) -> Trajectory:
+    """Make the env for ``task``, roll out ``policy`` once (sync or async env), close it."""
+    from rolloutgym.registry import get_registry
+    from rolloutgym.rollouts import arollout
+
+    registry = registry or get_registry()
+    spec = registry.resolve_env(env_id).spec
+    chosen = registry.make_policy(policy) if isinstance(policy, str) else policy
+    budget = max_steps if max_steps is not None else spec.max_steps
+
+    async def episode() -> Trajectory:
+        environment = registry.make(spec.id, task=task, **(env_kwargs or {}))
+        try:
+            return await arollout(environment, chosen, seed=seed, max_steps=budget)
+        finally:
+            await _close(environment)
+
+    return asyncio.run(episode())
+
+
+class EnvConformanceTests:
+    """Inherit in a ``Test*`` class and set :attr:`env_id`."""
+
+    env_id: ClassVar[str]
+    env_kwargs: ClassVar[dict[str, Any]] = {}
+    max_score: ClassVar[float] = 1.0
+    min_score: ClassVar[float] = 0.0
+    max_tasks: ClassVar[int | None] = None
+    null_exempt_tasks: ClassVar[Sequence[str]] = ()
+    seed: ClassVar[int] = 0
+    check_temp_files: ClassVar[bool] = True
+
+    # -- helpers ------------------------------------------------------------------
+
+    def registry(self) -> Any:
+        from rolloutgym.registry import get_registry
+
+        return get_registry()
+
+    def task_ids(self) -> list[str]:
+        from rolloutgym.registry import task_id
+
+        items = self.registry().tasks(self.env_id)
+        ids = [task_id(item, index) for index, item in enumerate(items)] or [None]
+        return ids if self.max_tasks is None else ids[: self.max_tasks]
+
+    def episode(self, policy: str | Any, task: Any, *, seed: int | None = None) -> Trajectory:
+        return run_episode(
+            self.env_id, policy, task=task, seed=self.seed if seed is None else seed, env_kwargs=dict(self.env_kwargs), registry=self.registry()
+        )
+
+    def make(self, task: Any = None) -> Any:
+        return self.registry().make(self.env_id, task=task, **self.env_kwargs)
+
+    # -- tests --------------------------------------------------------------------
+
+    def test_registered(self) -> None:
+        registered = self.registry().resolve_env(self.env_id)
+        spec = registered.spec
+        assert spec.id == self.env_id, f"'{self.env_id}' resolved to '{spec.id}'"
+        assert spec.description, f"{spec.id}: give the EnvSpec a description"
+        items = self.registry().tasks(self.env_id)
+        if spec.splits:
+            from rolloutgym.registry import task_split
+
+            unknown = {task_split(item) for item in items} - set(spec.splits)
+            assert not unknown, f"{spec.id}: tasks use splits {sorted(map(str, unknown))} not declared in EnvSpec.splits"
+        from rolloutgym.registry import task_id
+
+        ids = [task_id(item, index) for index, item in enumerate(items)]
+        assert len(ids) == len(set(ids)), f"{spec.id}: task ids are not unique"
+
+    def test_api_contract(self) -> None:
+        task = self.task_ids()[0]
+        environment = self.make(task)
+        from rolloutgym.builtin.policies import OraclePolicy
+
+        action = OraclePolicy().for_env(environment)
+        try:
+            if isinstance(environment, AsyncEnv):
+
+                async def check() -> None:
+                    observation, _ = await environment.reset(seed=self.seed)
+                    first = action(observation)
+                    if inspect.isawaitable(first):
+                        first = await first
+                    await check_async_env(environment, seed=self.seed, action=first)
+                    await environment.close()
+
+                asyncio.run(check())
+            else:
+                observation, _ = environment.reset(seed=self.seed)
+                check_env(environment, seed=self.seed, action=action(observation))
+        finally:
+            if not isinstance(environment, AsyncEnv):
+                environment.close()
+
+    def test_seeding_determinism(self) -> None:
+        task = self.task_ids()[0]
+        first = self.episode("oracle", task, seed=self.seed)
+        second = self.episode("oracle", task, seed=self.seed)
+        drop = ("elapsed_seconds",)
+        a, b = first.to_dict(), second.to_dict()
+        for data in (a, b):
+            for key in drop:
+                data["metadata"].pop(key, None)
+        assert _normalised(a) == _normalised(b), "two oracle episodes with the same seed differ"
+
+    def test_json_round_trip(self, tmp_path: Path) -> None:
+        from rolloutgym.runs import RunWriter, read_run
+
+        task = self.task_ids()[0]
+        trajectory = self.episode("oracle", task)
+        group = TrajectoryGroup(None, str(task), (trajectory,))
+        encoded = json.loads(json.dumps(group.to_dict()))
+        assert TrajectoryGroup.from_dict(encoded).to_dict() == encoded, "TrajectoryGroup JSON round trip changed the data"
+        header = {
+            "kind": "header", "format_version": 1, "run_id": "conformance", "created_at": "2026-01-01T00:00:00+00:00",
+            "env": {"id": self.env_id}, "policy": "oracle", "num_rollouts": 1, "tasks": [str(task)], "task_indices": [0],
+        }
+        path = tmp_path / "run.jsonl"
+        with RunWriter(path, header) as writer:
+            writer.write_group(0, group)
+        assert read_run(path).groups[0].to_dict() == encoded
+
+    def test_close_is_idempotent(self) -> None:
+        environment = self.make(self.task_ids()[0])
+        if isinstance(environment, AsyncEnv):
+
+            async def twice() -> None:
+                await environment.reset(seed=self.seed)
+                await environment.close()
+                await environment.close()
+
+            asyncio.run(twice())
+        else:
+            environment.reset(seed=self.seed)
+            environment.close()
+            environment.close()
+
+    def test_oracle_scores_max(self) -> None:
+        failures = []
+        for task in self.task_ids():
+            trajectory = self.episode("oracle", task)
+            score = trajectory.score
+            if score.value < self.max_score:
+                failures.append(f"{task}: {score.value:g} ({score.feedback or _component_feedback(score)})")
+        assert not failures, f"the oracle did not reach {self.max_score} on {len(failures)} task(s):\n" + "\n".join(failures)
+
+    def test_null_scores_min(self) -> None:
+        failures = []
+        for task in self.task_ids():
+            if task in self.null_exempt_tasks:
+                continue
+            trajectory = self.episode("null", task)
+            if trajectory.score.value > self.min_score:
+                failures.append(f"{task}: {trajectory.score.value:g}")
+        assert not failures, f"the null policy scored above {self.min_score} on {len(failures)} task(s):\n" + "\n".join(failures)
+
+    def test_no_leaks(self) -> None:
+        for task in self.task_ids()[:2]:  # warm caches (imports, pools) before measuring
+            self.episode("oracle", task)
+        before = LeakSnapshot.take()
+        for task in self.task_ids()[:3]:
+            self.episode("oracle", task)
+            self.episode("null", task)
+        problems = before and LeakSnapshot.take().leaks_since(before)
+        if not self.check_temp_files:
+            problems = [problem for problem in problems if not problem.startswith("temp files")]
+        assert not problems, f"{self.env_id} leaked resources: " + "; ".join(problems)
+
+
+def _component_feedback(score: Any) -> str:
+    parts = [f"{name}: {child.feedback}" for name, child in score.components.items() if child.feedback and child.value < 1]
+    return "; ".join(parts) or "no feedback"
+
+
+def _normalised(data: Any) -> Any:
+    return json.loads(json.dumps(data, sort_keys=True, default=repr))

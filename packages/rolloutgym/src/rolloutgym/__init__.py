@@ -1,0 +1,108 @@
+"""rolloutgym: the environment layer for agentic RL post-training and evaluation of LLMs.
+
+Every public name of rolloutlib 0.2.0 is here with the same meaning, so rolloutlib code
+ports by changing its imports. On top: the plugin registry (``make``, ``load``,
+``make_policy``), run files, and the ``rolloutgym`` CLI.
+"""
+
+from importlib.metadata import PackageNotFoundError, version
+
+from rolloutgym_protocol import (
+    AsyncEnv,
+    AsyncPolicy,
+    AsyncSingleTurnEnv,
+    Criterion,
+    Env,
+    EnvSpec,
+    ExporterSpec,
+    GraderSpec,
+    Policy,
+    PolicyOutput,
+    PolicySpec,
+    RolloutError,
+    RolloutGymError,
+    Rubric,
+    Score,
+    SingleTurnEnv,
+    Step,
+    TemplateSpec,
+    Trajectory,
+    TrajectoryGroup,
+    as_async,
+    as_sync,
+    check_async_env,
+    check_env,
+    errors,
+    hookimpl,
+)
+
+from . import datasets, envs, evals, graders, rollouts, spaces
+from .datasets import Dataset, RLDataset
+from .graders import AsyncGradingWrapper, CompositeGrader, GradingWrapper, LLMGrader
+from .registry import Registry, envs as list_envs, get_registry, load, make, make_async, make_policy, policies, register_gymnasium
+from .rollouts import arollout, arollout_group, rollout, rollout_group
+from .runner import RunConfig, RunResult, arun, run
+
+try:
+    __version__ = version("rolloutgym")
+except PackageNotFoundError:  # pragma: no cover
+    __version__ = "0.0.0"
+
+__all__ = [
+    "AsyncEnv",
+    "AsyncGradingWrapper",
+    "AsyncPolicy",
+    "AsyncSingleTurnEnv",
+    "CompositeGrader",
+    "Criterion",
+    "Dataset",
+    "Env",
+    "EnvSpec",
+    "ExporterSpec",
+    "GraderSpec",
+    "GradingWrapper",
+    "LLMGrader",
+    "Policy",
+    "PolicyOutput",
+    "PolicySpec",
+    "RLDataset",
+    "Registry",
+    "RolloutError",
+    "RolloutGymError",
+    "Rubric",
+    "RunConfig",
+    "RunResult",
+    "Score",
+    "SingleTurnEnv",
+    "Step",
+    "TemplateSpec",
+    "Trajectory",
+    "TrajectoryGroup",
+    "__version__",
+    "arollout",
+    "arollout_group",
+    "arun",
+    "as_async",
+    "as_sync",
+    "check_async_env",
+    "check_env",
+    "datasets",
+    "envs",
+    "errors",
+    "evals",
+    "get_registry",
+    "graders",
+    "hookimpl",
+    "list_envs",
+    "load",
+    "make",
+    "make_async",
+    "make_policy",
+    "policies",
+    "register_gymnasium",
+    "rollout",
+    "rollout_group",
+    "rollouts",
+    "run",
+    "spaces",
+]

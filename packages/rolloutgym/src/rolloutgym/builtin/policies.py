@@ -1,0 +1,229 @@
+"""The built-in policies: ``oracle``, ``null``, ``random``, ``human`` and ``replay:RUN_FILE``.
+
+``oracle``, ``null`` and ``replay`` are environment-aware: the rollout engine calls
+``for_env(env)`` at the start of each episode.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections import defaultdict, deque
+from pathlib import Path
+from typing import Any, TextIO
+
+import gymnasium as gym
+from rolloutgym_protocol import find_attribute, spaces
+from rolloutgym_protocol.errors import ConfigError, PolicyError
+
+__all__ = [
+    "HumanPolicy",
+    "NullPolicy",
+    "OraclePolicy",
+    "RandomPolicy",
+    "ReplayPolicy",
+    "default_null_action",
+    "make_human",
+    "make_null",
+    "make_oracle",
+    "make_random",
+    "make_replay",
+]
+
+
+def _env_name(environment: Any) -> str:
+    return getattr(environment, "rolloutgym_env_id", None) or type(getattr(environment, "unwrapped", environment)).__name__
+
+
+class OraclePolicy:
+    """Plays the environment's reference solution through its ``oracle_action()`` method."""
+
+    def for_env(self, environment: Any) -> Any:
+        method = find_attribute(environment, "oracle_action")
+        if method is None:
+            raise PolicyError(
+                f"environment {_env_name(environment)} has no reference solution: it does not define "
+                "oracle_action(); the 'oracle' policy cannot play it"
+            )
+
+        def act(observation: Any) -> Any:
+            return method()
+
+        return act
+
+    def __call__(self, observation: Any) -> Any:
+        raise PolicyError("the oracle policy needs its environment: run it through rollout()/arollout()")
+
+
+def default_null_action(action_space: gym.Space[Any]) -> Any:
+    """The 'do nothing' action for common LLM action spaces."""
+    if isinstance(action_space, (spaces.TextSpace, gym.spaces.Text)):
+        return ""
+    if isinstance(action_space, spaces.MessageSpace):
+        return {"role": "assistant", "content": ""}
+    raise PolicyError(
+        f"no null action for action space {action_space!r}; give the environment a null_action() method"
+    )
+
+
+class NullPolicy:
+    """Does nothing: the env's ``null_action()``, else an empty answer with no tool calls."""
+
+    def for_env(self, environment: Any) -> Any:
+        method = find_attribute(environment, "null_action")
+        if method is not None:
+            return lambda observation: method()
+        action = default_null_action(environment.action_space)
+        return lambda observation: action
+
+    def __call__(self, observation: Any) -> Any:
+        raise PolicyError("the null policy needs its environment: run it through rollout()/arollout()")
+
+
+class RandomPolicy:
+    """Samples the environment's action space, seeded per episode from ``seed``."""
+
+    def __init__(self, seed: int | None = None) -> None:
+        self.seed = seed
+        self._episodes = 0
+
+    def for_env(self, environment: Any) -> Any:
+        space = environment.action_space
+        if self.seed is not None:
+            space.seed(self.seed + self._episodes)
+        self._episodes += 1
+        return lambda observation: space.sample()
+
+
+def _render_observation(observation: Any, out: TextIO) -> None:
+    if isinstance(observation, list) and all(isinstance(item, dict) and "role" in item for item in observation):
+        for message in observation:
+            content = message.get("content")
+            if not isinstance(content, str):
+                content = json.dumps(content)
+            out.write(f"[{message['role']}] {content}\n")
+    elif isinstance(observation, str):
+        out.write(observation + "\n")
+    else:
+        out.write(json.dumps(observation, default=repr, indent=2) + "\n")
+
+
+class HumanPolicy:
+    """You play at the terminal.
+
+    For chat environments type a reply, or call a tool with
+    ``/call NAME {"arg": value}``; for text actions type the answer; otherwise type
+    the action as JSON.
+    """
+
+    def __init__(self, input_stream: TextIO | None = None, output_stream: TextIO | None = None) -> None:
+        self.input_stream = input_stream or sys.stdin
+        self.output_stream = output_stream or sys.stdout
+
+    def for_env(self, environment: Any) -> Any:
+        space = environment.action_space
+        tools = find_attribute(environment, "tools") or []
+        if tools and not isinstance(tools, list):
+            tools = []
+        names = [tool.get("function", tool).get("name") for tool in tools if isinstance(tool, dict)]
+        out = self.output_stream
+        if names:
+            out.write(f"tools: {', '.join(names)}  (call one with /call NAME {{json arguments}})\n")
+        counter = iter(range(1_000_000))
+
+        def act(observation: Any) -> Any:
+            _render_observation(observation, out)
+            while True:
+                out.write("> ")
+                out.flush()
+                line = self.input_stream.readline()
+                if not line:
+                    raise EOFError("input ended")
+                line = line.rstrip("\n")
+                try:
+                    return self._parse(line, space, next(counter))
+                except ValueError as exc:
+                    out.write(f"error: {exc}\n")
+
+        return act
+
+    @staticmethod
+    def _parse(line: str, space: gym.Space[Any], index: int) -> Any:
+        if isinstance(space, spaces.MessageSpace):
+            if line.startswith("/call "):
+                name, _, raw = line[6:].strip().partition(" ")
+                try:
+                    arguments = json.loads(raw or "{}")
+                except json.JSONDecodeError as exc:
+                    raise ValueError(f"arguments must be a JSON object: {exc}") from None
+                if not isinstance(arguments, dict):
+                    raise ValueError("arguments must be a JSON object")
+                return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{index}", "name": name, "arguments": arguments}]}
+            return {"role": "assistant", "content": line}
+        if isinstance(space, (spaces.TextSpace, gym.spaces.Text)):
+            return line
+        try:
+            return json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"type the action as JSON: {exc}") from None
+
+
+class ReplayPolicy:
+    """Replays the actions of a run file: each episode of task T takes the next
+    recorded trajectory of T, in file order."""
+
+    def __init__(self, path: str | Path) -> None:
+        from ..runs import read_run
+
+        self.path = Path(path)
+        run = read_run(self.path)
+        self._queues: dict[str, deque[list[Any]]] = defaultdict(deque)
+        for group in run.groups:
+            for trajectory in group.trajectories:
+                self._queues[group.item_id].append(list(trajectory.actions))
+
+    def for_env(self, environment: Any) -> Any:
+        task = find_attribute(environment, "rolloutgym_task_id")
+        queue = self._queues.get(str(task)) if task is not None else None
+        if not queue:
+            raise PolicyError(f"run file {self.path} has no (more) recorded trajectories for task {task!r}")
+        actions = iter(queue.popleft())
+
+        def act(observation: Any) -> Any:
+            try:
+                return next(actions)
+            except StopIteration:
+                raise PolicyError(f"the recorded trajectory for task {task!r} has no more actions") from None
+
+        return act
+
+
+def make_oracle(model: str | None = None, **options: Any) -> OraclePolicy:
+    return OraclePolicy()
+
+
+def make_null(model: str | None = None, **options: Any) -> NullPolicy:
+    return NullPolicy()
+
+
+def make_random(model: str | None = None, *, seed: int | None = None, **options: Any) -> RandomPolicy:
+    if model:
+        try:
+            seed = int(model)
+        except ValueError:
+            raise ConfigError(f"random policy: ':{model}' must be an integer seed, e.g. --policy random:7") from None
+    return RandomPolicy(seed)
+
+
+def make_human(model: str | None = None, **options: Any) -> HumanPolicy:
+    return HumanPolicy()
+
+
+def make_replay(model: str | None = None, **options: Any) -> ReplayPolicy:
+    if not model:
+        raise ConfigError("the replay policy needs a run file: --policy replay:RUN_FILE")
+    if not Path(model).exists():
+        raise ConfigError(f"replay policy: run file '{model}' does not exist")
+    return ReplayPolicy(model)
+
+

@@ -1,0 +1,63 @@
+"""The ``rolloutgym`` command line (``rollout-run`` is ``rolloutgym run``).
+
+Exit codes: 0 success, 1 the run had errors, 2 usage or configuration error.
+User mistakes print ``error: ...`` with the fix, never a traceback.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+
+from ._app import EXIT_USAGE, app, error_console
+
+# Command modules register themselves on ``app`` when imported.
+from . import listing, running, runs  # noqa: E402,F401
+COMMAND_MODULES = ["report"]
+
+for _name in COMMAND_MODULES:
+    try:
+        __import__(f"{__name__}.{_name}")
+    except ModuleNotFoundError as _exc:
+        if _exc.name != f"{__name__}.{_name}":
+            raise
+
+__all__ = ["app", "main", "run_main"]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rolloutgym``; returns the exit code."""
+    from rolloutgym_protocol.errors import RolloutGymError
+
+    try:
+        app(args=list(argv) if argv is not None else None, prog_name="rolloutgym", standalone_mode=True)
+    except SystemExit as exc:
+        if exc.code is None or isinstance(exc.code, int):
+            return exc.code or 0
+        error_console.print(str(exc.code))
+        return 1
+    except RolloutGymError as exc:
+        error_console.print(f"[bold red]error:[/] {type(exc).__name__}: {exc}", markup=True)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        error_console.print("interrupted")
+        return 130
+    return 0
+
+
+def run_main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of ``rollout-run`` (= ``rolloutgym run``)."""
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    return main(["run", *arguments])
+
+
+
+
+def console_main() -> None:
+    """Console-script wrapper for ``rolloutgym``."""
+    sys.exit(main())
+
+
+def console_run_main() -> None:
+    """Console-script wrapper for ``rollout-run``."""
+    sys.exit(run_main())

@@ -1,0 +1,51 @@
+"""The typer application object and shared helpers for the command modules."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any, NoReturn
+
+import typer
+from rich.console import Console
+
+app = typer.Typer(
+    name="rolloutgym",
+    help="Run, inspect and compare LLM agent environments. 'rolloutgym list' shows what is installed.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+console = Console(highlight=False, soft_wrap=True)
+error_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+EXIT_OK = 0
+EXIT_RUN_ERRORS = 1
+EXIT_USAGE = 2
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print ``error: message`` to stderr and exit with ``code`` (2: usage/config)."""
+    error_console.print(f"[bold red]error:[/] {message}", markup=True)
+    raise typer.Exit(code)
+
+
+def parse_key_values(pairs: list[str] | None, option: str) -> dict[str, Any]:
+    """Parse ``KEY=VALUE`` options; values are JSON when they parse as JSON."""
+    import json
+
+    result: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            fail(f"{option} expects KEY=VALUE, got {pair!r}")
+        try:
+            result[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            result[key] = raw
+    return result
+
+
+def is_interactive() -> bool:
+    return sys.stderr.isatty()

@@ -1,0 +1,155 @@
+"""``rolloutgym run`` (also ``rollout-run``) and ``rolloutgym play``."""
+
+from __future__ import annotations
+
+import asyncio
+import datetime
+import re
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+
+from ._app import EXIT_RUN_ERRORS, app, console, error_console, is_interactive, parse_key_values
+
+
+def default_out_path(env: str) -> Path:
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(env).stem if env.endswith((".py", ".json", ".jsonl")) else env).strip("-")
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    return Path("runs") / f"{stem}-{stamp}.jsonl"
+
+
+@app.command("run")
+def run_command(
+    env: str = typer.Argument(..., help="Environment id (toy/guess-v0) or env file (.py/.json/.jsonl)."),
+    policy: str = typer.Option("oracle", "--policy", "-p", help="NAME[:MODEL], e.g. oracle, null, openai:gpt-4o-mini, hf:tiny."),
+    num_rollouts: int = typer.Option(1, "-n", "--num-rollouts", help="Rollouts per task (the group size)."),
+    limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N selected tasks."),
+    tasks: Optional[list[str]] = typer.Option(None, "--tasks", "--task", help="Task ids or indices (repeat or comma-separate)."),
+    split: Optional[str] = typer.Option(None, "--split", help="Only tasks of this split (train/dev/test)."),
+    seed: Optional[int] = typer.Option(None, "--seed", help="Base seed: member i of the k-th task resets with seed + k*n + i."),
+    concurrency: int = typer.Option(8, "--concurrency", "-c", help="Episodes in flight at once."),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step budget per rollout (truncates)."),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Wall-clock budget per rollout, seconds (truncates)."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run file to write (default runs/ENV-TIME.jsonl)."),
+    resume: bool = typer.Option(False, "--resume", help="Continue --out, skipping tasks already in it."),
+    env_args: Optional[list[str]] = typer.Option(None, "--env-arg", help="KEY=VALUE passed to the env factory (repeatable)."),
+    policy_args: Optional[list[str]] = typer.Option(None, "--policy-arg", help="KEY=VALUE passed to the policy (repeatable)."),
+    backend: Optional[str] = typer.Option(None, "--backend", help="Shortcut for --env-arg backend=NAME (sql, browser envs)."),
+    base_url: Optional[str] = typer.Option(None, "--base-url", help="Shortcut for --policy-arg base_url=URL (openai/vllm servers)."),
+    executor: str = typer.Option("local", "--executor", help="Where rollouts run: local or ray."),
+    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --executor ray (e.g. auto)."),
+    pass_threshold: float = typer.Option(1.0, "--pass-threshold", help="A trajectory passes when its score reaches this."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+) -> None:
+    """Run rollouts of ENV with a policy and write a run file."""
+    from ..runner import RunConfig, arun
+
+    env_kwargs = parse_key_values(env_args, "--env-arg")
+    if backend is not None:
+        env_kwargs["backend"] = backend
+    policy_options = parse_key_values(policy_args, "--policy-arg")
+    if base_url is not None:
+        policy_options["base_url"] = base_url
+    executor_options: dict[str, Any] = {}
+    if ray_address is not None:
+        executor_options["address"] = ray_address
+    task_list = [part for item in tasks or [] for part in item.split(",") if part] or None
+    config = RunConfig(
+        env=env,
+        policy=policy,
+        num_rollouts=num_rollouts,
+        limit=limit,
+        tasks=task_list,
+        split=split,
+        seed=seed,
+        concurrency=concurrency,
+        max_steps=max_steps,
+        timeout=timeout,
+        out=out or default_out_path(env),
+        resume=resume,
+        env_kwargs=env_kwargs,
+        policy_options=policy_options,
+        executor=executor,
+        executor_options=executor_options,
+        pass_threshold=pass_threshold,
+    )
+    result = asyncio.run(_run_with_progress(config, show=not quiet and is_interactive()))
+    from .runs import print_summary
+
+    print_summary(result.summary, result.header)
+    console.print(f"run file: {result.path}")
+    if result.summary.num_errors:
+        raise typer.Exit(EXIT_RUN_ERRORS)
+
+
+async def _run_with_progress(config: Any, *, show: bool) -> Any:
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from ..runner import arun
+
+    state = {"passes": 0, "trajectories": 0, "errors": 0}
+    threshold = config.pass_threshold
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("pass {task.fields[rate]}  errors {task.fields[errors]}"),
+        TimeRemainingColumn(),
+        console=error_console,
+        disable=not show,
+        transient=False,
+    )
+    handle: dict[str, Any] = {}
+
+    def on_start(header: dict[str, Any], remaining: int) -> None:
+        handle["task"] = progress.add_task(header["env"]["id"], total=remaining, rate="-", errors=0)
+
+    def on_group(task_index: int, group: Any) -> None:
+        state["passes"] += sum(score.value >= threshold for score in group.scores)
+        state["trajectories"] += len(group.scores)
+        state["errors"] += len(group.errors)
+        rate = f"{state['passes'] / state['trajectories']:.0%}" if state["trajectories"] else "-"
+        progress.update(handle["task"], advance=1, rate=rate, errors=state["errors"])
+
+    with progress:
+        return await arun(config, on_start=on_start, on_group=on_group)
+
+
+@app.command("play")
+def play_command(
+    env: str = typer.Argument(..., help="Environment id, e.g. toy/guess-v0."),
+    task: Optional[str] = typer.Option(None, "--task", help="Task id or index (default: the first)."),
+    seed: Optional[int] = typer.Option(None, "--seed"),
+    max_steps: Optional[int] = typer.Option(None, "--max-steps"),
+) -> None:
+    """Play one episode yourself at the terminal (the 'human' policy)."""
+    from rolloutgym_protocol import AsyncEnv
+
+    from ..builtin.policies import HumanPolicy
+    from ..registry import get_registry
+    from ..rollouts import arollout, rollout
+
+    registry = get_registry()
+    spec = registry.resolve_env(env).spec
+    chosen: Any = None if task is None else (int(task) if task.lstrip("-").isdigit() else task)
+    environment = registry.make(spec.id, task=chosen)
+    policy = HumanPolicy()
+    try:
+        if isinstance(environment, AsyncEnv):
+            trajectory = asyncio.run(arollout(environment, policy, seed=seed, max_steps=max_steps or spec.max_steps))
+        else:
+            trajectory = rollout(environment, policy, seed=seed, max_steps=max_steps or spec.max_steps)
+    except (EOFError, KeyboardInterrupt):
+        console.print("\nstopped.")
+        raise typer.Exit(1) from None
+    finally:
+        closing = environment.close()
+        if asyncio.iscoroutine(closing):
+            asyncio.run(closing)
+    score = trajectory.score
+    console.print(f"episode over after {len(trajectory)} steps ({trajectory.stop_reason}); reward {score.value:g}")
+    if score.feedback:
+        console.print(f"feedback: {score.feedback}")
+    for name, component in score.components.items():
+        console.print(f"  {name}: {component.value:g}" + (f" — {component.feedback}" if component.feedback else ""))

@@ -1,0 +1,149 @@
+"""``rolloutgym show``, ``compare``, ``rescore`` and ``export``: working with run files."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Optional
+
+import typer
+from rich.table import Table
+
+from ._app import app, console, fail
+
+
+def _fmt(value: float) -> str:
+    return "-" if value != value else f"{value:.3f}"  # NaN-safe
+
+
+def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = False) -> None:
+    env = header.get("env", {})
+    console.print(
+        f"[bold]{env.get('id')}[/] (v{env.get('version')}) · policy [bold]{header.get('policy')}[/] · "
+        f"{summary.num_tasks} tasks · {summary.num_trajectories} trajectories · n={header.get('num_rollouts')}",
+        markup=True,
+    )
+    console.print(
+        f"pass rate {summary.pass_rate:.1%} · mean reward {_fmt(summary.mean_reward)} · "
+        f"mean turns {summary.mean_turns:.1f} · errors {summary.num_errors}"
+    )
+    if summary.pass_at:
+        console.print("pass@k: " + "  ".join(f"@{k} {_fmt(v)}" for k, v in summary.pass_at.items()))
+        console.print("pass^k: " + "  ".join(f"^{k} {_fmt(v)}" for k, v in summary.pass_hat.items()))
+    if summary.total_tokens:
+        console.print(f"tokens: {summary.total_tokens} total, {summary.generated_tokens} generated")
+    console.print(f"time: {summary.total_seconds:.2f} s of rollouts")
+    if summary.errors_by_type:
+        console.print("errors by type: " + ", ".join(f"{name} × {count}" for name, count in sorted(summary.errors_by_type.items())))
+    if per_task:
+        table = Table(title="Per task", title_justify="left")
+        for column in ("task", "n", "pass rate", "mean reward", "turns", "errors"):
+            table.add_column(column, justify="right" if column != "task" else "left")
+        for task in summary.tasks:
+            table.add_row(task.task_id, str(task.trajectories), f"{task.pass_rate:.0%}", _fmt(task.mean_reward), f"{task.mean_turns:.1f}", str(task.errors))
+        console.print(table)
+
+
+def _load(path: Path) -> Any:
+    from ..runs import read_run
+
+    return read_run(path)
+
+
+@app.command("show")
+def show_command(
+    run_file: Path = typer.Argument(..., help="A run file written by 'rolloutgym run'."),
+    as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
+    errors: bool = typer.Option(False, "--errors", help="List every failed member with its message."),
+) -> None:
+    """Summarise a run: pass rate, mean reward, pass@k / pass^k, errors, turns, tokens, time."""
+    from ..runs import summarize
+
+    run = _load(run_file)
+    summary = summarize(run.groups, header=run.header, task_indices=run.task_indices)
+    if as_json:
+        console.print_json(json.dumps(summary.to_dict()))
+        return
+    print_summary(summary, run.header, per_task=True)
+    if not run.complete:
+        missing = len(run.header["task_indices"]) - len(set(run.task_indices))
+        console.print(f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out {run_file} --resume'[/]", markup=True)
+    if errors:
+        for group in run.groups:
+            for error in group.errors:
+                console.print(f"{group.item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}")
+
+
+@app.command("compare")
+def compare_command(
+    run_a: Path = typer.Argument(..., help="The baseline run file."),
+    run_b: Path = typer.Argument(..., help="The run to compare with it."),
+    force: bool = typer.Option(False, "--force", help="Compare even if the env versions differ."),
+) -> None:
+    """Per-task pass-rate and reward deltas between two runs of the same environment."""
+    from ..runs import summarize
+
+    first, second = _load(run_a), _load(run_b)
+    env_a, env_b = first.header["env"], second.header["env"]
+    if (env_a["id"], env_a.get("version")) != (env_b["id"], env_b.get("version")) and not force:
+        fail(
+            f"{run_a} is a run of {env_a['id']} and {run_b} of {env_b['id']}; different environments or versions "
+            "have different tasks or grading, so the numbers are not comparable. Pass --force to compare anyway."
+        )
+    summary_a = summarize(first.groups, header=first.header, task_indices=first.task_indices)
+    summary_b = summarize(second.groups, header=second.header, task_indices=second.task_indices)
+    tasks_a = {task.task_id: task for task in summary_a.tasks}
+    tasks_b = {task.task_id: task for task in summary_b.tasks}
+    table = Table(title=f"{first.header['policy']} → {second.header['policy']}", title_justify="left")
+    for column in ("task", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
+        table.add_column(column, justify="left" if column == "task" else "right")
+    for task_id in sorted(set(tasks_a) | set(tasks_b)):
+        a, b = tasks_a.get(task_id), tasks_b.get(task_id)
+        if a is None or b is None:
+            table.add_row(task_id, f"{a.pass_rate:.0%}" if a else "-", f"{b.pass_rate:.0%}" if b else "-", "-", "-", "-", "-")
+            continue
+        delta = b.pass_rate - a.pass_rate
+        colour = "green" if delta > 0 else "red" if delta < 0 else ""
+        table.add_row(
+            task_id, f"{a.pass_rate:.0%}", f"{b.pass_rate:.0%}", f"[{colour}]{delta:+.0%}[/]" if colour else f"{delta:+.0%}",
+            _fmt(a.mean_reward), _fmt(b.mean_reward), f"{b.mean_reward - a.mean_reward:+.3f}",
+        )
+    console.print(table)
+    console.print(
+        f"overall pass rate {summary_a.pass_rate:.1%} → {summary_b.pass_rate:.1%} ({summary_b.pass_rate - summary_a.pass_rate:+.1%}); "
+        f"mean reward {_fmt(summary_a.mean_reward)} → {_fmt(summary_b.mean_reward)} ({summary_b.mean_reward - summary_a.mean_reward:+.3f})"
+    )
+
+
+@app.command("rescore")
+def rescore_command(
+    run_file: Path = typer.Argument(..., help="The run file to re-grade."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write the re-graded run (default RUN.rescored.jsonl)."),
+    force: bool = typer.Option(False, "--force", help="Replay even if the env does not declare replayable grading."),
+) -> None:
+    """Re-grade stored trajectories with the current graders, without re-running the policy."""
+    from ..rescore import rescore_run
+
+    result = rescore_run(run_file, out=out, force=force)
+    console.print(f"re-graded {result.trajectories} trajectories: {result.changed} scores changed, {result.mismatched_replays} replays diverged")
+    console.print(f"run file: {result.path}")
+
+
+@app.command("export")
+def export_command(
+    run_file: Path = typer.Argument(..., help="The run file to export."),
+    format: str = typer.Option("jsonl", "--format", "-f", help="Export format (see 'rolloutgym plugins'); e.g. tokens, sft, dpo, hf, tinker."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output path (default next to the run file)."),
+    options: Optional[list[str]] = typer.Option(None, "--option", help="KEY=VALUE exporter options (repeatable)."),
+) -> None:
+    """Export a run as training data."""
+    from ..registry import get_registry, import_entry_point
+    from ._app import parse_key_values
+
+    registry = get_registry()
+    spec = registry.exporter(format)
+    export = import_entry_point(spec.entry_point, what=f"exporter {format}")
+    run = _load(run_file)
+    target = out or run_file.with_name(f"{run_file.stem}.{format}{spec.extension}")
+    written = export(run, target, **parse_key_values(options, "--option"))
+    console.print(f"wrote {written}")

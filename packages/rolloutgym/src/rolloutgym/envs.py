@@ -1,0 +1,37 @@
+"""Environments: the protocol's env contracts, adapters, wrappers and checkers."""
+
+from rolloutgym_protocol import (
+    AsyncActionWrapper,
+    AsyncEnv,
+    AsyncFromSync,
+    AsyncObservationWrapper,
+    AsyncRewardWrapper,
+    AsyncSingleTurnEnv,
+    AsyncWrapper,
+    Env,
+    EvaluationResult,
+    SingleTurnEnv,
+    SyncFromAsync,
+    as_async,
+    as_sync,
+    check_async_env,
+    check_env,
+)
+
+__all__ = [
+    "AsyncActionWrapper",
+    "AsyncEnv",
+    "AsyncFromSync",
+    "AsyncObservationWrapper",
+    "AsyncRewardWrapper",
+    "AsyncSingleTurnEnv",
+    "AsyncWrapper",
+    "Env",
+    "EvaluationResult",
+    "SingleTurnEnv",
+    "SyncFromAsync",
+    "as_async",
+    "as_sync",
+    "check_async_env",
+    "check_env",
+]

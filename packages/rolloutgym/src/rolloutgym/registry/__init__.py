@@ -1,0 +1,96 @@
+"""The plugin registry and the module-level shortcuts over the default registry."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from ._plugins import ENTRY_POINT_GROUP, PluginInfo, discover_plugins
+from ._tasks import task_id, task_split
+from .registry import Registered, Registry, import_entry_point
+
+__all__ = [
+    "ENTRY_POINT_GROUP",
+    "PluginInfo",
+    "Registered",
+    "Registry",
+    "discover_plugins",
+    "envs",
+    "get_registry",
+    "import_entry_point",
+    "load",
+    "make",
+    "make_async",
+    "make_policy",
+    "policies",
+    "register_gymnasium",
+    "reset_registry",
+    "task_id",
+    "task_split",
+]
+
+
+@functools.cache
+def get_registry() -> Registry:
+    """The process-wide registry, built from installed plugins on first use."""
+    return Registry()
+
+
+def reset_registry() -> None:
+    """Forget the default registry (e.g. after changing ROLLOUTGYM_PLUGINS)."""
+    get_registry.cache_clear()
+
+
+def make(env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
+    """Create a registered environment: ``make("toy/guess-v0", task=3)``."""
+    return get_registry().make(env_id, task=task, **kwargs)
+
+
+def make_async(env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
+    """Create a registered environment as an ``AsyncEnv``."""
+    return get_registry().make_async(env_id, task=task, **kwargs)
+
+
+def load(env_id: str, *, split: str | None = None, **kwargs: Any) -> Any:
+    """The env's tasks as an ``RLDataset`` with ``make_env``."""
+    return get_registry().load(env_id, split=split, **kwargs)
+
+
+def make_policy(reference: str, **options: Any) -> Any:
+    """Create a policy from ``"provider[:model]"``."""
+    return get_registry().make_policy(reference, **options)
+
+
+def envs(namespace: str | None = None) -> list[Any]:
+    """Registered environment specs."""
+    return get_registry().envs(namespace)
+
+
+def policies() -> list[Any]:
+    """Registered policy provider specs."""
+    return get_registry().policies()
+
+
+def register_gymnasium() -> list[str]:
+    """Register every rolloutgym environment with Gymnasium.
+
+    After this call ``gymnasium.make("toy/guess-v0", task=2)`` works for sync
+    environments (async ones are adapted with ``as_sync``), so Gymnasium wrappers,
+    ``check_env`` and vector envs can be used on them. Returns the registered ids.
+    """
+    import gymnasium
+
+    from rolloutgym_protocol import AsyncEnv, as_sync
+
+    registry = get_registry()
+    registered = []
+    for spec in registry.envs():
+
+        def factory(_env_id: str = spec.id, **kwargs: Any) -> Any:
+            environment = registry.make(_env_id, **kwargs)
+            return as_sync(environment) if isinstance(environment, AsyncEnv) else environment
+
+        if spec.id not in gymnasium.registry:
+            gymnasium.register(id=spec.id, entry_point=factory, max_episode_steps=spec.max_steps, disable_env_checker=True)
+        registered.append(spec.id)
+    return registered

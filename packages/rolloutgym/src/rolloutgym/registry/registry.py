@@ -1,0 +1,325 @@
+"""The :class:`Registry`: a pluggy plugin manager plus lookups over what plugins register.
+
+Listing reads spec objects only; an environment's module is imported at ``make()``.
+"""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import pluggy
+from rolloutgym_protocol import AsyncEnv, as_async, hookspecs
+from rolloutgym_protocol.errors import (
+    ConfigError,
+    EnvNotFound,
+    ExporterNotFound,
+    GraderNotFound,
+    PolicyNotFound,
+    SpecError,
+    TaskNotFound,
+    TemplateNotFound,
+    did_you_mean,
+)
+from rolloutgym_protocol.specs import EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec, parse_env_id
+
+from ._plugins import PluginInfo, discover_plugins
+from ._tasks import task_id, task_split
+
+__all__ = ["Registered", "Registry", "import_entry_point"]
+
+# Which plugin distribution to install for a namespace / template / provider that is missing.
+KNOWN_PLUGINS = {
+    "sql": "rolloutgym-sql",
+    "workflow": "rolloutgym-workflow",
+    "custom": "rolloutgym-workflow",
+    "code": "rolloutgym-code",
+    "code-editing": "rolloutgym-code",
+    "browser": "rolloutgym-browser",
+    "bench": "rolloutgym-benchmarks",
+    "openai": "rolloutgym-openai",
+    "vllm": "rolloutgym-vllm",
+    "tinker": "rolloutgym-tinker",
+    "hf": "rolloutgym-transformers",
+}
+
+
+def import_entry_point(value: str, *, what: str = "entry point") -> Any:
+    """Import ``"package.module:attribute"`` and return the attribute."""
+    module_name, _, attribute = value.partition(":")
+    module = importlib.import_module(module_name)
+    target: Any = module
+    for part in attribute.split("."):
+        try:
+            target = getattr(target, part)
+        except AttributeError:
+            raise SpecError(f"{what} '{value}': module '{module_name}' has no attribute '{attribute}'") from None
+    return target
+
+
+@dataclass(frozen=True)
+class Registered:
+    """A spec together with the plugin that registered it."""
+
+    spec: Any
+    plugin: PluginInfo
+
+
+class Registry:
+    """Owns a ``pluggy.PluginManager`` and answers what is installed.
+
+    Args:
+        load_entry_points: discover plugins from installed distributions
+            (entry point group ``rolloutgym``), honouring ``ROLLOUTGYM_PLUGINS`` and
+            ``ROLLOUTGYM_DISABLE_PLUGINS``.
+    """
+
+    def __init__(self, *, load_entry_points: bool = True) -> None:
+        self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
+        self.plugin_manager.add_hookspecs(hookspecs)
+        self.plugins: list[PluginInfo] = []
+        self._cache: dict[str, dict[str, Registered]] = {}
+        if load_entry_points:
+            for info in discover_plugins():
+                self._add(info)
+
+    def _add(self, info: PluginInfo) -> None:
+        if info.module is not None:
+            try:
+                self.plugin_manager.register(info.module, name=f"{info.name}:{info.value}")
+            except Exception as exc:  # a module with malformed hook implementations
+                info.status, info.error, info.module = "failed", f"{type(exc).__name__}: {exc}", None
+        self.plugins.append(info)
+        self._cache.clear()
+
+    def register(self, module: Any, *, name: str | None = None) -> None:
+        """Register a hook-implementation module or object directly (tests, notebooks)."""
+        label = name or getattr(module, "__name__", repr(module))
+        self._add(PluginInfo(label, label, None, None, module=module))
+
+    # -- collecting specs -------------------------------------------------------------
+
+    def _collect(self, hook_name: str, spec_type: type, key: Callable[[Any], str]) -> dict[str, Registered]:
+        cached = self._cache.get(hook_name)
+        if cached is not None:
+            return cached
+        collected: dict[str, Registered] = {}
+        for info in self.plugins:
+            if info.module is None or info.status != "loaded":
+                continue
+            implementation = getattr(info.module, hook_name, None)
+            if implementation is None:
+                continue
+            try:
+                specs = implementation()
+                specs = list(specs or ())
+                for spec in specs:
+                    if not isinstance(spec, spec_type):
+                        raise SpecError(
+                            f"{hook_name}() returned {type(spec).__name__}, expected {spec_type.__name__}"
+                        )
+            except Exception as exc:  # noqa: BLE001 - report, keep the other plugins
+                info.status = "failed"
+                info.error = f"{hook_name}() raised {type(exc).__name__}: {exc}"
+                continue
+            for spec in specs:
+                name = key(spec)
+                if name in collected:
+                    other = collected[name].plugin
+                    info.error = (info.error or "") + f" duplicate {name!r} (already registered by {other.describe()});"
+                    continue
+                collected[name] = Registered(spec, info)
+        self._cache[hook_name] = collected
+        return collected
+
+    def env_specs(self) -> dict[str, Registered]:
+        """Every registered environment, by id."""
+        return self._collect("rolloutgym_envs", EnvSpec, lambda spec: spec.id)
+
+    def policy_specs(self) -> dict[str, Registered]:
+        """Every registered policy provider, by name."""
+        return self._collect("rolloutgym_policies", PolicySpec, lambda spec: spec.name)
+
+    def template_specs(self) -> dict[str, Registered]:
+        return self._collect("rolloutgym_templates", TemplateSpec, lambda spec: spec.name)
+
+    def grader_specs(self) -> dict[str, Registered]:
+        return self._collect("rolloutgym_graders", GraderSpec, lambda spec: spec.name)
+
+    def exporter_specs(self) -> dict[str, Registered]:
+        return self._collect("rolloutgym_exporters", ExporterSpec, lambda spec: spec.name)
+
+    def failed_plugins(self) -> list[PluginInfo]:
+        return [info for info in self.plugins if info.status == "failed"]
+
+    # -- environments -----------------------------------------------------------------
+
+    def envs(self, namespace: str | None = None) -> list[EnvSpec]:
+        """Environment specs, sorted by id, optionally for one namespace."""
+        specs = [entry.spec for entry in self.env_specs().values()]
+        if namespace is not None:
+            specs = [spec for spec in specs if spec.namespace == namespace]
+        return sorted(specs, key=lambda spec: spec.id)
+
+    def resolve_env(self, env_id: str) -> Registered:
+        """Find an env by id; ``namespace/name`` without a version resolves to the newest."""
+        registered = self.env_specs()
+        if env_id in registered:
+            return registered[env_id]
+        try:
+            namespace, name, version = parse_env_id(env_id)
+        except SpecError:
+            namespace, name, version = env_id.partition("/")[0], "", None
+        if version is None and name:
+            candidates = [entry for entry in registered.values() if entry.spec.namespace == namespace and entry.spec.name == name]
+            if candidates:
+                return max(candidates, key=lambda entry: entry.spec.version)
+        raise EnvNotFound(self._env_not_found_message(env_id, namespace))
+
+    def _env_not_found_message(self, env_id: str, namespace: str) -> str:
+        ids = sorted(self.env_specs())
+        namespaces = sorted({identifier.split("/")[0] for identifier in ids})
+        message = f"no environment '{env_id}'.{did_you_mean(env_id, ids)}"
+        message += f" Installed namespaces: {', '.join(namespaces) or 'none'}."
+        if namespace in namespaces:
+            message += f" Run 'rolloutgym list {namespace}' to see its environments."
+        elif namespace in KNOWN_PLUGINS:
+            message += f" The '{namespace}' namespace comes from '{KNOWN_PLUGINS[namespace]}': pip install {KNOWN_PLUGINS[namespace]}."
+        else:
+            message += " Run 'rolloutgym list' to see every environment."
+        failed = [info for info in self.failed_plugins()]
+        if failed:
+            message += " Some plugins failed to load (run 'rolloutgym plugins'): " + ", ".join(info.name for info in failed) + "."
+        return message
+
+    def tasks(self, env_id: str) -> list[Any]:
+        """The env's task items (empty when it has no task loader)."""
+        spec = self.resolve_env(env_id).spec
+        if spec.tasks is None:
+            return []
+        loader = import_entry_point(spec.tasks, what=f"task loader of {spec.id}")
+        return list(loader())
+
+    def resolve_task(self, env_id: str, task: Any) -> tuple[int, Any]:
+        """Find a task by index, id or item; returns ``(index, item)``."""
+        items = self.tasks(env_id)
+        if not items:
+            raise TaskNotFound(f"environment '{env_id}' has no tasks")
+        if isinstance(task, bool):
+            raise TypeError("task must be an index, a task id or a task item")
+        if isinstance(task, int):
+            if not -len(items) <= task < len(items):
+                raise TaskNotFound(f"environment '{env_id}' has {len(items)} tasks (0..{len(items) - 1}); got index {task}")
+            return task % len(items), items[task]
+        if isinstance(task, str):
+            ids = [task_id(item, index) for index, item in enumerate(items)]
+            if task in ids:
+                index = ids.index(task)
+                return index, items[index]
+            raise TaskNotFound(f"environment '{env_id}' has no task '{task}'.{did_you_mean(task, ids)}")
+        for index, item in enumerate(items):
+            if item is task or item == task:
+                return index, item
+        return -1, task
+
+    def make(self, env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
+        """Create an environment instance (sync envs are ``gymnasium.Env``).
+
+        ``task`` is a task index, a task id, or a task item; it defaults to the first task.
+        Keyword arguments override the spec's defaults and go to the env factory.
+        """
+        registered = self.resolve_env(env_id)
+        spec: EnvSpec = registered.spec
+        factory = import_entry_point(spec.entry_point, what=f"environment {spec.id}")
+        arguments = {**spec.kwargs, **kwargs}
+        item = None
+        identifier = None
+        if spec.tasks is not None:
+            index, item = self.resolve_task(spec.id, 0 if task is None else task)
+            identifier = task_id(item, index)
+            arguments["task"] = item
+        elif task is not None:
+            raise TaskNotFound(f"environment '{spec.id}' has no tasks; drop task={task!r}")
+        environment = factory(**arguments)
+        if inspect.isawaitable(environment):
+            raise TypeError(f"environment factory '{spec.entry_point}' returned an awaitable; factories must be sync")
+        try:
+            environment.rolloutgym_task_id = identifier
+            environment.rolloutgym_env_id = spec.id
+        except AttributeError:
+            pass
+        return environment
+
+    def make_async(self, env_id: str, *, task: Any = None, **kwargs: Any) -> AsyncEnv[Any, Any]:
+        """Like :meth:`make`, adapted to an :class:`AsyncEnv` when the env is sync."""
+        environment = self.make(env_id, task=task, **kwargs)
+        adapted = as_async(environment)
+        if adapted is not environment:
+            adapted.rolloutgym_task_id = environment.rolloutgym_task_id  # type: ignore[attr-defined]
+            adapted.rolloutgym_env_id = environment.rolloutgym_env_id  # type: ignore[attr-defined]
+        return adapted
+
+    def load(self, env_id: str, *, split: str | None = None, **kwargs: Any) -> Any:
+        """An ``RLDataset`` of the env's tasks (optionally one split) with ``make_env``."""
+        from ..datasets import RLDataset
+
+        spec = self.resolve_env(env_id).spec
+        items = self.tasks(spec.id)
+        indexed = list(enumerate(items))
+        if split is not None:
+            splits = sorted({task_split(item) or "" for item in items})
+            indexed = [(index, item) for index, item in indexed if task_split(item) == split]
+            if not indexed:
+                raise ConfigError(f"environment '{spec.id}' has no tasks in split '{split}'; its splits are: {', '.join(s for s in splits if s) or 'none'}")
+        ids = {id(item): task_id(item, index) for index, item in indexed}
+        return RLDataset(
+            [item for _, item in indexed],
+            metadata={"env_id": spec.id, "split": split},
+            make_env=lambda item: self.make(spec.id, task=item, **kwargs),
+            get_item_id=lambda item: ids.get(id(item), str(item)),
+        )
+
+    # -- policies and others ----------------------------------------------------------
+
+    def policies(self) -> list[PolicySpec]:
+        return sorted((entry.spec for entry in self.policy_specs().values()), key=lambda spec: spec.name)
+
+    def make_policy(self, reference: str, **options: Any) -> Any:
+        """Create a policy from ``"provider"`` or ``"provider:model"`` (e.g. ``"openai:gpt-4o-mini"``)."""
+        provider, _, model = reference.partition(":")
+        registered = self.policy_specs()
+        if provider not in registered:
+            names = sorted(registered)
+            message = f"no policy provider '{provider}'.{did_you_mean(provider, names)} Installed providers: {', '.join(names) or 'none'}."
+            if provider in KNOWN_PLUGINS:
+                message += f" '{provider}' comes from '{KNOWN_PLUGINS[provider]}': pip install {KNOWN_PLUGINS[provider]}."
+            raise PolicyNotFound(message)
+        spec: PolicySpec = registered[provider].spec
+        if spec.requires_model and not model:
+            example = spec.example or f"{provider}:MODEL"
+            raise ConfigError(f"policy provider '{provider}' needs a model: use --policy {example}")
+        factory = import_entry_point(spec.entry_point, what=f"policy provider {provider}")
+        return factory(model or None, **options)
+
+    def _named(self, kind: str, table: dict[str, Registered], name: str, error: type[Exception]) -> Any:
+        if name not in table:
+            names = sorted(table)
+            message = f"no {kind} '{name}'.{did_you_mean(name, names)} Available: {', '.join(names) or 'none'}."
+            if name in KNOWN_PLUGINS:
+                message += f" Install {KNOWN_PLUGINS[name]}: pip install {KNOWN_PLUGINS[name]}."
+            raise error(message)
+        return table[name].spec
+
+    def template(self, name: str) -> TemplateSpec:
+        return self._named("template", self.template_specs(), name, TemplateNotFound)
+
+    def grader(self, name: str) -> GraderSpec:
+        return self._named("grader", self.grader_specs(), name, GraderNotFound)
+
+    def exporter(self, name: str) -> ExporterSpec:
+        return self._named("export format", self.exporter_specs(), name, ExporterNotFound)
+
+

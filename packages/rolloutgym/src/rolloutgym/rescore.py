@@ -1,0 +1,99 @@
+"""Re-grading stored trajectories with the current graders, without calling the policy.
+
+Works for environments that declare ``replayable=True``: each trajectory's actions are
+replayed on a fresh env for the same task, reset with the same seed, and the new final
+score replaces the stored one.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from rolloutgym_protocol import Trajectory, TrajectoryGroup
+from rolloutgym_protocol.errors import ConfigError
+
+from .executors import EnvSource
+from .rollouts import arollout
+from .runs import Run, RunWriter, read_run
+
+__all__ = ["RescoreResult", "rescore_run"]
+
+
+@dataclass
+class RescoreResult:
+    path: Path
+    trajectories: int
+    changed: int
+    mismatched_replays: int
+
+
+async def _replay(make_env: Any, item: Any, trajectory: Trajectory) -> Trajectory:
+    actions = iter(trajectory.actions)
+    environment = make_env(item)
+    try:
+        return await arollout(
+            environment,
+            lambda observation: next(actions),
+            seed=trajectory.metadata.get("seed"),
+            max_steps=len(trajectory.steps),
+            metadata=trajectory.metadata,
+        )
+    finally:
+        closing = environment.close()
+        if inspect.isawaitable(closing):
+            await closing
+
+
+def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: Any = None, force: bool = False) -> RescoreResult:
+    """Re-grade every trajectory of a run file and write a new run file.
+
+    Raises:
+        ConfigError: the env does not declare replayable grading (unless ``force``).
+    """
+    run: Run = read_run(path)
+    env_info = run.header["env"]
+    if not env_info.get("replayable") and not force:
+        raise ConfigError(
+            f"{env_info['id']} does not declare replayable grading, so its trajectories cannot be re-graded "
+            "without re-running the policy (pass --force to replay anyway)"
+        )
+    source = EnvSource(env_info["id"] if env_info.get("source", "registry") == "registry" else env_info["source"].removeprefix("file:"),
+                       dict(run.header.get("options", {}).get("env_kwargs") or {}))
+    resolved = source.resolve(registry)
+    if resolved.env_id != env_info["id"] and not force:
+        raise ConfigError(
+            f"the run was made on {env_info['id']} but {resolved.env_id} resolved; tasks may differ, "
+            "so rescoring refuses (pass --force to override)"
+        )
+    out_path = Path(out) if out else Path(path).with_suffix(".rescored.jsonl")
+    header = dict(run.header, rescored_from=str(path))
+    changed = mismatched = total = 0
+
+    async def regrade() -> list[tuple[int, TrajectoryGroup]]:
+        nonlocal changed, mismatched, total
+        regraded = []
+        for task_index, group in zip(run.task_indices, run.groups, strict=True):
+            item = resolved.tasks[task_index]
+            trajectories = []
+            for old in group.trajectories:
+                new = await _replay(resolved.make, item, old)
+                total += 1
+                if [s.to_dict()["next_observation"] for s in new.steps] != [s.to_dict()["next_observation"] for s in old.steps]:
+                    mismatched += 1
+                if new.score != old.score:
+                    changed += 1
+                trajectories.append(new)
+            regraded.append((task_index, TrajectoryGroup(group.item, group.item_id, tuple(trajectories), (), group.errors, group.metadata)))
+        return regraded
+
+    groups = asyncio.run(regrade())
+    with RunWriter(out_path, header) as writer:
+        for task_index, group in groups:
+            writer.write_group(task_index, group)
+    return RescoreResult(out_path, total, changed, mismatched)
+
+
