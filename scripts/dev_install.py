@@ -1,0 +1,51 @@
+"""Install every distribution of the monorepo editable into the current environment.
+
+Used by hatch's default environment (``post-install-commands``) and by tox. Order:
+protocol, core, testing kit, then every plugin folder that has a pyproject.toml, each with
+its ``test`` extra when it declares one. torch is pinned to the CPU build that pip finds
+locally (a looser range would pull a multi-GB CUDA build).
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+TORCH_PIN = "torch==2.13.0"
+
+
+def members() -> list[Path]:
+    first = [ROOT / "protocol", ROOT / "packages" / "rolloutgym", ROOT / "packages" / "rolloutgym-testing"]
+    plugins = sorted(path.parent for path in (ROOT / "plugins").glob("*/pyproject.toml"))
+    return [path for path in first + plugins if (path / "pyproject.toml").exists()]
+
+
+def requirement(path: Path) -> str:
+    project = tomllib.loads((path / "pyproject.toml").read_text())["project"]
+    extras = project.get("optional-dependencies", {})
+    wanted = [name for name in ("test",) if name in extras]
+    return f"{path}[{','.join(wanted)}]" if wanted else str(path)
+
+
+def needs_torch(path: Path) -> bool:
+    text = (path / "pyproject.toml").read_text()
+    return '"torch' in text
+
+
+def main() -> int:
+    paths = members()
+    command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    if any(needs_torch(path) for path in paths):
+        subprocess.run([*command, TORCH_PIN], check=True)
+    arguments: list[str] = []
+    for path in paths:
+        arguments += ["-e", requirement(path)]
+    subprocess.run([*command, *arguments, TORCH_PIN] if any(needs_torch(p) for p in paths) else [*command, *arguments], check=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
