@@ -32,11 +32,11 @@ from rolloutgym_protocol import (
     as_sync,
     check_async_env,
     check_env,
-    errors,
+
     hookimpl,
 )
 
-from . import datasets, envs, evals, graders, rollouts, spaces
+from . import datasets, envs, errors, evals, graders, rollouts, spaces
 from .datasets import Dataset, RLDataset
 from .graders import AsyncGradingWrapper, CompositeGrader, GradingWrapper, LLMGrader
 from .registry import Registry, envs as list_envs, get_registry, load, make, make_async, make_policy, policies, register_gymnasium
