@@ -56,6 +56,9 @@ class MessageSpace(PydanticSpace):
     def __repr__(self) -> str:
         return f"MessageSpace(roles={self.roles!r})"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, MessageSpace) and other.roles == self.roles and other.content_space == self.content_space
+
 
 class ChatSpace(gym.Space[list[Any]]):
     """A list (not a tuple) of messages, each in ``message_space``, within length bounds."""
@@ -113,6 +116,13 @@ class ChatSpace(gym.Space[list[Any]]):
 
     def __repr__(self) -> str:
         return f"ChatSpace(min_length={self.min_length}, max_length={self.max_length})"
+
+    def __eq__(self, other: object) -> bool:
+        return (
+            isinstance(other, ChatSpace)
+            and other.message_space == self.message_space
+            and (other.min_length, other.max_length) == (self.min_length, self.max_length)
+        )
 
 
 def message(

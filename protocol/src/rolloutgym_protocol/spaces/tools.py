@@ -122,6 +122,9 @@ class ToolCallSpace(PydanticSpace):
     def __repr__(self) -> str:
         return f"ToolCallSpace(tools={tuple(self.tools)!r})"
 
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolCallSpace) and other.tools == self.tools
+
 
 def _as_space_value(space: gym.Space[Any], value: Any) -> Any:
     # JSON gives Python ints/lists; Gymnasium Box/MultiBinary want arrays.

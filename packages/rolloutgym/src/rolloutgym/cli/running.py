@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import typer
 
-from ._app import EXIT_RUN_ERRORS, app, console, error_console, is_interactive, parse_key_values
+from ._app import EXIT_RUN_ERRORS, app, console, error_console, fail, is_interactive, parse_key_values
 
 
 def default_out_path(env: str) -> Path:
@@ -54,6 +54,8 @@ def run_command(
     executor_options: dict[str, Any] = {}
     if ray_address is not None:
         executor_options["address"] = ray_address
+    if resume and out is None:
+        fail("--resume needs --out RUN_FILE (the run file to continue)")
     task_list = [part for item in tasks or [] for part in item.split(",") if part] or None
     config = RunConfig(
         env=env,

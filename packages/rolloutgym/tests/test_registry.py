@@ -1,0 +1,163 @@
+"""The registry: lookups, suggestions, allow/deny lists, broken plugins, Gymnasium interop."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import gymnasium as gym
+import pytest
+import rolloutgym as rg
+from rolloutgym.errors import ConfigError, EnvNotFound, PolicyNotFound, SpecError, TaskNotFound
+from rolloutgym.registry import Registry
+from rolloutgym_protocol import EnvSpec, hookimpl
+
+
+def test_make_by_index_id_and_default() -> None:
+    first = rg.make("toy/guess-v0")
+    by_index = rg.make("toy/guess-v0", task=3)
+    by_id = rg.make("toy/guess-v0", task="guess-03")
+    assert first.task.id == "guess-00"
+    assert by_index.task == by_id.task
+    assert by_id.rolloutgym_task_id == "guess-03"
+
+
+def test_unversioned_id_resolves_to_newest() -> None:
+    registry = Registry()
+
+    class Extra:
+        @staticmethod
+        @hookimpl
+        def rolloutgym_envs():
+            return [EnvSpec(id="toy/guess-v3", entry_point="rolloutgym.builtin.toy:GuessNumberEnv", tasks="rolloutgym.builtin.toy:guess_tasks")]
+
+    registry.register(Extra, name="extra")
+    assert registry.resolve_env("toy/guess").spec.id == "toy/guess-v3"
+    assert registry.resolve_env("toy/guess-v0").spec.id == "toy/guess-v0"
+
+
+def test_unknown_ids_get_suggestions() -> None:
+    with pytest.raises(EnvNotFound, match=r"Did you mean .*'toy/guess-v0'") as raised:
+        rg.make("toy/gues-v0")
+    assert "Installed namespaces:" in str(raised.value)
+    with pytest.raises(EnvNotFound, match="pip install rolloutgym-sql"):
+        Registry(load_entry_points=False).resolve_env("sql/shop-v0")
+    with pytest.raises(TaskNotFound, match="no task .guess-1.. Did you mean"):
+        rg.make("toy/guess-v0", task="guess-1")
+    with pytest.raises(TaskNotFound, match="30 tasks"):
+        rg.make("toy/guess-v0", task=99)
+    with pytest.raises(PolicyNotFound, match="Did you mean 'oracle'"):
+        rg.make_policy("oracel")
+    with pytest.raises(ConfigError, match="replay:RUN_FILE|replay:runs"):
+        rg.make_policy("replay")
+
+
+def test_load_returns_an_rl_dataset_of_a_split() -> None:
+    dataset = rg.load("toy/arith-v0", split="test")
+    assert len(dataset) == 8
+    assert dataset.item_id(0) == dataset[0].id
+    environment = dataset.make_env(dataset[0])
+    observation, _ = environment.reset()
+    assert dataset[0].question in observation[0]["content"]
+    with pytest.raises(ConfigError, match="its splits are"):
+        rg.load("toy/arith-v0", split="holdout")
+
+
+def test_spec_validation() -> None:
+    with pytest.raises(SpecError, match="namespace/name-v0"):
+        EnvSpec(id="noslash", entry_point="a:b")
+    with pytest.raises(SpecError, match="version suffix"):
+        EnvSpec(id="toy/thing", entry_point="a:b")
+    with pytest.raises(SpecError, match="package.module:attribute"):
+        EnvSpec(id="toy/thing-v0", entry_point="not an entry point")
+
+
+def test_a_hook_returning_garbage_is_reported_not_fatal() -> None:
+    registry = Registry()
+
+    class Bad:
+        @staticmethod
+        @hookimpl
+        def rolloutgym_envs():
+            return ["not a spec"]
+
+    registry.register(Bad, name="bad-plugin")
+    assert "toy/guess-v0" in registry.env_specs()
+    failed = registry.failed_plugins()
+    assert [info.name for info in failed] == ["bad-plugin"] and "expected EnvSpec" in failed[0].error
+
+
+def test_gymnasium_make_after_one_call() -> None:
+    ids = rg.register_gymnasium()
+    assert "toy/guess-v0" in ids
+    env = gym.make("toy/guess-v0", task=2, disable_env_checker=True)
+    observation, _ = env.reset(seed=0)
+    assert "guess tool" in observation[1]["content"]
+    env.close()
+    vector = gym.vector.SyncVectorEnv([lambda: gym.make("toy/arith-v0", task=i) for i in range(2)])
+    vector.close()
+
+
+def _fake_distribution(root: Path, name: str, module_source: str, entry_name: str) -> None:
+    module = name.replace("-", "_")
+    (root / f"{module}.py").write_text(textwrap.dedent(module_source))
+    dist = root / f"{module}-0.3.1.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.3.1\n")
+    (dist / "entry_points.txt").write_text(f"[rolloutgym]\n{entry_name} = {module}\n")
+
+
+def _run_cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
+    environment = dict(os.environ, PYTHONPATH=str(root), **env)
+    return subprocess.run([sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, env=environment, timeout=60)
+
+
+def test_broken_plugin_is_reported_and_others_keep_working(tmp_path: Path) -> None:
+    _fake_distribution(tmp_path, "rolloutgym-broken", "raise ImportError('needs libfoo >= 2')\n", "broken")
+    listing = _run_cli(tmp_path, "list")
+    assert listing.returncode == 0, listing.stderr
+    assert "toy/guess-v0" in listing.stdout and "failed to load" in listing.stdout
+    plugins = _run_cli(tmp_path, "plugins")
+    assert "rolloutgym-broken" in plugins.stdout and "0.3.1" in plugins.stdout
+    assert "ImportError: needs libfoo >= 2" in plugins.stdout
+    run = _run_cli(tmp_path, "run", "toy/arith-v0", "--limit", "2", "-q", "-o", str(tmp_path / "run.jsonl"))
+    assert run.returncode == 0, run.stderr
+
+
+def test_allow_and_deny_lists(tmp_path: Path) -> None:
+    _fake_distribution(
+        tmp_path,
+        "rolloutgym-extra",
+        """
+        from rolloutgym_protocol import EnvSpec, hookimpl
+
+        @hookimpl
+        def rolloutgym_envs():
+            return [EnvSpec(id="extra/echo-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv", description="x")]
+        """,
+        "extra",
+    )
+    assert "extra/echo-v0" in _run_cli(tmp_path, "list").stdout
+    assert "extra/echo-v0" not in _run_cli(tmp_path, "list", ROLLOUTGYM_DISABLE_PLUGINS="extra").stdout
+    allowed = _run_cli(tmp_path, "list", ROLLOUTGYM_PLUGINS="rolloutgym-extra")
+    assert "extra/echo-v0" in allowed.stdout and "toy/guess-v0" in allowed.stdout  # the built-in plugin always loads
+    assert "extra/echo-v0" not in _run_cli(tmp_path, "list", ROLLOUTGYM_PLUGINS="something-else").stdout
+
+
+def test_listing_imports_nothing_heavy() -> None:
+    heavy = ["playwright", "torch", "ray", "datasets", "openai", "duckdb", "transformers", "vllm", "tinker", "matplotlib"]
+    code = textwrap.dedent(
+        f"""
+        import sys, io, contextlib
+        from rolloutgym.cli import main
+        with contextlib.redirect_stdout(io.StringIO()):
+            assert main(["list"]) == 0
+        print(sorted(name for name in {heavy!r} if name in sys.modules))
+        """
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]", f"listing imported heavy modules: {result.stdout}"
