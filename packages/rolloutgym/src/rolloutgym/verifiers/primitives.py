@@ -1,0 +1,328 @@
+"""The verifier primitives, as criterion graders.
+
+Each builder takes the primitive's parameters (everything in ``{"name", "type", "weight",
+...params}`` except those three), validates them, and returns a grader called as
+``grader(context, criterion=None) -> Score`` on a :class:`VerifierContext`. The Score is
+1.0 (pass) or 0.0 (fail), except ``llm_judge`` (the judge's 0..1), and its feedback says
+what was expected and what was found.
+
+=====================  =========================================================================
+``state_match``        ``expected: {path: value}`` all hold in the final state (paths: see ``paths``)
+``contains_terms``     every term is in the final answer (or the state JSON); ``case_sensitive``
+``tool_was_called``    ``tool`` was called (``arguments`` subset, ``count``/``min_count``)
+``no_tool_errors``     no tool call failed
+``final_answer``       the agent gave a non-empty final answer (``min_length``)
+``ground_truth_match`` the task's ``hidden_ground_truth`` holds in the final state (state diff)
+``llm_judge``          a judge policy grades the answer against ``rubric``
+=====================  =========================================================================
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from rolloutgym_protocol import Score
+from rolloutgym_protocol.errors import ConfigError
+
+from .context import VerifierContext
+from .diff import describe_value, state_diff
+from .paths import PathError, get_path, parse_path
+
+__all__ = [
+    "PrimitiveGrader",
+    "contains_terms",
+    "final_answer",
+    "ground_truth_match",
+    "llm_judge",
+    "no_tool_errors",
+    "state_match",
+    "tool_was_called",
+]
+
+
+class _Params(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class PrimitiveGrader:
+    """A criterion grader built from a primitive's parameters.
+
+    ``grader(context, criterion=None)`` returns a Score; ``requires_judge`` says whether it
+    needs ``context.judge``.
+    """
+
+    requires_judge = False
+
+    def __init__(self, type_name: str, params: BaseModel, evaluate: Callable[[Any, VerifierContext], Score]) -> None:
+        self.type_name = type_name
+        self.params = params
+        self._evaluate = evaluate
+
+    def __call__(self, context: VerifierContext, criterion: Any = None) -> Score:
+        return self._evaluate(self.params, context)
+
+    def __repr__(self) -> str:
+        return f"{self.type_name}({self.params.model_dump()})"
+
+
+def _build(model: type[_Params], type_name: str, params: Mapping[str, Any]) -> Any:
+    try:
+        return model.model_validate(dict(params))
+    except ValidationError as exc:
+        from ..declarative.shapes import format_errors
+
+        raise ConfigError("; ".join(format_errors(exc, "", model)).replace("unknown field", "unknown parameter")) from None
+
+
+def _passed(ok: bool, feedback: str, **metadata: Any) -> Score:
+    return Score(1.0 if ok else 0.0, metadata=metadata, feedback=feedback)
+
+
+# -- state_match ----------------------------------------------------------------------
+
+
+class StateMatchParams(_Params):
+    expected: dict[str, Any] = Field(min_length=1)
+    tolerance: float = Field(0.0, ge=0)
+
+    @field_validator("expected")
+    @classmethod
+    def _paths(cls, value: dict[str, Any]) -> dict[str, Any]:
+        for path in value:
+            try:
+                parse_path(path)
+            except PathError as exc:
+                raise ValueError(str(exc)) from None
+        return value
+
+
+def _state_match(params: StateMatchParams, context: VerifierContext) -> Score:
+    problems = []
+    for path, expected in params.expected.items():
+        found, actual = get_path(context.final_state, path)
+        if not found and expected is not None:
+            problems.append(f"{path}: missing (expected {describe_value(expected)})")
+            continue
+        problems += state_diff(expected, actual, path=path, tolerance=params.tolerance)
+    if problems:
+        return _passed(False, "; ".join(problems))
+    return _passed(True, f"{len(params.expected)} state value(s) as expected")
+
+
+def state_match(**params: Any) -> PrimitiveGrader:
+    """``state_match``: every ``expected`` path holds (objects as subsets, numbers within ``tolerance``)."""
+    return PrimitiveGrader("state_match", _build(StateMatchParams, "state_match", params), _state_match)
+
+
+# -- contains_terms -------------------------------------------------------------------
+
+
+class ContainsTermsParams(_Params):
+    terms: list[str] = Field(default_factory=list)
+    field: Literal["finalOutput", "final_output", "state"] = "finalOutput"
+    case_sensitive: bool = True
+    terms_from_task: str | None = None
+
+
+def _contains_terms(params: ContainsTermsParams, context: VerifierContext) -> Score:
+    terms = list(params.terms)
+    if params.terms_from_task:
+        metadata = context.task_field("metadata") or {}
+        extra = metadata.get(params.terms_from_task, []) if isinstance(metadata, Mapping) else []
+        terms += [str(term) for term in (extra if isinstance(extra, list) else [extra])]
+    if params.field == "state":
+        haystack = json.dumps(context.final_state, default=repr)
+        where = "the final state"
+    else:
+        haystack = context.final_output or ""
+        where = "the final answer"
+    if not terms:
+        return _passed(True, "no terms required")
+    if not params.case_sensitive:
+        haystack = haystack.lower()
+    missing = [term for term in terms if (term if params.case_sensitive else term.lower()) not in haystack]
+    if missing:
+        return _passed(False, f"{where} does not mention {', '.join(map(repr, missing))}")
+    return _passed(True, f"{where} mentions {', '.join(map(repr, terms))}")
+
+
+def contains_terms(**params: Any) -> PrimitiveGrader:
+    """``contains_terms``: every term occurs in the final answer (``field="state"``: the state JSON)."""
+    return PrimitiveGrader("contains_terms", _build(ContainsTermsParams, "contains_terms", params), _contains_terms)
+
+
+# -- tool_was_called ------------------------------------------------------------------
+
+
+class ToolWasCalledParams(_Params):
+    tool: str = Field(min_length=1)
+    arguments: dict[str, Any] | None = None
+    count: int | None = Field(None, ge=0)
+    min_count: int = Field(1, ge=0)
+    include_errors: bool = True
+
+
+def _tool_was_called(params: ToolWasCalledParams, context: VerifierContext) -> Score:
+    calls = [call for call in context.tool_calls if call.name == params.tool and (params.include_errors or call.error is None)]
+    if params.arguments is not None:
+        calls = [call for call in calls if not state_diff(params.arguments, call.arguments, limit=1)]
+    matched = len(calls)
+    described = f"'{params.tool}'" + (f" with {describe_value(params.arguments)}" if params.arguments is not None else "")
+    if params.count is not None:
+        ok = matched == params.count
+        expectation = f"exactly {params.count}x"
+    else:
+        ok = matched >= params.min_count
+        expectation = f"at least {params.min_count}x"
+    return _passed(ok, f"{described} called {matched}x (expected {expectation})", calls=matched)
+
+
+def tool_was_called(**params: Any) -> PrimitiveGrader:
+    """``tool_was_called``: ``tool`` was called (optionally with matching ``arguments``, ``count`` times)."""
+    return PrimitiveGrader("tool_was_called", _build(ToolWasCalledParams, "tool_was_called", params), _tool_was_called)
+
+
+# -- no_tool_errors -------------------------------------------------------------------
+
+
+class NoToolErrorsParams(_Params):
+    pass
+
+
+def _no_tool_errors(params: NoToolErrorsParams, context: VerifierContext) -> Score:
+    failed = [call for call in context.tool_calls if call.error]
+    if failed:
+        shown = "; ".join(f"{call.name}: {call.error}" for call in failed[:3])
+        more = f" (and {len(failed) - 3} more)" if len(failed) > 3 else ""
+        return _passed(False, f"{len(failed)} tool call(s) failed: {shown}{more}", errors=len(failed))
+    return _passed(True, f"all {len(context.tool_calls)} tool call(s) succeeded", errors=0)
+
+
+def no_tool_errors(**params: Any) -> PrimitiveGrader:
+    """``no_tool_errors``: no tool call returned an error."""
+    return PrimitiveGrader("no_tool_errors", _build(NoToolErrorsParams, "no_tool_errors", params), _no_tool_errors)
+
+
+# -- final_answer ---------------------------------------------------------------------
+
+
+class FinalAnswerParams(_Params):
+    min_length: int = Field(1, ge=1)
+
+
+def _final_answer(params: FinalAnswerParams, context: VerifierContext) -> Score:
+    answer = (context.final_output or "").strip()
+    if len(answer) >= params.min_length:
+        return _passed(True, "the agent gave a final answer")
+    if not answer:
+        return _passed(False, "the agent gave no final answer (a message without tool calls)")
+    return _passed(False, f"the final answer is {len(answer)} characters; at least {params.min_length} expected")
+
+
+def final_answer(**params: Any) -> PrimitiveGrader:
+    """``final_answer``: the episode ended with a non-empty final answer."""
+    return PrimitiveGrader("final_answer", _build(FinalAnswerParams, "final_answer", params), _final_answer)
+
+
+# -- ground_truth_match ---------------------------------------------------------------
+
+
+class GroundTruthMatchParams(_Params):
+    tolerance: float = Field(1e-6, ge=0)
+    unordered: bool = False
+    ignore: list[str] = Field(default_factory=list)
+
+
+def _ground_truth_match(params: GroundTruthMatchParams, context: VerifierContext) -> Score:
+    truth = context.task_field("hidden_ground_truth")
+    if truth is None and isinstance(context.task, Mapping):
+        truth = context.task.get("hiddenGroundTruth")
+    if not isinstance(truth, Mapping) or not truth:
+        return _passed(False, "the task has no hidden_ground_truth to compare the final state with")
+    expected = {key: value for key, value in truth.items() if key not in params.ignore}
+    differences = state_diff(expected, context.final_state, tolerance=params.tolerance, unordered=params.unordered)
+    if differences:
+        return Score(0.0, metadata={"differences": differences}, feedback="final state differs from the ground truth: " + "; ".join(differences))
+    return _passed(True, f"final state matches the ground truth ({', '.join(map(str, expected))})")
+
+
+def ground_truth_match(**params: Any) -> PrimitiveGrader:
+    """``ground_truth_match``: the task's ``hidden_ground_truth`` holds in the final state."""
+    return PrimitiveGrader("ground_truth_match", _build(GroundTruthMatchParams, "ground_truth_match", params), _ground_truth_match)
+
+
+# -- llm_judge ------------------------------------------------------------------------
+
+
+class LLMJudgeParams(_Params):
+    rubric: str = Field(min_length=1)
+    threshold: float = Field(0.5, ge=0, le=1)
+    include_state: bool = False
+
+
+_JUDGE_SYSTEM = (
+    "You are a strict grader. Read the task, the agent's final answer and the rubric, then reply "
+    'with one JSON object: {"score": <number from 0 to 1>, "reason": "<one sentence>"}.'
+)
+_SCORE = re.compile(r"\"?score\"?\s*[:=]\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
+
+
+def _render(params: LLMJudgeParams, context: VerifierContext) -> list[dict[str, Any]]:
+    parts = [
+        f"Task:\n{context.task_field('instruction', '')}",
+        f"Agent's final answer:\n{context.final_output or '(none)'}",
+    ]
+    if params.include_state:
+        parts.append(f"Final state:\n{json.dumps(context.final_state, default=repr)[:8000]}")
+    parts.append(f"Rubric:\n{params.rubric}")
+    return [{"role": "system", "content": _JUDGE_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+
+
+def _parse(text: str, params: LLMJudgeParams) -> Score:
+    match = _SCORE.search(text)
+    if match is None:
+        return Score(0.0, feedback=f"the judge's reply has no score: {text[:200]!r}")
+    value = min(1.0, max(0.0, float(match.group(1))))
+    reason = re.search(r"\"reason\"\s*:\s*\"([^\"]*)\"", text)
+    because = reason.group(1) if reason else text[:200]
+    verdict = "pass" if value >= params.threshold else "fail"
+    return Score(value, metadata={"threshold": params.threshold}, feedback=f"judge: {value:g} ({verdict}, threshold {params.threshold:g}): {because}")
+
+
+class _JudgeGrader(PrimitiveGrader):
+    requires_judge = True
+
+    def __call__(self, context: VerifierContext, criterion: Any = None) -> Score:
+        from ..graders import LLMGrader
+
+        params: LLMJudgeParams = self.params  # type: ignore[assignment]
+        if context.judge is None:
+            raise ConfigError(
+                "the llm_judge primitive needs a judge policy: pass --env-arg judge=PROVIDER:MODEL "
+                "(e.g. judge=openai:gpt-4o-mini) or judge=<policy> to the env factory"
+            )
+        grader = LLMGrader(
+            sample=lambda chat: _sample(context.judge, chat),
+            render=lambda input, rubric: _render(params, input),
+            parse=lambda text, rubric: _parse(text, params),
+        )
+        return grader.score(context, params.rubric)
+
+
+def _sample(judge: Any, chat: list[dict[str, Any]]) -> str:
+    from ._sync import call_policy
+
+    action = call_policy(judge, chat)
+    if isinstance(action, Mapping):
+        content = action.get("content")
+        return content if isinstance(content, str) else json.dumps(content)
+    return str(action)
+
+
+def llm_judge(**params: Any) -> PrimitiveGrader:
+    """``llm_judge``: a judge policy scores the final answer against ``rubric`` (0..1; passes at ``threshold``)."""
+    return _JudgeGrader("llm_judge", _build(LLMJudgeParams, "llm_judge", params), lambda params, context: Score(0.0))
