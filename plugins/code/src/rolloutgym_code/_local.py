@@ -1,0 +1,356 @@
+"""The local sandbox providers: ``bwrap`` (bubblewrap) and ``unshare`` (fallback, root only).
+
+Both write the files into a fresh scratch directory, run the command there through
+``prlimit`` (rlimits) and, when we are root, ``setpriv`` (drop to an unprivileged uid, so
+that RLIMIT_NPROC applies; root ignores it), and delete the scratch directory afterwards.
+
+The uid: a process that is root ignores RLIMIT_NPROC, so as root every run gets its own
+unprivileged uid from a large unused range (``ROLLOUTGYM_SANDBOX_UID_BASE``, default
+1,000,000). Distinct uids keep concurrent runs from sharing one process count, so a fork
+bomb in one rollout cannot starve its neighbours. When we are not root the run keeps our
+uid inside a new user namespace (bubblewrap), where the process count starts afresh.
+
+The interpreter: ``ROLLOUTGYM_SANDBOX_PYTHON``, default Debian's ``/usr/bin/python3``
+(apt packages ``python3`` and ``python3-pytest``). It must be readable by the unprivileged
+uid; an interpreter under root's home (pyenv) is not, and is refused with that reason.
+"""
+
+from __future__ import annotations
+
+import errno
+import itertools
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Mapping, Sequence
+from pathlib import Path, PurePosixPath
+
+from ._process import run_bounded
+from .sandbox import SandboxLimits, SandboxResult, SandboxUnavailable
+
+__all__ = ["BubblewrapSandbox", "LocalSandbox", "UnshareSandbox", "check_relative_path"]
+
+DEFAULT_PYTHON = "/usr/bin/python3"
+_UID_SPAN = 500_000
+_counter = itertools.count()
+_checked: dict[tuple[str, str], str | None] = {}
+_MAX_COLLECT_BYTES = 8 << 20
+
+
+def check_relative_path(path: str) -> PurePosixPath:
+    """Validate a workspace-relative POSIX path; raise ``ValueError`` naming the problem."""
+    if not isinstance(path, str) or not path.strip():
+        raise ValueError("the path is empty; give a path relative to the workspace, e.g. 'src/app.py'")
+    if "\x00" in path:
+        raise ValueError(f"the path {path!r} contains a NUL byte")
+    pure = PurePosixPath(path)
+    if pure.is_absolute():
+        raise ValueError(f"absolute paths are not allowed ({path!r}); give a path relative to the workspace")
+    if ".." in pure.parts:
+        raise ValueError(f"'..' is not allowed in paths ({path!r}); paths must stay inside the workspace")
+    parts = [part for part in pure.parts if part != "."]
+    if not parts:
+        raise ValueError(f"{path!r} names the workspace itself, not a file")
+    return PurePosixPath(*parts)
+
+
+def _sandbox_environment(extra: Mapping[str, str] | None) -> dict[str, str]:
+    environment = {
+        "PATH": "/usr/local/bin:/usr/bin:/bin",
+        "HOME": "/tmp",
+        "USER": "sandbox",
+        "LOGNAME": "sandbox",
+        "LANG": "C.UTF-8",
+        "LC_ALL": "C.UTF-8",
+        "TZ": "UTC",
+        "PYTHONDONTWRITEBYTECODE": "1",
+        "PYTHONHASHSEED": "0",
+        "PYTHONUNBUFFERED": "1",
+        "TMPDIR": "/tmp",
+    }
+    environment.update(extra or {})
+    return environment
+
+
+def _readable_by_others(path: str) -> str | None:
+    """Why an unprivileged uid could not execute ``path`` (None when it can)."""
+    real = os.path.realpath(path)
+    if not os.path.isfile(real):
+        return f"{path} does not exist"
+    current = Path(real)
+    mode = current.stat().st_mode
+    if not (mode & stat.S_IROTH and mode & stat.S_IXOTH):
+        return f"{real} is not readable and executable by other users"
+    for parent in current.parents:
+        if not parent.stat().st_mode & stat.S_IXOTH:
+            return f"{parent} cannot be entered by other users (mode {stat.filemode(parent.stat().st_mode)})"
+    return None
+
+
+def _remove_tree(path: str) -> None:
+    def retry(function: object, failed: str, _excinfo: object) -> None:
+        # A test may leave read-only directories behind; make them writable and retry.
+        try:
+            os.chmod(os.path.dirname(failed), 0o700)
+            os.chmod(failed, 0o700)
+        except OSError:
+            pass
+        if os.path.isdir(failed) and not os.path.islink(failed):
+            shutil.rmtree(failed, ignore_errors=True)
+        else:
+            try:
+                os.unlink(failed)
+            except FileNotFoundError:
+                pass
+
+    shutil.rmtree(path, onerror=retry)
+
+
+class LocalSandbox:
+    """Shared machinery of the local providers; subclasses build the launcher command line."""
+
+    name = "local"
+    workdir = "/workspace"
+
+    def __init__(self, *, python: str | None = None, limits: SandboxLimits | None = None) -> None:
+        self.python = python or os.environ.get("ROLLOUTGYM_SANDBOX_PYTHON") or DEFAULT_PYTHON
+        self.limits = limits or SandboxLimits()
+        self.as_root = os.geteuid() == 0
+        self.uid_base = int(os.environ.get("ROLLOUTGYM_SANDBOX_UID_BASE", "1000000"))
+
+    # -- what subclasses provide --------------------------------------------------------
+
+    def _launcher(self, work: str, limits: SandboxLimits) -> list[str]:
+        raise NotImplementedError
+
+    def _requirements(self) -> str | None:
+        """Why this provider cannot run here (None when it can)."""
+        raise NotImplementedError
+
+    # -- public API ---------------------------------------------------------------------
+
+    def check(self) -> None:
+        """Raise :class:`SandboxUnavailable` unless a trivial command runs in this sandbox."""
+        key = (self.name, self.python)
+        if key not in _checked:
+            _checked[key] = self._diagnose()
+        problem = _checked[key]
+        if problem is not None:
+            raise SandboxUnavailable(problem)
+
+    def _diagnose(self) -> str | None:
+        problem = self._requirements()
+        if problem:
+            return problem
+        if self.as_root:
+            unreadable = _readable_by_others(self.python)
+            if unreadable:
+                return (
+                    f"the sandbox interpreter {self.python} cannot be run by the unprivileged sandbox uid: {unreadable}. "
+                    "Install Debian's python3 and python3-pytest (apt-get install python3 python3-pytest) or set "
+                    "ROLLOUTGYM_SANDBOX_PYTHON to an interpreter outside root's home"
+                )
+        elif not os.path.isfile(os.path.realpath(self.python)):
+            return f"the sandbox interpreter {self.python} does not exist; install python3 or set ROLLOUTGYM_SANDBOX_PYTHON"
+        result = self.run([self.python, "-c", "import pytest; print('sandbox-ok')"], files={}, limits=SandboxLimits(wall_seconds=20))
+        if "sandbox-ok" not in result.output:
+            return (
+                f"a smoke test in the {self.name} sandbox failed ({result.describe()}): {result.output.strip()[:400]!r}. "
+                f"The interpreter {self.python} needs pytest (apt-get install python3-pytest)"
+            )
+        return None
+
+    def run(
+        self,
+        command: Sequence[str],
+        *,
+        files: Mapping[str, bytes],
+        limits: SandboxLimits | None = None,
+        collect: Sequence[str] = (),
+        environment: Mapping[str, str] | None = None,
+    ) -> SandboxResult:
+        """See :meth:`rolloutgym_code.sandbox.Sandbox.run`."""
+        limits = limits or self.limits
+        scratch = tempfile.mkdtemp(prefix="rolloutgym-sandbox-")
+        try:
+            os.chmod(scratch, 0o711)
+            work = os.path.join(scratch, "work")
+            os.mkdir(work, 0o755)
+            uid = self._uid()
+            self._write_files(work, files, uid)
+            argv = [*self._launcher(work, limits), *self._drop_privileges(uid, limits), *command]
+            outcome = run_bounded(
+                argv,
+                environment=_sandbox_environment(environment),
+                cwd=scratch,
+                timeout=limits.wall_seconds,
+                keep_output_bytes=limits.keep_output_bytes,
+                max_output_bytes=limits.max_output_bytes,
+            )
+            collected = {name: data for name in collect if (data := _read_regular_file(work, name)) is not None}
+        finally:
+            _remove_tree(scratch)
+        return SandboxResult(
+            exit_code=outcome.exit_code,
+            output=outcome.output.decode("utf-8", errors="replace"),
+            output_truncated=outcome.output_bytes > len(outcome.output),
+            timed_out=outcome.timed_out,
+            output_limit_exceeded=outcome.output_limit_exceeded,
+            duration=outcome.duration,
+            files=collected,
+            sandbox=self.name,
+        )
+
+    # -- helpers ------------------------------------------------------------------------
+
+    def _uid(self) -> int | None:
+        if not self.as_root:
+            return None
+        return self.uid_base + (os.getpid() * 7919 + next(_counter)) % _UID_SPAN
+
+    def _write_files(self, work: str, files: Mapping[str, bytes], uid: int | None) -> None:
+        for name, data in files.items():
+            relative = check_relative_path(name)
+            target = os.path.join(work, *relative.parts)
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            with open(target, "wb") as handle:
+                handle.write(data if isinstance(data, bytes) else str(data).encode("utf-8"))
+        if uid is not None:
+            for directory, subdirectories, names in os.walk(work):
+                os.chown(directory, uid, uid)
+                for entry in names:
+                    os.chown(os.path.join(directory, entry), uid, uid)
+
+    def _drop_privileges(self, uid: int | None, limits: SandboxLimits) -> list[str]:
+        rlimits = [
+            "/usr/bin/prlimit",
+            f"--cpu={limits.cpu_seconds}",
+            f"--as={limits.memory_bytes}",
+            f"--nproc={limits.processes}",
+            f"--fsize={limits.file_size_bytes}",
+            f"--nofile={limits.open_files}",
+            "--core=0",
+            "--",
+        ]
+        if uid is None:
+            return rlimits
+        drop = [
+            "/usr/bin/setpriv",
+            f"--reuid={uid}",
+            f"--regid={uid}",
+            "--clear-groups",
+            "--no-new-privs",
+            "--bounding-set=-all",
+            "--inh-caps=-all",
+            "--",
+        ]
+        return rlimits + drop
+
+
+def _read_regular_file(work: str, name: str) -> bytes | None:
+    if "/" in name or name in ("", ".", ".."):
+        raise ValueError(f"collect names top-level files only, got {name!r}")
+    directory = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        try:
+            descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
+        except OSError as exc:
+            if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EACCES):
+                return None
+            raise
+        try:
+            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+                return None
+            with os.fdopen(descriptor, "rb", closefd=False) as handle:
+                return handle.read(_MAX_COLLECT_BYTES)
+        finally:
+            os.close(descriptor)
+    finally:
+        os.close(directory)
+
+
+def _root_binds() -> list[str]:
+    arguments = ["--ro-bind", "/usr", "/usr"]
+    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        path = f"/{name}"
+        if os.path.islink(path):
+            arguments += ["--symlink", os.readlink(path), path]
+        elif os.path.isdir(path):
+            arguments += ["--ro-bind", path, path]
+    for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
+        if os.path.exists(path):
+            arguments += ["--ro-bind", path, path]
+    return arguments
+
+
+class BubblewrapSandbox(LocalSandbox):
+    """bubblewrap: empty root, read-only ``/usr``, private ``/tmp``, no network, own PID namespace."""
+
+    name = "bwrap"
+    workdir = "/workspace"
+
+    def __init__(self, *, python: str | None = None, limits: SandboxLimits | None = None, bwrap: str | None = None) -> None:
+        super().__init__(python=python, limits=limits)
+        self.bwrap = bwrap or shutil.which("bwrap") or "/usr/bin/bwrap"
+
+    def _requirements(self) -> str | None:
+        if not os.path.isfile(self.bwrap):
+            return "bubblewrap is not installed (apt-get install bubblewrap)"
+        return None
+
+    def _interpreter_binds(self) -> list[str]:
+        real = os.path.realpath(self.python)
+        if real.startswith("/usr/"):
+            return []
+        prefix = str(Path(real).parent.parent)
+        return ["--ro-bind", prefix, prefix]
+
+    def _launcher(self, work: str, limits: SandboxLimits) -> list[str]:
+        arguments = [self.bwrap]
+        if not self.as_root:
+            arguments += ["--unshare-user", "--disable-userns"]
+        arguments += [
+            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
+            "--die-with-parent", "--new-session", "--hostname", "sandbox",
+            *_root_binds(), *self._interpreter_binds(),
+            "--dev", "/dev", "--proc", "/proc",
+            "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+            "--bind", work, self.workdir, "--chdir", self.workdir,
+            "--",
+        ]  # fmt: skip
+        return arguments
+
+
+_UNSHARE_SCRIPT = (
+    'set -e; cd "$1"; size="$2"; shift 2; '
+    'mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs /tmp; '
+    "mkdir /tmp/workspace; mount --bind /proc/self/cwd /tmp/workspace; cd /tmp/workspace; "
+    'for directory in /var/tmp /dev/shm /run/lock; do [ -d "$directory" ] && '
+    'mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs "$directory"; done; '
+    'exec "$@"'
+)
+
+
+class UnshareSandbox(LocalSandbox):
+    """The fallback without bubblewrap (root only): namespaces from ``unshare``, private tmpfs
+    over ``/tmp``, ``/var/tmp``, ``/dev/shm``, rlimits and a uid drop. The rest of the host file
+    system is protected only by the permissions of the unprivileged uid."""
+
+    name = "unshare"
+    workdir = "/tmp/workspace"
+
+    def _requirements(self) -> str | None:
+        if not self.as_root:
+            return "the unshare fallback needs root (it mounts private tmpfs and drops to an unprivileged uid); install bubblewrap instead"
+        missing = [tool for tool in ("/usr/bin/unshare", "/usr/bin/setpriv", "/usr/bin/prlimit") if not os.path.isfile(tool)]
+        if missing:
+            return f"missing {', '.join(missing)} (Debian package util-linux)"
+        return None
+
+    def _launcher(self, work: str, limits: SandboxLimits) -> list[str]:
+        return [
+            "/usr/bin/unshare", "--net", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
+            "--ipc", "--uts", "--propagation", "private", "--",
+            "/bin/sh", "-c", _UNSHARE_SCRIPT, "sandbox", work, str(limits.tmp_bytes),
+        ]  # fmt: skip

@@ -1,0 +1,1 @@
+"""Hook implementations of rolloutgym-code (imports nothing heavy)."""
