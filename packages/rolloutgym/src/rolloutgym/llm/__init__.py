@@ -1,0 +1,61 @@
+"""The token-exact LLM loop: drive any chat environment with a language model.
+
+Two base policies, both environment-aware (the engine calls ``for_env(env)`` per episode):
+
+* :class:`TokenPolicy` — token level, over a :class:`Sampler` (token ids in, token ids and
+  logprobs out) and a :class:`Renderer` (chat messages to token ids, incrementally). The
+  sampled tokens and the observation tokens are recorded verbatim, so a trajectory's
+  token sequence is exactly what the model saw and produced (checked every turn:
+  ``retokenization_mismatches``).
+* :class:`ChatPolicy` — message level, for servers that apply their own chat template;
+  subclasses implement ``complete(messages, tools, params) -> Completion``.
+
+Both parse replies into the env's action (text, OpenAI-style tool calls, or Hermes
+``<tool_call>`` blocks), count invalid actions and malformed ``<think>`` blocks, honour
+``max_turns`` and env-set stop strings. :func:`metrics` summarises trajectories;
+:func:`trajectory_tokens` gives a trajectory's input ids, loss mask and logprobs.
+See ``INTERFACE.md`` in this folder for the contract adapter plugins build on.
+"""
+
+from .chat_policy import ChatEpisode, ChatPolicy
+from .messages import content_text, env_tools, from_openai_message, observation_messages, to_openai_messages, tool_names
+from .metrics import TokenSequence, check_provenance, metrics, trajectory_tokens
+from .parsing import ParsedReply, is_thinking_malformed, parse_hermes_tool_calls, parse_reply, strip_thinking
+from .renderers import CHATML_TEMPLATE, ChatTemplateRenderer, Renderer, hermes_tool_prompt
+from .sampling import STOP_REASONS, Completion, Sample, Sampler, SamplingParams
+from .testing import ScriptedSampler
+from .token_policy import TokenEpisode, TokenPolicy
+from ._episode import token_digest
+
+__all__ = [
+    "CHATML_TEMPLATE",
+    "STOP_REASONS",
+    "ChatEpisode",
+    "ChatPolicy",
+    "ChatTemplateRenderer",
+    "Completion",
+    "ParsedReply",
+    "Renderer",
+    "Sample",
+    "Sampler",
+    "SamplingParams",
+    "ScriptedSampler",
+    "TokenEpisode",
+    "TokenPolicy",
+    "TokenSequence",
+    "check_provenance",
+    "content_text",
+    "env_tools",
+    "from_openai_message",
+    "hermes_tool_prompt",
+    "is_thinking_malformed",
+    "metrics",
+    "observation_messages",
+    "parse_hermes_tool_calls",
+    "parse_reply",
+    "strip_thinking",
+    "to_openai_messages",
+    "token_digest",
+    "tool_names",
+    "trajectory_tokens",
+]
