@@ -1,0 +1,204 @@
+"""Math answer grading for GSM8K- and AIME-style benchmarks.
+
+``grade_gsm8k(response, expected)`` and ``grade_aime(response, expected)`` return a
+:class:`~rolloutgym_protocol.Score` whose value is 1.0 for a right final answer and 0.0
+otherwise, with two components:
+
+* ``correct`` -- the extracted answer equals the expected one (exact rational comparison for
+  numbers: ``1/2 == 0.5 == \\frac{1}{2}``; sympy equivalence for expressions with
+  ``symbolic=True``; otherwise case- and space-insensitive text);
+* ``formatted`` -- the answer was found where the prompt asked for it (GSM8K: an explicit
+  final-answer marker such as ``####`` or ``\\boxed{}``; AIME: ``\\boxed{}`` holding an integer
+  0-999);
+
+and metadata ``expected``, ``extracted`` (canonical spellings) and ``rule`` (which
+extraction rule found the answer). The feedback says what was expected and what was found.
+"""
+
+from __future__ import annotations
+
+import re
+from fractions import Fraction
+from functools import lru_cache
+from typing import Any
+
+from rolloutgym_protocol import Score
+
+from ._extract import DEFAULT_MAX_BOXED_ANSWERS, EXPLICIT_RULES, BoxedChoice, Extraction, extract_answer
+from ._numbers import format_number
+
+__all__ = [
+    "AIME_MAX",
+    "Extraction",
+    "extract_aime_answer",
+    "extract_answer",
+    "extract_gsm8k_answer",
+    "grade_aime",
+    "grade_gsm8k",
+    "grade_math",
+]
+
+AIME_MAX = 999
+_SPACES = re.compile(r"\s+")
+
+
+def _canonical_text(extraction: Extraction) -> str | None:
+    if extraction.number is not None:
+        return format_number(extraction.number.value)
+    return extraction.text
+
+
+def extract_gsm8k_answer(response: str, *, boxed: BoxedChoice = "last") -> str | None:
+    """The final answer of ``response`` in a canonical spelling (``"42"``, ``"0.5"``, ``"1/3"``), or None.
+
+    Args:
+        response: the model's full answer text.
+        boxed: which ``\\boxed{}`` counts when there are several: ``"last"`` (default) or ``"first"``.
+    """
+    return _canonical_text(extract_answer(response, boxed=boxed))
+
+
+def _aime_integer(extraction: Extraction) -> tuple[int | None, str | None]:
+    """The AIME answer as an int in 0..999, or (None, why not)."""
+    if extraction.number is None:
+        if extraction.text is None:
+            return None, extraction.problem
+        return None, f"{extraction.text!r} is not a number; AIME answers are integers from 0 to {AIME_MAX}"
+    value = extraction.number.value
+    if extraction.number.percent or value.denominator != 1 or not 0 <= value <= AIME_MAX:
+        return None, f"{format_number(value)} is not an integer from 0 to {AIME_MAX}, so it cannot be an AIME answer"
+    return int(value), None
+
+
+def extract_aime_answer(response: str, *, boxed: BoxedChoice = "last") -> str | None:
+    """The final answer as an integer string in ``0..999`` (``"\\boxed{070}"`` gives ``"70"``), else None."""
+    value, _ = _aime_integer(extract_answer(response, boxed=boxed))
+    return None if value is None else str(value)
+
+
+@lru_cache(maxsize=65536)
+def _expected(expected: str) -> Extraction:
+    """Read the reference answer with the same rules (``"... #### 72"`` gives 72)."""
+    found = extract_answer(expected, max_boxed_answers=None)
+    if not found.found:
+        text = expected.strip()
+        return Extraction(text or None, None, "raw", None if text else "the expected answer is empty")
+    return found
+
+
+def _expected_from(value: Any) -> Extraction:
+    if isinstance(value, bool):
+        raise TypeError("the expected answer must be a number or a string, not a bool")
+    if isinstance(value, int | Fraction):
+        from ._numbers import NumberToken
+
+        number = Fraction(value)
+        return Extraction(format_number(number), NumberToken(number, 0, 0), "raw")
+    if isinstance(value, float):
+        return _expected(repr(value))
+    if not isinstance(value, str):
+        raise TypeError(f"the expected answer must be a number or a string, got {type(value).__name__}")
+    return _expected(value)
+
+
+def _same_text(first: str, second: str) -> bool:
+    def clean(text: str) -> str:
+        return _SPACES.sub("", text).strip(".").casefold()
+
+    return clean(first) == clean(second)
+
+
+def _compare(found: Extraction, expected: Extraction, *, symbolic: bool) -> bool:
+    if found.number is not None and expected.number is not None:
+        return any(
+            mine == theirs for mine in found.number.alternatives for theirs in expected.number.alternatives
+        )
+    found_text, expected_text = _canonical_text(found), _canonical_text(expected)
+    if found_text is None or expected_text is None:
+        return False
+    if _same_text(found_text, expected_text):
+        return True
+    if symbolic:
+        from ._symbolic import symbolically_equal
+
+        return bool(symbolically_equal(found_text, expected_text))
+    return False
+
+
+def grade_math(
+    response: str,
+    expected: Any,
+    *,
+    kind: str = "gsm8k",
+    boxed: BoxedChoice = "last",
+    symbolic: bool = False,
+    max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS,
+) -> Score:
+    """Grade one response against the expected answer.
+
+    Args:
+        response: the model's full answer text.
+        expected: the reference answer: a number, or text read with the same rules
+            (a GSM8K solution ending in ``#### 72`` works).
+        kind: ``"gsm8k"`` (any number) or ``"aime"`` (integers 0-999, ``\\boxed{}`` expected).
+        boxed: which ``\\boxed{}`` counts when there are several: ``"last"`` or ``"first"``.
+        symbolic: compare non-numeric answers with sympy (``\\frac{\\sqrt3}{2} == \\sqrt{3}/2``);
+            needs ``pip install 'rolloutgym-benchmarks[symbolic]'``.
+        max_boxed_answers: more different ``\\boxed{}`` values than this count as hedging
+            and score 0 (None: no limit).
+    """
+    if kind not in ("gsm8k", "aime"):
+        raise ValueError(f"kind must be 'gsm8k' or 'aime', got {kind!r}")
+    reference = _expected_from(expected)
+    found = extract_answer(response, boxed=boxed, max_boxed_answers=max_boxed_answers)
+    expected_text = _canonical_text(reference)
+    extracted_text = _canonical_text(found)
+    if kind == "aime":
+        integer, problem = _aime_integer(found)
+        correct = integer is not None and _compare(found, reference, symbolic=False)
+        formatted = integer is not None and found.rule == "boxed"
+        format_feedback = (
+            "the answer is an integer from 0 to 999 in \\boxed{}"
+            if formatted
+            else (problem if integer is None else f"the answer was found in {found.where}, not in \\boxed{{}}")
+        )
+    else:
+        problem = found.problem
+        correct = found.found and _compare(found, reference, symbolic=symbolic)
+        formatted = found.found and found.rule in EXPLICIT_RULES
+        format_feedback = (
+            f"the final answer is marked with {found.where}"
+            if formatted
+            else (
+                f"no final-answer marker: the answer was taken from {found.where}; end with '#### <answer>' or \\boxed{{}}"
+                if found.found
+                else f"no answer found: {problem}"
+            )
+        )
+    if correct:
+        feedback = f"correct: {extracted_text} (from {found.where}) equals the expected {expected_text}"
+    elif not found.found:
+        feedback = f"no answer found ({problem}); expected {expected_text}"
+    elif problem:
+        feedback = f"{problem}; expected {expected_text}"
+    else:
+        feedback = f"wrong answer: expected {expected_text}, found {extracted_text} (from {found.where})"
+    return Score(
+        1.0 if correct else 0.0,
+        {
+            "correct": Score(1.0 if correct else 0.0, feedback=feedback),
+            "formatted": Score(1.0 if formatted else 0.0, feedback=format_feedback),
+        },
+        {"expected": expected_text, "extracted": extracted_text, "rule": found.rule},
+        feedback=feedback,
+    )
+
+
+def grade_gsm8k(response: str, expected: Any, *, boxed: BoxedChoice = "last", symbolic: bool = False) -> Score:
+    """Grade a GSM8K-style answer (see :func:`grade_math`)."""
+    return grade_math(response, expected, kind="gsm8k", boxed=boxed, symbolic=symbolic)
+
+
+def grade_aime(response: str, expected: Any, *, boxed: BoxedChoice = "last") -> Score:
+    """Grade an AIME answer: an integer 0-999, best in ``\\boxed{}`` (see :func:`grade_math`)."""
+    return grade_math(response, expected, kind="aime", boxed=boxed)

@@ -1,0 +1,43 @@
+"""Hook implementations of rolloutgym-benchmarks (namespace ``bench``). Imports nothing heavy."""
+
+from __future__ import annotations
+
+from rolloutgym_protocol import EnvSpec, hookimpl
+
+__all__ = ["rolloutgym_envs"]
+
+
+@hookimpl
+def rolloutgym_envs() -> list[EnvSpec]:
+    return [
+        EnvSpec(
+            id="bench/gsm8k-v0",
+            entry_point="rolloutgym_benchmarks.envs:make_gsm8k_env",
+            tasks="rolloutgym_benchmarks.benchmarks:gsm8k_tasks",
+            description=(
+                "GSM8K grade-school math word problems. Single-turn text answer; reward 1 when the final "
+                "answer ('#### N', \\boxed{}, 'the answer is', bold or the last number) equals the reference "
+                "exactly as a rational number. Components: correct, formatted. Ships 30 sample problems; "
+                "set ROLLOUTGYM_BENCH_GSM8K to a local copy of openai/gsm8k (or 'hub') for the full set."
+            ),
+            tags=("benchmark", "math", "single-turn", "text"),
+            splits=("train", "test"),
+            max_steps=1,
+            replayable=True,
+        ),
+        EnvSpec(
+            id="bench/aime-v0",
+            entry_point="rolloutgym_benchmarks.envs:make_aime_env",
+            tasks="rolloutgym_benchmarks.benchmarks:aime_tasks",
+            description=(
+                "AIME competition problems. Single-turn text answer; reward 1 when the final answer is the "
+                "reference integer (0-999), best given in \\boxed{}. Components: correct, formatted. Ships "
+                "17 sample problems; set ROLLOUTGYM_BENCH_AIME to a local copy of MathArena/aime_2025 "
+                "(or 'hub') for the real set."
+            ),
+            tags=("benchmark", "math", "single-turn", "text"),
+            splits=("train", "test"),
+            max_steps=1,
+            replayable=True,
+        ),
+    ]
