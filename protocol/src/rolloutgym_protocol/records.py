@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Any
 
 from .scores import Score
@@ -33,11 +34,15 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
+_new = object.__new__
+_set = object.__setattr__
+
+
 def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
     return None if value is None else tuple(value)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class Step:
     """One environment transition plus the policy's side of it.
 
@@ -80,6 +85,48 @@ class Step:
         """The step's :class:`Score` from ``info["score"]``, if any."""
         return Score.from_info(self.info)
 
+    @classmethod
+    def _trusted(
+        cls,
+        observation: Any,
+        action: Any,
+        reward: float,
+        next_observation: Any,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+        policy_info: dict[str, Any],
+        policy_tokens: tuple[int, ...] | None = None,
+        policy_logprobs: tuple[float, ...] | None = None,
+        policy_stop_reason: str | None = None,
+        observation_tokens: tuple[int, ...] | None = None,
+    ) -> Step:
+        """Build a step from values already normalised (float reward, bool flags, dicts, tuples).
+
+        The rollout engine's hot path: one attribute-dict assignment instead of twelve
+        frozen-attribute writes plus ``__post_init__``.
+        """
+        step = _new(cls)
+        _set(
+            step,
+            "__dict__",
+            {
+                "observation": observation,
+                "action": action,
+                "reward": reward,
+                "next_observation": next_observation,
+                "terminated": terminated,
+                "truncated": truncated,
+                "info": info,
+                "policy_info": policy_info,
+                "policy_tokens": policy_tokens,
+                "policy_logprobs": policy_logprobs,
+                "policy_stop_reason": policy_stop_reason,
+                "observation_tokens": observation_tokens,
+            },
+        )
+        return step
+
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (optional token fields only when set)."""
         data: dict[str, Any] = {
@@ -119,6 +166,11 @@ class Step:
             policy_stop_reason=data.get("policy_stop_reason"),
             observation_tokens=_optional_tuple(data.get("observation_tokens")),
         )
+
+
+# Steps built by the engine's fast path leave ``policy_info`` out of the instance dict;
+# it then reads as this shared, read-only empty mapping.
+Step.policy_info = MappingProxyType({})  # type: ignore[misc,assignment]
 
 
 @dataclass(frozen=True, slots=True)

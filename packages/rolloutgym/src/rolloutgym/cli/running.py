@@ -126,29 +126,29 @@ def play_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps"),
 ) -> None:
     """Play one episode yourself at the terminal (the 'human' policy)."""
-    from rolloutgym_protocol import AsyncEnv
-
     from ..builtin.policies import HumanPolicy
     from ..registry import get_registry
-    from ..rollouts import arollout, rollout
+    from ..rollouts import arollout
 
     registry = get_registry()
     spec = registry.resolve_env(env).spec
     chosen: Any = None if task is None else (int(task) if task.lstrip("-").isdigit() else task)
-    environment = registry.make(spec.id, task=chosen)
     policy = HumanPolicy()
+
+    async def episode() -> Any:
+        environment = registry.make(spec.id, task=chosen)
+        try:
+            return await arollout(environment, policy, seed=seed, max_steps=max_steps or spec.max_steps)
+        finally:
+            closing = environment.close()
+            if asyncio.iscoroutine(closing):
+                await closing
+
     try:
-        if isinstance(environment, AsyncEnv):
-            trajectory = asyncio.run(arollout(environment, policy, seed=seed, max_steps=max_steps or spec.max_steps))
-        else:
-            trajectory = rollout(environment, policy, seed=seed, max_steps=max_steps or spec.max_steps)
+        trajectory = asyncio.run(episode())
     except (EOFError, KeyboardInterrupt):
         console.print("\nstopped.")
         raise typer.Exit(1) from None
-    finally:
-        closing = environment.close()
-        if asyncio.iscoroutine(closing):
-            asyncio.run(closing)
     score = trajectory.score
     console.print(f"episode over after {len(trajectory)} steps ({trajectory.stop_reason}); reward {score.value:g}")
     if score.feedback:

@@ -16,7 +16,10 @@ from rolloutgym_protocol.errors import InvalidAction
 __all__ = ["arollout", "bind_policy", "rollout"]
 
 _PolicyOutput = PolicyOutput
-_Step = Step
+_trusted = Step._trusted
+_StepClass = Step
+_new = object.__new__
+_set = object.__setattr__
 
 
 def _tag(exc: BaseException, where: str, step: int) -> None:
@@ -66,7 +69,7 @@ def _make_step(observation: Any, action: Any, output: Any, result: tuple[Any, fl
     next_observation, reward, terminated, truncated, info = result
     if type(output) is _PolicyOutput:
         # Sampling fields live in their own Step fields (not duplicated in policy_info).
-        return _Step(
+        return _trusted(
             observation,
             action,
             reward,
@@ -80,7 +83,7 @@ def _make_step(observation: Any, action: Any, output: Any, result: tuple[Any, fl
             output.stop_reason,
             output.prompt_tokens,
         )
-    return _Step(observation, action, reward, next_observation, terminated, truncated, info, {})
+    return _trusted(observation, action, reward, next_observation, terminated, truncated, info, {})
 
 
 def _check_action(environment: Any, action: Any, index: int) -> None:
@@ -142,8 +145,12 @@ def rollout(
     terminated = truncated = False
     stop_reason: str | None = None
     env_step = environment.step
+    budget = -1 if max_steps is None else max_steps
+    # Locals instead of globals/builtins in the hot loop (LOAD_FAST is cheaper).
+    policy_output_type, step_type, new, set_attribute = _PolicyOutput, _StepClass, _new, _set
+    type_of, has_attribute, float_type, bool_type, dict_type = type, hasattr, float, bool, dict
     while True:
-        if max_steps is not None and index >= max_steps:
+        if index == budget:
             truncated, stop_reason = True, "max_steps"
             break
         if deadline is not None and time.monotonic() >= deadline:
@@ -154,24 +161,62 @@ def rollout(
         except Exception as exc:
             _tag(exc, "policy", index)
             raise
-        if inspect.isawaitable(output):
+        if type_of(output) is policy_output_type:
+            action = output.action
+        elif has_attribute(type_of(output), "__await__") and inspect.isawaitable(output):
             close = getattr(output, "close", None)
             if close is not None:
                 close()
             raise TypeError("synchronous policies must return an action; use arollout() for async policies")
-        action = output.action if type(output) is _PolicyOutput else output
+        else:
+            action = output
         if check_actions:
             _check_action(environment, action, index)
         try:
-            result = _validated(env_step(action), environment, index)
+            result = env_step(action)
+            # Fast path for well-typed results; validate_step_result names the env and step otherwise.
+            try:
+                next_observation, reward, step_terminated, step_truncated, info = result
+            except (TypeError, ValueError):
+                next_observation, reward, step_terminated, step_truncated, info = validate_step_result(
+                    result, env=environment, step_index=index
+                )
+            if not (
+                type_of(reward) is float_type
+                and reward - reward == 0.0
+                and type_of(step_terminated) is bool_type
+                and type_of(step_truncated) is bool_type
+                and type_of(info) is dict_type
+            ):
+                next_observation, reward, step_terminated, step_truncated, info = validate_step_result(
+                    result, env=environment, step_index=index
+                )
         except Exception as exc:
             _tag(exc, "env", index)
             raise
-        append(_make_step(current, action, output, result))
-        current = result[0]
+        if type_of(output) is policy_output_type:
+            append(_make_step(current, action, output, result))
+        else:
+            # Inlined Step._trusted: unset fields fall back to the class defaults (None, empty policy_info).
+            step = new(step_type)
+            set_attribute(
+                step,
+                "__dict__",
+                {
+                    "observation": current,
+                    "action": action,
+                    "reward": reward,
+                    "next_observation": next_observation,
+                    "terminated": step_terminated,
+                    "truncated": step_truncated,
+                    "info": info,
+                },
+            )
+            append(step)
+        current = next_observation
         index += 1
-        if result[2] or result[3]:
-            terminated, truncated = result[2], result[3]
+        if step_terminated or step_truncated:
+            terminated, truncated = step_terminated, step_truncated
             stop_reason = "terminated" if terminated else "truncated"
             break
     return Trajectory(
