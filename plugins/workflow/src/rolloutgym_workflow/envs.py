@@ -1,0 +1,221 @@
+"""``WorkflowEnv``: a compiled ``workflow``/``custom`` environment for one task (a ``gymnasium.Env``).
+
+Chat-environment convention: the first observation is the system prompt and the task; each
+action is an assistant message whose tool calls run in order, and the observation is one
+``{"role": "tool", ...}`` message per call. A message without tool calls is the final
+answer: the episode terminates and the verifier grades the final state and answer
+(``info["score"]``). Unknown tools, malformed or invalid arguments come back as
+``error: ...`` tool messages and count in ``info["invalid_actions"]``. After
+``max_tool_calls`` calls further calls are refused; a message that still calls tools then
+ends the episode (truncated, graded as it stands).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import gymnasium as gym
+from rolloutgym.declarative import Task
+from rolloutgym.verifiers import ToolCallRecord, VerifierContext
+from rolloutgym_protocol import spaces
+from rolloutgym_protocol.errors import ConfigError
+
+from ._arguments import parse_arguments
+from ._tools import ToolError
+from .template import Program
+
+__all__ = ["WorkflowEnv"]
+
+Messages = list[dict[str, Any]]
+
+
+def _system_prompt(program: Program) -> str:
+    prompt = (
+        f"You are an autonomous agent operating in the '{program.name}' environment. Use the provided tools to "
+        "complete the task. When done, produce a clear final answer."
+    )
+    if program.description:
+        prompt += "\n\n" + program.description
+    return prompt
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
+    return "" if content is None else str(content)
+
+
+def _encode(result: Any) -> str:
+    try:
+        return json.dumps(result, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        return json.dumps(repr(result))
+
+
+class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
+    """One task of a declarative ``workflow``/``custom`` environment.
+
+    Args:
+        program: the compiled environment (``template.compile_program``).
+        task: the task to play.
+        max_tool_calls: tool calls allowed per episode (default 20).
+        judge: the policy ``llm_judge`` primitives ask: a policy object or ``"provider:model"``.
+    """
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, program: Program, task: Task | None, *, max_tool_calls: int | str = 20, judge: Any = None) -> None:
+        if task is None:
+            raise ConfigError(f"environment {program.slug!r} needs a task: make it with task=INDEX or a Task")
+        try:
+            max_tool_calls = int(max_tool_calls)
+        except (TypeError, ValueError):
+            raise ConfigError(f"max_tool_calls must be an integer, got {max_tool_calls!r}") from None
+        if max_tool_calls < 1:
+            raise ConfigError(f"max_tool_calls must be at least 1, got {max_tool_calls}")
+        if isinstance(judge, str):
+            from rolloutgym.registry import get_registry
+
+            judge = get_registry().make_policy(judge)
+        if judge is None and program.verifier.requires_judge:
+            raise ConfigError(
+                f"environment {program.slug!r}: its verifier has an llm_judge primitive, which needs a judge policy; "
+                "pass --env-arg judge=PROVIDER:MODEL (e.g. judge=openai:gpt-4o-mini)"
+            )
+        self.program = program
+        self.task = task
+        self.max_tool_calls = max_tool_calls
+        self.judge = judge
+        self.tools = program.definitions
+        self.observation_space = spaces.messages.chat()
+        self.action_space = spaces.messages.message(roles=("assistant",))
+        self.state: dict[str, Any] = program.fresh_state()
+        self.records: list[ToolCallRecord] = []
+        self._invalid = 0
+        self._oracle_position = 0
+        self._done = True
+        self._closed = False
+
+    # -- episode --------------------------------------------------------------------
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Messages, dict[str, Any]]:
+        super().reset(seed=seed)
+        self.state = self.program.fresh_state()
+        self.records = []
+        self._invalid = 0
+        self._oracle_position = 0
+        self._done = False
+        user = self.task.instruction
+        if self.task.input is not None:
+            user += "\n\nInput:\n" + json.dumps(self.task.input, indent=2)
+        messages = [{"role": "system", "content": _system_prompt(self.program)}, {"role": "user", "content": user}]
+        return messages, {"task_id": self.task.id}
+
+    def step(self, action: Any) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("reset() must be called before step() and after an episode ends")
+        if isinstance(action, str):
+            return self._finish(action, truncated=False)
+        if not isinstance(action, Mapping):
+            self._invalid += 1
+            message = f"error: send an assistant message {{'role': 'assistant', 'content': ..., 'tool_calls'?: [...]}}, not {type(action).__name__}"
+            return [{"role": "user", "content": message}], 0.0, False, False, self._info()
+        calls = action.get("tool_calls")
+        if not calls:
+            return self._finish(_text(action.get("content")), truncated=False)
+        if not isinstance(calls, list):
+            calls = [calls]
+        if len(self.records) >= self.max_tool_calls:
+            return self._finish(_text(action.get("content")), truncated=True)
+        observations = []
+        for call in calls:
+            observations.append(self._call(call))
+        return observations, 0.0, False, False, self._info()
+
+    def _call(self, call: Any) -> dict[str, Any]:
+        position = len(self.records)
+        if not isinstance(call, Mapping):
+            self._invalid += 1
+            self.records.append(ToolCallRecord("", call, None, "malformed tool call"))
+            return {"role": "tool", "tool_call_id": f"call_{position}", "content": "error: a tool call must be an object {\"name\": ..., \"arguments\": {...}}"}
+        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        name = function.get("name")
+        raw_arguments = function.get("arguments")
+        call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{position}"
+
+        def fail(error: str, *, invalid: bool, arguments: Any = raw_arguments) -> dict[str, Any]:
+            if invalid:
+                self._invalid += 1
+            self.records.append(ToolCallRecord(str(name), arguments, None, error))
+            return {"role": "tool", "tool_call_id": call_id, "content": f"error: {error}"}
+
+        if position >= self.max_tool_calls:
+            return fail(f"the tool-call budget ({self.max_tool_calls}) is spent; give your final answer now", invalid=True)
+        tool = self.program.tools.get(name) if isinstance(name, str) else None
+        if tool is None:
+            return fail(f"unknown tool {name!r:.80}; available tools: {', '.join(self.program.tools)}", invalid=True)
+        arguments, error = parse_arguments(raw_arguments)
+        if error is not None:
+            return fail(f"{tool.name}: {error}", invalid=True)
+        assert arguments is not None
+        error = tool.check(arguments)
+        if error is not None:
+            return fail(f"{tool.name}: {error}", invalid=True, arguments=arguments)
+        try:
+            result = tool.run(arguments, self.state, self.program.fixtures)
+        except ToolError as exc:
+            return fail(str(exc), invalid=False, arguments=arguments)
+        except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError) as exc:
+            return fail(f"{tool.name} failed: {type(exc).__name__}: {exc}", invalid=False, arguments=arguments)
+        self.records.append(ToolCallRecord(tool.name, arguments, result, None))
+        return {"role": "tool", "tool_call_id": call_id, "content": _encode(result)}
+
+    def _info(self) -> dict[str, Any]:
+        return {"invalid_actions": self._invalid, "tool_calls": len(self.records)}
+
+    def _finish(self, answer: str, *, truncated: bool) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
+        self._done = True
+        context = VerifierContext(
+            final_state=self.final_state(),
+            final_output=answer,
+            tool_calls=tuple(self.records),
+            task=self.task,
+            judge=self.judge,
+        )
+        score = self.program.verifier.score(context)
+        info = self._info()
+        info["score"] = score.to_dict()
+        info["passed"] = bool(score.metadata.get("passed"))
+        info["state"] = json.loads(_encode(self.state))
+        return [], score.value, not truncated, truncated, info
+
+    def final_state(self) -> dict[str, Any]:
+        """What verifiers see: the fixtures overlaid with the mutable state (as the SDK does)."""
+        if not self.program.fixtures:
+            return self.state
+        return {**self.program.fixtures, **self.state}
+
+    # -- reference solution ---------------------------------------------------------
+
+    def oracle_action(self) -> dict[str, Any]:
+        """The next step of the task's reference solution, then its final answer."""
+        actions = self.task.reference_actions
+        if self._oracle_position < len(actions):
+            entry = actions[self._oracle_position]
+            self._oracle_position += 1
+            if "role" in entry:
+                return dict(entry)
+            call = {"id": f"call_{self._oracle_position - 1}", "name": entry["name"], "arguments": dict(entry.get("arguments", {}))}
+            return {"role": "assistant", "content": "", "tool_calls": [call]}
+        return {"role": "assistant", "content": self.task.reference_answer or "Done."}
+
+    def null_action(self) -> dict[str, Any]:
+        return {"role": "assistant", "content": ""}
+
+    def close(self) -> None:
+        self._closed = True
+        self._done = True

@@ -1,0 +1,92 @@
+"""The ``workflow`` and ``custom`` template compilers (``rolloutgym_templates`` entry points).
+
+``compile_workflow(environment)`` validates the config, compiles every tool once and returns
+``factory(task, **kwargs) -> WorkflowEnv``; each env gets a fresh copy of the mutable state
+at every reset, while fixtures are shared and never written.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from rolloutgym.declarative import Environment, Task, validate_config
+from rolloutgym.verifiers import Verifier, build_verifier
+
+from ._tools import CompiledTool, compile_custom_tool, compile_workflow_tool
+
+__all__ = ["Program", "compile_custom", "compile_program", "compile_workflow"]
+
+
+def _freeze(value: Any) -> Any:
+    """A deep copy the env never mutates (fixtures)."""
+    return copy.deepcopy(value)
+
+
+@dataclass(frozen=True)
+class Program:
+    """A compiled declarative environment: tools, fixtures, initial state, verifier and prompt."""
+
+    name: str
+    slug: str
+    template: str
+    description: str | None
+    tools: dict[str, CompiledTool]
+    fixtures: Mapping[str, Any]
+    initial_state: Mapping[str, Any]
+    verifier: Verifier
+    definitions: list[dict[str, Any]] = field(default_factory=list)
+
+    def fresh_state(self) -> dict[str, Any]:
+        """A new mutable state for one episode."""
+        return copy.deepcopy(dict(self.initial_state))
+
+
+def compile_program(environment: Environment, *, registry: Any = None) -> Program:
+    """Validate and compile a ``workflow`` or ``custom`` environment."""
+    config = validate_config(environment.template, environment.config)
+    if environment.template == "workflow":
+        tools = [compile_workflow_tool(tool) for tool in config["tools"]]
+        fixtures = _freeze(config.get("fixtures") or {})
+        initial = _freeze(config.get("initialMutableState") or {})
+    elif environment.template == "custom":
+        tools = [compile_custom_tool(tool) for tool in config["tools"]]
+        fixtures = {}
+        initial = _freeze(config.get("initialState") or {})
+    else:
+        raise ValueError(f"rolloutgym-workflow compiles the 'workflow' and 'custom' templates, not {environment.template!r}")
+    path = "verifier" if environment.verifier is not None else "config.defaultVerifier"
+    verifier = build_verifier(environment.verifier_config, registry=registry, path=path)
+    description = environment.description or config.get("description")
+    return Program(
+        name=environment.name or environment.slug,
+        slug=environment.slug,
+        template=environment.template,
+        description=description,
+        tools={tool.name: tool for tool in tools},
+        fixtures=fixtures,
+        initial_state=initial,
+        verifier=verifier,
+        definitions=[tool.definition for tool in tools],
+    )
+
+
+def _factory(program: Program) -> Callable[..., Any]:
+    from .envs import WorkflowEnv
+
+    def make(task: Task | None = None, **kwargs: Any) -> WorkflowEnv:
+        return WorkflowEnv(program, task, **kwargs)
+
+    return make
+
+
+def compile_workflow(environment: Environment) -> Callable[..., Any]:
+    """``workflow`` template: ``factory(task, max_tool_calls=20, judge=None) -> WorkflowEnv``."""
+    return _factory(compile_program(environment))
+
+
+def compile_custom(environment: Environment) -> Callable[..., Any]:
+    """``custom`` template: ``factory(task, max_tool_calls=20, judge=None) -> WorkflowEnv``."""
+    return _factory(compile_program(environment))
