@@ -1,0 +1,250 @@
+"""The ``openai`` policy: any OpenAI-compatible chat-completions server drives any chat env.
+
+``--policy openai:MODEL`` talks to OpenAI by default; ``--base-url`` points it at vLLM's
+server, SGLang, llama.cpp's server or anything else that speaks
+``POST /v1/chat/completions``. The conversation, tool definitions, reply parsing (OpenAI
+tool calls or Hermes ``<tool_call>`` blocks), invalid-action counters and per-trajectory
+usage come from :class:`rolloutgym.llm.ChatPolicy`; this module sends the requests.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import re
+import time
+from collections.abc import Mapping, Sequence
+from typing import Any
+from urllib.parse import urlparse
+
+from rolloutgym.llm import ChatPolicy, Completion, SamplingParams, to_openai_messages
+from rolloutgym_protocol.errors import ConfigError, PolicyError
+
+from ._http import JSONClient, RetrySettings, ServerRefused
+
+__all__ = ["DEFAULT_BASE_URL", "OpenAIChatPolicy", "make_policy"]
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+_TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+
+
+def _is_openai(base_url: str) -> bool:
+    return (urlparse(base_url).hostname or "").endswith("openai.com")
+
+
+class OpenAIChatPolicy(ChatPolicy):
+    """A :class:`~rolloutgym.llm.ChatPolicy` over ``POST {base_url}/chat/completions``.
+
+    Args:
+        model: the model name the server knows.
+        base_url: the API root (default ``$OPENAI_BASE_URL``, else OpenAI's).
+        api_key: the bearer token (default ``$OPENAI_API_KEY``); needed for OpenAI itself,
+            optional for local servers.
+        timeout: seconds one request may take before it is retried.
+        max_retries: retries on connection errors, timeouts, 429 and 5xx (exponential
+            backoff with jitter, or the server's ``Retry-After``).
+        max_concurrency: requests in flight at once (per event loop), across episodes.
+        logprobs: ``None`` asks for logprobs and stops asking when the server refuses
+            them; ``True`` always asks; ``False`` never does.
+        tool_choice: sent as is when the env has tools (``"auto"``, ``"required"``, ...).
+        parallel_tool_calls: sent when not None and the env has tools.
+        return_token_ids: ask vLLM's server for the sampled and prompt token ids
+            (``return_token_ids``); then steps record tokens, not only logprobs.
+        max_tokens_field: ``"max_tokens"`` or ``"max_completion_tokens"`` (default: the
+            latter for OpenAI, the former elsewhere).
+        extra_body: more request fields, sent verbatim (``{"top_k": 20}``).
+        headers: more request headers.
+        **chat_options: :class:`~rolloutgym.llm.ChatPolicy` options (``max_tokens``,
+            ``max_turns``, ``temperature``, ``greedy``, ``top_p``, ``stop``, ``seed``, ...).
+
+    Raises:
+        ConfigError: a malformed ``base_url`` or option.
+        PolicyError: OpenAI's API without an API key.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = 120.0,
+        max_retries: int = 4,
+        max_concurrency: int = 32,
+        logprobs: bool | None = None,
+        tool_choice: Any = None,
+        parallel_tool_calls: bool | None = None,
+        return_token_ids: bool = False,
+        max_tokens_field: str | None = None,
+        extra_body: Mapping[str, Any] | None = None,
+        headers: Mapping[str, str] | None = None,
+        **chat_options: Any,
+    ) -> None:
+        chat_options.setdefault("name", model)
+        super().__init__(**chat_options)
+        if not model:
+            raise ConfigError("the openai policy needs a model name: --policy openai:MODEL (e.g. openai:gpt-4o-mini)")
+        self.model = model
+        resolved_url = base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL
+        parsed = urlparse(resolved_url)
+        if parsed.scheme not in ("http", "https") or not parsed.netloc:
+            raise ConfigError(
+                f"base_url {resolved_url!r} is not an http(s) URL; pass e.g. --base-url http://127.0.0.1:8000/v1"
+            )
+        self.base_url = resolved_url.rstrip("/")
+        key = api_key if api_key is not None else os.environ.get("OPENAI_API_KEY")
+        if not key and _is_openai(self.base_url):
+            raise PolicyError(
+                f"openai:{model} needs an API key for {self.base_url}: set OPENAI_API_KEY or pass "
+                "--policy-arg api_key=KEY (a local server needs none: pass --base-url http://HOST:PORT/v1)"
+            )
+        if max_retries < 0:
+            raise ConfigError(f"max_retries must be 0 or more, got {max_retries}")
+        if max_tokens_field not in (None, "max_tokens", "max_completion_tokens"):
+            raise ConfigError(
+                f"max_tokens_field must be 'max_tokens' or 'max_completion_tokens', got {max_tokens_field!r}"
+            )
+        self.max_tokens_field = max_tokens_field or (
+            "max_completion_tokens" if _is_openai(self.base_url) else "max_tokens"
+        )
+        self.logprobs = logprobs
+        self._ask_logprobs = logprobs is not False
+        self.tool_choice = tool_choice
+        self.parallel_tool_calls = parallel_tool_calls
+        self.return_token_ids = return_token_ids
+        self.extra_body = dict(extra_body or {})
+        self.client = JSONClient(
+            self.base_url,
+            api_key=key or None,
+            timeout=timeout,
+            max_concurrency=max_concurrency,
+            retry=RetrySettings(max_retries=max_retries),
+            headers=headers,
+        )
+
+    def request_body(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], params: SamplingParams
+    ) -> dict[str, Any]:
+        """The JSON body of one chat-completions request."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": to_openai_messages(messages),
+            self.max_tokens_field: params.max_tokens,
+            "temperature": params.temperature,
+        }
+        if params.top_p < 1.0:
+            body["top_p"] = params.top_p
+        if params.stop:
+            body["stop"] = list(params.stop)
+        if params.seed is not None:
+            body["seed"] = params.seed
+        if tools:
+            body["tools"] = [dict(tool) for tool in tools]
+            if self.tool_choice is not None:
+                body["tool_choice"] = self.tool_choice
+            if self.parallel_tool_calls is not None:
+                body["parallel_tool_calls"] = self.parallel_tool_calls
+        if self._ask_logprobs:
+            body["logprobs"] = True
+        if self.return_token_ids:
+            body["return_token_ids"] = True
+        body.update(self.extra_body)
+        body.update(params.extra)
+        return body
+
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], params: SamplingParams
+    ) -> Completion:
+        """Send one request (retrying as configured) and turn the answer into a :class:`Completion`."""
+        started = time.perf_counter()
+        try:
+            response = await self.client.post("/chat/completions", self.request_body(messages, tools, params))
+        except ServerRefused as exc:
+            if not (
+                self.logprobs is None
+                and self._ask_logprobs
+                and exc.status == 400
+                and "logprob" in exc.server_message.lower()
+            ):
+                raise
+            self._ask_logprobs = False  # the server does not offer logprobs: stop asking
+            response = await self.client.post("/chat/completions", self.request_body(messages, tools, params))
+        return parse_response(response, self.base_url, latency=time.perf_counter() - started)
+
+
+def _token_ids_from_logprobs(entries: Sequence[Mapping[str, Any]]) -> list[int] | None:
+    ids = []
+    for entry in entries:
+        match = _TOKEN_ID.match(str(entry.get("token", "")))
+        if match is None:
+            return None
+        ids.append(int(match.group(1)))
+    return ids
+
+
+def parse_response(response: Mapping[str, Any], base_url: str, *, latency: float = 0.0) -> Completion:
+    """Turn a chat-completions response body into a :class:`Completion`.
+
+    Raises:
+        PolicyError: the body has no choice or no message.
+    """
+    choices = response.get("choices")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
+        raise PolicyError(f"the server at {base_url} answered without choices: {str(response)[:300]}")
+    choice = choices[0]
+    message = choice.get("message")
+    if not isinstance(message, Mapping):
+        raise PolicyError(f"the server at {base_url} answered a choice without a message: {str(choice)[:300]}")
+    logprobs: list[float] | None = None
+    tokens: list[int] | None = None
+    entries = (choice.get("logprobs") or {}).get("content") if isinstance(choice.get("logprobs"), Mapping) else None
+    if isinstance(entries, list) and entries:
+        logprobs = [float(entry.get("logprob", 0.0)) for entry in entries if isinstance(entry, Mapping)]
+        tokens = _token_ids_from_logprobs(entries)
+    if isinstance(choice.get("token_ids"), list):
+        tokens = [int(token) for token in choice["token_ids"]]
+    info: dict[str, Any] = {"finish_reason": choice.get("finish_reason"), "latency_s": round(latency, 6)}
+    if response.get("id"):
+        info["response_id"] = response["id"]
+    if response.get("model"):
+        info["server_model"] = response["model"]
+    if tokens is not None and logprobs is not None and len(tokens) != len(logprobs):
+        info["logprobs_unaligned"] = logprobs  # kept, but not passed off as per-token logprobs
+        logprobs = None
+    usage_raw = response.get("usage") if isinstance(response.get("usage"), Mapping) else {}
+    usage = {
+        key: int(value) for key, value in usage_raw.items() if isinstance(value, int) and not isinstance(value, bool)
+    }
+    prompt_ids = response.get("prompt_token_ids")
+    prompt_tokens = [int(token) for token in prompt_ids] if isinstance(prompt_ids, list) else None
+    return Completion(
+        message=dict(message),
+        tokens=tokens,
+        logprobs=logprobs,
+        prompt_tokens=prompt_tokens if tokens is not None else None,
+        stop_reason=choice.get("finish_reason"),
+        usage=usage,
+        info=info,
+    )
+
+
+def make_policy(model: str | None = None, **options: Any) -> OpenAIChatPolicy:
+    """The ``openai`` provider's factory: ``--policy openai:MODEL [--base-url URL] [--policy-arg KEY=VALUE]``."""
+    if not model:
+        raise ConfigError("the openai policy needs a model name: --policy openai:MODEL (e.g. openai:gpt-4o-mini)")
+    known = _option_names()
+    unknown = sorted(set(options) - known)
+    if unknown:
+        raise ConfigError(
+            f"openai policy: unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(known))}"
+        )
+    return OpenAIChatPolicy(model, **options)
+
+
+def _option_names() -> set[str]:
+    names = set()
+    for cls in (OpenAIChatPolicy, ChatPolicy):
+        for parameter in inspect.signature(cls.__init__).parameters.values():
+            if parameter.kind is inspect.Parameter.KEYWORD_ONLY:
+                names.add(parameter.name)
+    return names

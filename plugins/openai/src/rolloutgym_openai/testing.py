@@ -1,0 +1,283 @@
+"""A real, local OpenAI-compatible chat-completions server for tests and benchmarks.
+
+:class:`ChatCompletionsServer` listens on ``127.0.0.1`` (an ephemeral port), speaks the
+``POST /v1/chat/completions`` wire format, and answers from a script of :class:`Reply`
+objects, then from a default responder. It is a real HTTP server (stdlib
+``http.server`` in a background thread), so the adapter's retries, timeouts and
+concurrency are exercised over real sockets::
+
+    with ChatCompletionsServer([Reply(status=429), Reply(content="42")]) as server:
+        policy = make_policy("test-model", base_url=server.url)
+
+The default responder calls the first tool the request offers (arguments filled from the
+tool's JSON schema) or answers ``"42"``; it reports usage and, when asked for, one logprob
+per whitespace-separated piece.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = ["ChatCompletionsServer", "Reply", "default_reply"]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """One scripted answer of :class:`ChatCompletionsServer`.
+
+    Attributes:
+        content: the assistant text.
+        tool_calls: rolloutgym-shaped calls ``{"id"?, "name", "arguments": {...} | str}``
+            (a string is sent as is, so malformed JSON can be scripted).
+        status: an HTTP status other than 200 answers with an OpenAI-style error body.
+        headers: extra response headers (``Retry-After``, ``retry-after-ms``).
+        delay: seconds to wait before answering (latency, or a hang for timeout tests).
+        finish_reason: defaults to ``"tool_calls"`` with calls, else ``"stop"``.
+        raw_body: send these bytes instead of a JSON body (a broken server).
+        token_ids: add vLLM-style ``token_ids`` to the choice and ``prompt_token_ids``.
+    """
+
+    content: str | None = ""
+    tool_calls: tuple[Mapping[str, Any], ...] = ()
+    status: int = 200
+    headers: Mapping[str, str] = field(default_factory=dict)
+    delay: float = 0.0
+    finish_reason: str | None = None
+    raw_body: bytes | None = None
+    token_ids: tuple[int, ...] | None = None
+
+
+def _placeholder(schema: Mapping[str, Any]) -> Any:
+    kind = schema.get("type")
+    if "enum" in schema and schema["enum"]:
+        return schema["enum"][0]
+    if kind == "integer":
+        return 1
+    if kind == "number":
+        return 1.0
+    if kind == "boolean":
+        return True
+    if kind == "array":
+        return []
+    if kind == "object":
+        return {name: _placeholder(sub) for name, sub in (schema.get("properties") or {}).items()}
+    return "x"
+
+
+def default_reply(request: Mapping[str, Any]) -> Reply:
+    """Call the first offered tool with schema-filled arguments, else answer ``"42"``."""
+    tools = request.get("tools") or []
+    if tools:
+        function = tools[0].get("function", {})
+        arguments = _placeholder(function.get("parameters") or {"type": "object"})
+        return Reply(content="", tool_calls=({"name": function.get("name", "tool"), "arguments": arguments},))
+    return Reply(content="42")
+
+
+def _wire_calls(calls: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    wire = []
+    for index, call in enumerate(calls):
+        arguments = call.get("arguments", {})
+        wire.append(
+            {
+                "id": call.get("id", f"call_{index}"),
+                "type": "function",
+                "function": {
+                    "name": call.get("name", ""),
+                    "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments),
+                },
+            }
+        )
+    return wire
+
+
+class ChatCompletionsServer:
+    """A scripted OpenAI-compatible server on ``127.0.0.1``; use as a context manager.
+
+    Args:
+        script: replies used in order, one per request; afterwards ``responder`` answers.
+        responder: ``responder(request_body) -> Reply`` (default :func:`default_reply`).
+        latency: seconds added to every reply (the fixed model latency of benchmarks).
+        model: the model name reported in responses.
+
+    Attributes:
+        requests: the JSON bodies received, in arrival order.
+        url: ``http://127.0.0.1:PORT/v1`` (set once started).
+    """
+
+    def __init__(
+        self,
+        script: Iterable[Reply] = (),
+        *,
+        responder: Callable[[Mapping[str, Any]], Reply] = default_reply,
+        latency: float = 0.0,
+        model: str = "test-model",
+    ) -> None:
+        self._script: deque[Reply] = deque(script)
+        self._responder = responder
+        self.latency = latency
+        self.model = model
+        self.requests: list[dict[str, Any]] = []
+        self.in_flight = 0
+        self.max_in_flight = 0
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._counter = 0
+
+    @property
+    def url(self) -> str:
+        if self._server is None:
+            raise RuntimeError("the server is not running; use it as 'with ChatCompletionsServer() as server:'")
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> ChatCompletionsServer:
+        self.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        """Start listening on an ephemeral port of 127.0.0.1."""
+        handler = _make_handler(self)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, name="chat-completions-server", daemon=True)
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Stop the server and close its socket."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+            self._thread = None
+
+    def _next_reply(self, body: Mapping[str, Any]) -> tuple[Reply, int]:
+        with self._lock:
+            self.requests.append(dict(body))
+            self._counter += 1
+            number = self._counter
+            reply = self._script.popleft() if self._script else None
+        return (reply if reply is not None else self._responder(body)), number
+
+    def _response_body(self, body: Mapping[str, Any], reply: Reply, number: int) -> dict[str, Any]:
+        message: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            message["tool_calls"] = _wire_calls(reply.tool_calls)
+        finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
+        pieces = (reply.content or "").split() or [reply.content or ""]
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish, "logprobs": None}
+        if body.get("logprobs"):
+            # One entry per sampled token, as a real server sends; token ids when scripted.
+            if reply.token_ids is None:
+                tokens = pieces
+            elif body.get("return_tokens_as_token_ids"):
+                tokens = [f"token_id:{token}" for token in reply.token_ids]
+            else:
+                tokens = [f"<{token}>" for token in reply.token_ids]
+            choice["logprobs"] = {
+                "content": [
+                    {"token": token, "logprob": -0.25 * (index + 1), "bytes": None, "top_logprobs": []}
+                    for index, token in enumerate(tokens)
+                ]
+            }
+        prompt_tokens = sum(len(str(item.get("content") or "").split()) + 4 for item in body.get("messages") or [])
+        completion_tokens = len(reply.token_ids) if reply.token_ids is not None else len(pieces)
+        response: dict[str, Any] = {
+            "id": f"chatcmpl-{number}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": body.get("model") or self.model,
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+        if reply.token_ids is not None and body.get("return_token_ids"):
+            choice["token_ids"] = list(reply.token_ids)
+            response["prompt_token_ids"] = list(range(1, prompt_tokens + 1))
+        return response
+
+
+def _make_handler(server: ChatCompletionsServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
+            return  # keep test output clean
+
+        def _send(self, status: int, payload: bytes, headers: Mapping[str, str] = {}) -> None:  # noqa: B006
+            try:
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(payload)))
+                for key, value in headers.items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(payload)
+            except (BrokenPipeError, ConnectionResetError):
+                self.close_connection = True  # the client gave up (a timeout test)
+
+        def do_GET(self) -> None:  # noqa: N802 - stdlib naming
+            if self.path.rstrip("/").endswith("/models"):
+                self._send(
+                    200, json.dumps({"object": "list", "data": [{"id": server.model, "object": "model"}]}).encode()
+                )
+            else:
+                self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
+
+        def do_POST(self) -> None:  # noqa: N802 - stdlib naming
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length)
+            if not self.path.rstrip("/").endswith("/chat/completions"):
+                self._send(
+                    404, json.dumps({"error": {"message": f"no route {self.path}", "type": "not_found"}}).encode()
+                )
+                return
+            try:
+                body = json.loads(raw)
+            except json.JSONDecodeError:
+                self._send(
+                    400,
+                    json.dumps(
+                        {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
+                    ).encode(),
+                )
+                return
+            reply, number = server._next_reply(body)
+            with server._lock:
+                server.in_flight += 1
+                server.max_in_flight = max(server.max_in_flight, server.in_flight)
+            try:
+                delay = server.latency + reply.delay
+                if delay > 0:
+                    time.sleep(delay)
+            finally:
+                with server._lock:
+                    server.in_flight -= 1
+            if reply.raw_body is not None:
+                self._send(reply.status, reply.raw_body, reply.headers)
+            elif reply.status != 200:
+                error = {
+                    "error": {"message": f"scripted error {reply.status}", "type": "server_error", "code": reply.status}
+                }
+                self._send(reply.status, json.dumps(error).encode(), reply.headers)
+            else:
+                payload = json.dumps(server._response_body(body, reply, number)).encode()
+                self._send(200, payload, reply.headers)
+
+    return Handler
