@@ -163,13 +163,11 @@ async def _run_member(
             metadata=_member_metadata(metadata, member, member_seed),
         )
     finally:
-        # Shielded so a cancelled group still closes what it opened.
-        closing = asyncio.ensure_future(_close(environment))
-        try:
-            await asyncio.shield(closing)
-        except asyncio.CancelledError:
+        # Runs also when the member is cancelled: the cancellation was delivered once,
+        # so awaiting close() here completes and the env is not left open.
+        closing = environment.close()
+        if closing is not None and inspect.isawaitable(closing):
             await closing
-            raise
     trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
     return trajectory
 
