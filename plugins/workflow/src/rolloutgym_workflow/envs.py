@@ -91,14 +91,28 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         self.max_tool_calls = max_tool_calls
         self.judge = judge
         self.tools = program.definitions
-        self.observation_space = spaces.messages.chat()
-        self.action_space = spaces.messages.message(roles=("assistant",))
         self.state: dict[str, Any] = program.fresh_state()
         self.records: list[ToolCallRecord] = []
         self._invalid = 0
         self._oracle_position = 0
         self._done = True
         self._closed = False
+
+    # Spaces are built on first use: constructing them costs milliseconds (a pydantic
+    # adapter each), more than a whole episode of dictionary work.
+    @property  # type: ignore[override]
+    def observation_space(self) -> Any:
+        space = self.__dict__.get("_observation_space")
+        if space is None:
+            space = self.__dict__["_observation_space"] = spaces.messages.chat()
+        return space
+
+    @property  # type: ignore[override]
+    def action_space(self) -> Any:
+        space = self.__dict__.get("_action_space")
+        if space is None:
+            space = self.__dict__["_action_space"] = spaces.messages.message(roles=("assistant",))
+        return space
 
     # -- episode --------------------------------------------------------------------
 

@@ -1,0 +1,179 @@
+"""``workflow/refund-v0``: retail customer support with written policy rules.
+
+The environment is an ordinary declarative ``workflow`` :class:`Environment` (so it is also
+an example of the template): read-only fixtures (customers, catalogue, orders), write tools
+that append to the mutable state (``verifications``, ``refunds``, ``cancellations``,
+``exchanges``, ``address_changes``), and the policy in the description. Every task's
+``hidden_ground_truth`` is the mutable state after replaying its reference actions on a
+fresh copy of the world; the verifier requires that state exactly and a final answer (plus
+the answer terms of information tasks). Tasks that must be refused expect no write at all
+beyond identity verification.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+from typing import Any
+
+from rolloutgym.declarative import Environment, Task, action_tool, lookup_tool, primitive, verifier_config, workflow_config
+
+from ._refund_tasks import draft_tasks
+from ._refund_world import TODAY, WINDOW_START, build_world
+
+__all__ = ["POLICY", "make_refund_env", "refund_environment", "refund_fingerprint", "refund_tasks"]
+
+POLICY = f"""\
+Retail support policy. Today is {TODAY.isoformat()}.
+1. Authenticate first. Find the customer by the email they give (find_customer_by_email), then call
+   verify_identity once with that customer's id and email, before looking at or changing any order.
+   If no customer has that email, do not look at or change any order.
+2. Only act on orders of the authenticated customer (an order's customer_id must match).
+3. Refunds (issue_refund, one call per order): only for orders with status 'delivered' whose delivered_on
+   is on or after {WINDOW_START.isoformat()} (30 days). The amount is what the customer asks for: the full
+   remaining amount (total_paid minus refunded_amount) for a full refund, the item's quantity x unit_price for
+   an item. Never refund more than total_paid minus refunded_amount; if asked for more, refund nothing.
+4. Cancellations (cancel_order): only orders with status 'pending' or 'processing'.
+5. Address changes (update_shipping_address): only orders with status 'pending' or 'processing'; pass the new
+   address exactly as the customer gives it, as {{"street", "city", "zip"}}.
+6. Exchanges (exchange_item): only delivered orders inside the same 30-day window, for another variant of the
+   same product (same product_id) that is in stock. Variants of a product cost the same.
+7. If a request breaks a rule, do not call any write tool for it, and tell the customer why.
+8. Finish with a short final answer to the customer (a message without tool calls)."""
+
+_STATE = {"verifications": [], "refunds": [], "cancellations": [], "exchanges": [], "address_changes": []}
+
+_ADDRESS = {
+    "type": "object",
+    "properties": {"street": {"type": "string"}, "city": {"type": "string"}, "zip": {"type": "string"}},
+    "required": ["street", "city", "zip"],
+    "additionalProperties": False,
+}
+
+
+def _tools() -> list[dict[str, Any]]:
+    return [
+        lookup_tool("find_customer_by_email", from_array="customers", match_field="email", description="Find a customer by email address.", params_schema={"email": "string"}),
+        {
+            "kind": "lookup",
+            "name": "get_order",
+            "description": "Read an order: status, dates, items, total_paid, refunded_amount, shipping address.",
+            "fixturePath": "orders.${args.order_id}",
+            "paramsSchema": {"order_id": "string"},
+        },
+        lookup_tool("list_customer_orders", from_array="customer_orders", match_field="customer_id", description="List the order ids of a customer.", params_schema={"customer_id": "string"}),
+        lookup_tool("get_product", from_array="catalog", match_field="product_id", description="Read a product and its variants (sku, options, in_stock).", params_schema={"product_id": "string"}),
+        {
+            "kind": "action",
+            "name": "verify_identity",
+            "description": "Record that the customer was authenticated (customer id and the email they gave).",
+            "appendTo": "verifications",
+            "value": {"customer_id": "${args.customer_id}", "email": "${args.email}"},
+            "paramsSchema": {"customer_id": "string", "email": "string"},
+        },
+        {
+            "kind": "action",
+            "name": "issue_refund",
+            "description": "Refund an amount (in dollars) on an order.",
+            "appendTo": "refunds",
+            "value": {"order_id": "${args.order_id}", "amount": "${args.amount}"},
+            "paramsSchema": {"order_id": "string", "amount": "number"},
+        },
+        action_tool("cancel_order", state_array="cancellations", description="Cancel an order that has not shipped.", params_schema={"order_id": "string"}),
+        action_tool(
+            "exchange_item",
+            state_array="exchanges",
+            description="Exchange the item with sku for the variant new_sku of the same product.",
+            params_schema={"order_id": "string", "sku": "string", "new_sku": "string"},
+        ),
+        {
+            "kind": "action",
+            "name": "update_shipping_address",
+            "description": "Change the shipping address of an order that has not shipped.",
+            "appendTo": "address_changes",
+            "value": {"order_id": "${args.order_id}", "address": "${args.address}"},
+            "paramsSchema": {"order_id": "string", "address": _ADDRESS},
+        },
+    ]
+
+
+def _verifier() -> dict[str, Any]:
+    return verifier_config(
+        primitive("state", "ground_truth_match", tolerance=0.005, weight=3),
+        primitive("answered", "final_answer", weight=1),
+        primitive("answer_terms", "contains_terms", terms_from_task="answer_terms", case_sensitive=False, weight=1),
+        scoring="binary",
+    )
+
+
+@functools.cache
+def refund_environment() -> Environment:
+    """The environment with all tasks and their replayed ground truth (built once per process)."""
+    world = build_world()
+    drafts = draft_tasks(world)
+    environment = Environment(
+        slug="refund",
+        name="Retail Support",
+        template="workflow",
+        description=POLICY,
+        config=workflow_config(tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))),
+        verifier=_verifier(),
+    )
+    from .template import compile_program
+
+    program = compile_program(environment)
+    tasks = []
+    for draft in drafts:
+        task = Task(
+            instruction=draft["instruction"],
+            split=draft["split"],
+            id=draft["id"],
+            reference_actions=draft["reference_actions"],
+            reference_answer=draft["reference_answer"],
+            metadata=draft["metadata"],
+        )
+        task.hidden_ground_truth = _replay(program, task)
+        tasks.append(task)
+    environment.tasks = tasks
+    return environment
+
+
+def _replay(program: Any, task: Task) -> dict[str, Any]:
+    """The mutable state after the reference actions, on a fresh copy of the world."""
+    from .envs import WorkflowEnv
+
+    environment = WorkflowEnv(program, task, max_tool_calls=100)
+    environment.reset()
+    for entry in task.reference_actions:
+        observations, _, _, _, info = environment.step({"role": "assistant", "content": "", "tool_calls": [{"id": "ref", **entry}]})
+        if info["invalid_actions"]:  # a lookup may rightly find nothing; a malformed call is a bug
+            raise RuntimeError(f"refund-v0 task {task.id}: reference action {entry} is invalid: {observations[0]['content']}")
+    state = json.loads(json.dumps(environment.state))
+    environment.close()
+    return state
+
+
+def refund_tasks() -> list[Task]:
+    """The tasks of ``workflow/refund-v0`` (ids like ``full_refund-1``; splits in the data)."""
+    return list(refund_environment().tasks)
+
+
+def refund_fingerprint() -> str:
+    """sha256 of the environment payload: changes only with a new version of the env."""
+    payload = json.dumps(refund_environment().to_payload(), sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(payload.encode()).hexdigest()
+
+
+@functools.cache
+def _program() -> Any:
+    from .template import compile_program
+
+    return compile_program(refund_environment())
+
+
+def make_refund_env(task: Task | None = None, **kwargs: Any) -> Any:
+    """The env factory of ``workflow/refund-v0`` (``max_tool_calls`` defaults to 20)."""
+    from .envs import WorkflowEnv
+
+    return WorkflowEnv(_program(), task if task is not None else refund_tasks()[0], **kwargs)
