@@ -1,0 +1,37 @@
+"""Choosing a backend and opening an episode's session."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rolloutgym_protocol.errors import ConfigError
+
+from ._results import Limits
+from ._sources import DatabaseSource
+
+__all__ = ["BACKENDS", "check_backend", "open_session"]
+
+BACKENDS = ("sqlite", "duckdb")
+
+
+def check_backend(backend: str) -> str:
+    """Validate a backend name (case-insensitive) and return it in lower case."""
+    name = str(backend).strip().lower()
+    if name not in BACKENDS:
+        raise ConfigError(f"unknown SQL backend {backend!r}; choose one of: {', '.join(BACKENDS)} (e.g. --backend duckdb)")
+    if name == "duckdb":
+        from ._duckdb import import_duckdb
+
+        import_duckdb()
+    return name
+
+
+def open_session(backend: str, source: DatabaseSource, *, read_only: bool, limits: Limits) -> Any:
+    """A fresh, isolated database session for one episode."""
+    if backend == "duckdb":
+        from ._duckdb import DuckDBSession
+
+        return DuckDBSession(source, read_only=read_only, limits=limits)
+    from ._sqlite import SqliteSession
+
+    return SqliteSession(source, read_only=read_only, limits=limits)
