@@ -1,0 +1,16 @@
+"""Parse .env files: KEY=VALUE lines, '#' comments and blank lines are ignored."""
+
+
+def parse_env(text):
+    """Return a dict of the KEY=VALUE pairs in ``text``."""
+    values = {}
+    for raw in text.splitlines():
+        line = raw.strip()
+        if not line or line.startswith("#"):
+            continue
+        parts = line.split("=")
+        if len(parts) < 2:
+            raise ValueError(f"not a KEY=VALUE line: {raw!r}")
+        key, value = parts[0], parts[1]
+        values[key.strip()] = value.strip()
+    return values

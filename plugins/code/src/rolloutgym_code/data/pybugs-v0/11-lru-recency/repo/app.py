@@ -1,0 +1,3 @@
+from cache import LRUCache
+
+thumbnails = LRUCache(capacity=128)

@@ -1,0 +1,8 @@
+from cache import LRUCache
+
+
+def test_put_and_get():
+    cache = LRUCache(2)
+    cache.put("a", 1)
+    assert cache.get("a") == 1
+    assert cache.get("missing", 0) == 0

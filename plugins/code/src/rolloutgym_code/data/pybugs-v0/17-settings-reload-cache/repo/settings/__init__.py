@@ -1,0 +1,3 @@
+from .store import Settings
+
+__all__ = ["Settings"]

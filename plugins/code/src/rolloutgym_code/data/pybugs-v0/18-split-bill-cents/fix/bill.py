@@ -1,0 +1,9 @@
+"""Split a restaurant bill (in cents) between people."""
+
+
+def split_bill(total_cents, people):
+    """Shares in cents, one per person, summing to ``total_cents``; earlier people pay the leftover cents."""
+    if people < 1:
+        raise ValueError("at least one person must pay")
+    share, leftover = divmod(total_cents, people)
+    return [share + 1 if index < leftover else share for index in range(people)]

@@ -1,0 +1,11 @@
+"""Prices arrive as strings like '19.99'; payments need integer cents."""
+
+from decimal import Decimal
+
+
+def to_cents(price):
+    return int(Decimal(price.strip()) * 100)
+
+
+def order_total_cents(prices):
+    return sum(to_cents(price) for price in prices)

@@ -1,0 +1,7 @@
+def merge_intervals(intervals):
+    """Merge overlapping or touching closed intervals.
+
+    ``intervals`` is a list of (start, end) pairs with start <= end, in any order. Return a
+    sorted list of disjoint (start, end) tuples; (1, 3) and (3, 5) touch and merge to (1, 5).
+    """
+    raise NotImplementedError

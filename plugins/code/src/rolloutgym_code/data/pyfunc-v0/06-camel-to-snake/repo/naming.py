@@ -1,0 +1,8 @@
+def camel_to_snake(name):
+    """Convert a CamelCase or camelCase identifier to snake_case.
+
+    Runs of capitals are treated as one word ('HTTPServer' -> 'http_server',
+    'parseJSONData' -> 'parse_json_data'); digits stay attached to the word before them
+    ('version2Id' -> 'version2_id').
+    """
+    raise NotImplementedError
