@@ -29,7 +29,9 @@ class AsyncFromSync(AsyncEnv[Any, Any]):
     """Run a sync ``gymnasium.Env`` from async code, one worker-thread call at a time.
 
     Serialisation happens inside the worker thread, so a cancelled caller never lets
-    a second call overlap the one still running.
+    a second call overlap the one still running. An env whose ``metadata`` has
+    ``"nonblocking": True`` (its calls are quick, in-memory work) is called directly on
+    the event loop instead: a thread hop would cost more than the call.
     """
 
     def __init__(self, env: gym.Env[Any, Any]) -> None:
@@ -41,6 +43,7 @@ class AsyncFromSync(AsyncEnv[Any, Any]):
         self.metadata = env.metadata
         self._call_lock = threading.Lock()
         self._closed = False
+        self._inline = bool(getattr(env, "metadata", None) and env.metadata.get("nonblocking", False))
 
     def _locked(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self._call_lock:
@@ -49,6 +52,8 @@ class AsyncFromSync(AsyncEnv[Any, Any]):
     async def _run(self, function: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         if self._closed:
             raise _closed(self)
+        if self._inline:
+            return function(*args, **kwargs)
         return await asyncio.to_thread(self._locked, function, *args, **kwargs)
 
     async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
@@ -64,7 +69,10 @@ class AsyncFromSync(AsyncEnv[Any, Any]):
         if self._closed:
             return
         self._closed = True
-        await asyncio.to_thread(self._locked, self.env.close)
+        if self._inline:
+            self.env.close()
+        else:
+            await asyncio.to_thread(self._locked, self.env.close)
 
     @property
     def unwrapped(self) -> Any:

@@ -71,7 +71,7 @@ class GuessNumberEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
     counts in ``info["invalid_actions"]`` (it does not use up a guess).
     """
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": [], "nonblocking": True}
     tools = [GUESS_TOOL]
 
     def __init__(self, task: GuessTask | None = None) -> None:
@@ -191,7 +191,7 @@ _INTEGER = re.compile(r"-?\d[\d,]*")
 class ArithmeticEnv(SingleTurnEnv[list[dict[str, Any]], str]):
     """Answer an arithmetic question; the last integer in the answer is graded."""
 
-    metadata = {"render_modes": []}
+    metadata = {"render_modes": [], "nonblocking": True}
 
     def __init__(self, task: ArithTask | None = None) -> None:
         self.task = task or arith_tasks()[0]

@@ -32,7 +32,7 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         console.print("pass^k: " + "  ".join(f"^{k} {_fmt(v)}" for k, v in summary.pass_hat.items()))
     if summary.total_tokens:
         console.print(f"tokens: {summary.total_tokens} total, {summary.generated_tokens} generated")
-    console.print(f"time: {summary.total_seconds:.2f} s of rollouts")
+    console.print(f"time: {summary.total_seconds:.2f} s summed over rollouts")
     if summary.errors_by_type:
         console.print("errors by type: " + ", ".join(f"{name} × {count}" for name, count in sorted(summary.errors_by_type.items())))
     if per_task:
