@@ -75,14 +75,18 @@ def _describe(value: Any) -> str:
 def compile_checker(schema: Mapping[str, Any]) -> ArgumentChecker:
     """A checker for an expanded JSON schema (see ``expand_params_schema``)."""
     properties = schema.get("properties") or {}
-    simple = all(isinstance(spec, Mapping) and set(spec) == {"type"} and spec["type"] in _SIMPLE_TYPES for spec in properties.values())
+    simple = all(isinstance(spec, Mapping) and (not spec or (set(spec) == {"type"} and spec["type"] in _SIMPLE_TYPES)) for spec in properties.values())
     if simple and set(schema) <= {"type", "properties", "required", "additionalProperties"}:
         return _simple_checker(properties, list(schema.get("required") or []), schema.get("additionalProperties", True) is False)
     return _jsonschema_checker(schema)
 
 
+def _anything(value: Any) -> bool:
+    return True
+
+
 def _simple_checker(properties: Mapping[str, Any], required: list[str], closed: bool) -> ArgumentChecker:
-    types = {name: (spec["type"], _SIMPLE_TYPES[spec["type"]]) for name, spec in properties.items()}
+    types = {name: (spec.get("type", "any value"), _SIMPLE_TYPES.get(spec.get("type", ""), _anything)) for name, spec in properties.items()}
     expected = ", ".join(f"{name}: {spec[0]}" for name, spec in types.items()) or "no arguments"
 
     def check(arguments: dict[str, Any]) -> str | None:
