@@ -15,11 +15,10 @@ An unclosed final ``\\boxed{`` (a response cut off mid-answer) and more than
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from ._latex import find_closing_brace, normalize_latex
-from ._numbers import NumberToken, find_numbers, format_number, last_number, read_single_number
+from ._numbers import NumberToken, find_numbers, first_number, format_number, last_number, read_single_number
 
 __all__ = ["DEFAULT_MAX_BOXED_ANSWERS", "EXPLICIT_RULES", "BoxedChoice", "Extraction", "extract_answer"]
 
@@ -28,7 +27,8 @@ DEFAULT_MAX_BOXED_ANSWERS = 3
 EXPLICIT_RULES = frozenset({"boxed", "####", "answer_is", "bold"})
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
-_ANSWER_PHRASE = re.compile(r"(?i)\banswer\s*(?:is\b|:|=)\s*:?")
+_ANSWER_PHRASE = re.compile(r"(?i)answer\s*(?:is\b|:|=)\s*:?")
+_DIGIT = re.compile(r"\d")
 _BOLD = re.compile(r"\*\*([^*\n]{1,300})\*\*")
 _SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|\.(?=\s|$)")
 _RULE_NAMES = {
@@ -40,8 +40,7 @@ _RULE_NAMES = {
 }
 
 
-@dataclass(frozen=True)
-class Extraction:
+class Extraction(NamedTuple):
     """What the rule chain found.
 
     Attributes:
@@ -86,9 +85,8 @@ def _boxed_contents(text: str) -> list[str | None]:
 def _from_segment(segment: str, rule: str) -> Extraction | None:
     """The first number in ``segment``, else its text; None when it holds nothing."""
     normalized = normalize_latex(segment).strip()
-    tokens, problem = find_numbers(normalized)
-    if tokens:
-        token = tokens[0]
+    token, problem = first_number(normalized)
+    if token is not None:
         return Extraction(normalized[token.start : token.end].strip(), token, rule)
     if problem:
         return Extraction(None, None, rule, problem)
@@ -106,7 +104,9 @@ def _from_boxed(text: str, boxed: BoxedChoice, max_boxed_answers: int | None) ->
     chosen = non_empty[-1] if boxed == "last" else non_empty[0]
     if chosen is None:
         return Extraction(None, None, "boxed", "the \\boxed{ is never closed (was the response cut off?)")
-    distinct = {normalize_latex(content).strip() for content in non_empty if content is not None}
+    distinct: set[str] = set()
+    if max_boxed_answers is not None and len(non_empty) > max_boxed_answers:
+        distinct = {normalize_latex(content).strip() for content in non_empty if content is not None}
     if max_boxed_answers is not None and len(distinct) > max_boxed_answers:
         return Extraction(
             None, None, "boxed", f"{len(distinct)} different \\boxed{{}} answers (at most {max_boxed_answers}); box one final answer"
@@ -129,17 +129,26 @@ def _from_marker(text: str) -> Extraction | None:
 
 
 def _from_phrase(text: str) -> Extraction | None:
-    matches = list(_ANSWER_PHRASE.finditer(text))
-    for match in reversed(matches):
+    lowered = text.lower()
+    end = len(lowered)
+    while (position := lowered.rfind("answer", 0, end)) >= 0:
+        end = position
+        if position and lowered[position - 1].isalpha():
+            continue  # "reanswer" is not the phrase
+        match = _ANSWER_PHRASE.match(text, position)
+        if match is None:
+            continue
         line = text[match.end() :].split("\n", 1)[0]
-        end = _SENTENCE_END.search(line)
-        found = _from_segment(line[: end.start()] if end else line, "answer_is")
+        stop = _SENTENCE_END.search(line)
+        found = _from_segment(line[: stop.start()] if stop else line, "answer_is")
         if found is not None:
             return found
     return None
 
 
 def _from_bold(text: str) -> Extraction | None:
+    if "**" not in text:
+        return None
     for match in reversed(list(_BOLD.finditer(text))):
         normalized = normalize_latex(match.group(1))
         tokens, _ = find_numbers(normalized)
@@ -167,7 +176,22 @@ def extract_answer(
         found = rule(response)
         if found is not None:
             return found
-    token, problem = last_number(normalize_latex(response))
-    if token is not None:
-        return Extraction(format_number(token.value), token, "last_number")
+    return _from_last_number(response)
+
+
+def _from_last_number(text: str) -> Extraction:
+    """The last number, read line by line from the end (a long response costs only its tail)."""
+    end = len(text)
+    problem = None
+    while end > 0:
+        start = text.rfind("\n", 0, end) + 1
+        line = text[start:end]
+        end = start - 1
+        if _DIGIT.search(line) is None:
+            continue
+        token, problem = last_number(normalize_latex(line))
+        if token is not None:
+            return Extraction(format_number(token.value), token, "last_number")
+        if problem is not None:
+            break
     return Extraction(problem=problem or "no number in the response")

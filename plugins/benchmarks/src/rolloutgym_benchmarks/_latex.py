@@ -23,11 +23,15 @@ _PERCENT = re.compile(r"\\%")
 _TIMES = re.compile(r"\\times|\\cdot|×|·")
 _SPACE_IN_NUMBER = re.compile(r"(?<=\d)[\u00a0\u2009\u202f\u2007](?=\d{3})")
 _UNICODE_SPACES = re.compile(r"[\u00a0\u2009\u202f\u2007\u2002\u2003]")
+_NEEDS_WORK = re.compile(r"[\\{$~\u0080-\U0010ffff]|\^\s*\\circ")
 _SIMPLE_NUMBER = re.compile(r"^\s*[-+]?(?:\d[\d,]*)?(?:\.\d+)?\s*$")
 
 
 def find_closing_brace(text: str, open_index: int) -> int:
     """Index of the ``}`` that closes the ``{`` at ``open_index``; -1 when it is never closed."""
+    close = text.find("}", open_index + 1)
+    if close >= 0 and "{" not in text[open_index + 1 : close] and text[close - 1] != "\\":
+        return close  # the common case: nothing nested
     depth = 0
     index = open_index
     length = len(text)
@@ -115,6 +119,8 @@ def normalize_latex(text: str) -> str:
     """Plain text with numbers readable: fractions as ``a/b``, no spacing macros, no ``$``, ``\\text`` unwrapped."""
     if not text:
         return ""
+    if _NEEDS_WORK.search(text) is None:
+        return text
     text = text.replace("\u2212", "-").replace("\u2013", "-")
     text = _SPACE_IN_NUMBER.sub("", text)
     text = _UNICODE_SPACES.sub(" ", text)

@@ -1,6 +1,6 @@
 """Read exact rational numbers out of normalised answer text (see :mod:`._latex`).
 
-A number is a :class:`fractions.Fraction`, never a float, so ``0.1 + 0.2`` style rounding
+A number is an ``int`` or a :class:`fractions.Fraction`, never a float, so ``0.1 + 0.2`` style rounding
 cannot make a right answer wrong. Understood forms: ``-12``, ``1,234.5``, ``.5``, ``1e3``,
 ``2.5E-2``, ``3 * 10^{5}``, ``2^{10}``, ``3/4``, ``(3)/(4)``, the mixed number ``2 1/2``,
 ``$5``, ``25%`` and trailing unit words. Numbers with more than :data:`MAX_DIGITS` digits or
@@ -11,10 +11,22 @@ number costs nothing.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from fractions import Fraction
+from typing import NamedTuple
 
-__all__ = ["MAX_DIGITS", "MAX_EXPONENT", "NumberToken", "find_numbers", "format_number", "read_single_number"]
+__all__ = [
+    "MAX_DIGITS",
+    "MAX_EXPONENT",
+    "Number",
+    "NumberToken",
+    "find_numbers",
+    "first_number",
+    "format_number",
+    "last_number",
+    "read_single_number",
+]
+
+Number = int | Fraction
 
 MAX_DIGITS = 400
 MAX_EXPONENT = 400
@@ -41,11 +53,10 @@ class NumberTooLarge(ValueError):
     """A number whose digits or exponent exceed the limits; it is refused, not computed."""
 
 
-@dataclass(frozen=True)
-class NumberToken:
+class NumberToken(NamedTuple):
     """One number found in text: its exact value, where it is, and whether it carried ``%``."""
 
-    value: Fraction
+    value: Number
     start: int
     end: int
     percent: bool = False
@@ -53,41 +64,52 @@ class NumberToken:
     @property
     def alternatives(self) -> tuple[Fraction, ...]:
         """Values a grader may accept: ``25%`` stands for 25 or for 0.25."""
-        return (self.value, self.value / 100) if self.percent else (self.value,)
+        return (self.value, Fraction(self.value, 100)) if self.percent else (self.value,)
 
 
-def _digits(text: str) -> Fraction:
-    cleaned = text.replace(",", "")
-    if sum(character.isdigit() for character in cleaned) > MAX_DIGITS:
+def _digits(text: str) -> Number:
+    """``"1,234"`` -> 1234 (an int), ``"2.50"`` -> Fraction(5, 2); refuses too many digits."""
+    cleaned = text.replace(",", "") if "," in text else text
+    if len(cleaned) > MAX_DIGITS + 1:
         raise NumberTooLarge(f"a number with more than {MAX_DIGITS} digits")
-    return Fraction(cleaned)
+    whole, dot, decimals = cleaned.partition(".")
+    if not dot:
+        return int(whole)
+    return Fraction(int(whole or "0") * 10 ** len(decimals) + int(decimals), 10 ** len(decimals))
 
 
-def _power(base: Fraction, exponent_text: str) -> Fraction:
+def _power(base: Number, exponent_text: str) -> Number:
     exponent = int(exponent_text)
     if abs(exponent) > MAX_EXPONENT:
         raise NumberTooLarge(f"an exponent of {exponent} (the limit is {MAX_EXPONENT})")
+    if exponent < 0:
+        return Fraction(base) ** exponent if base else Fraction(0)
     return base**exponent
 
 
 def _token_value(match: re.Match[str]) -> NumberToken:
-    value = _digits(match["number"])
-    if match["exponent"]:
-        value *= _power(Fraction(10), match["exponent"])
-    if match["power"]:
-        value = _power(value, match["power"])
-    if match["denominator"]:
-        denominator = _digits(match["denominator"])
+    sign, whole, number, exponent, power, denominator_text, scale, percent = match.group(
+        "sign", "whole", "number", "exponent", "power", "denominator", "scale", "percent"
+    )
+    value = _digits(number)
+    if exponent:
+        value *= _power(10, exponent)
+    if power:
+        value = _power(value, power)
+    if denominator_text:
+        denominator = _digits(denominator_text)
         if denominator == 0:
             raise ZeroDivisionError("a fraction with denominator 0")
-        value /= denominator
-    if match["whole"]:
-        value += _digits(match["whole"])
-    if match["scale"]:
-        value *= _power(Fraction(10), match["scale"])
-    if match["sign"] == "-":
+        value = Fraction(value) / denominator
+    if whole:
+        value += _digits(whole)
+    if scale:
+        value *= _power(10, scale)
+    if sign == "-":
         value = -value
-    return NumberToken(value, match.start(), match.end(), bool(match["percent"]))
+    if type(value) is not int and value.denominator == 1:
+        value = value.numerator
+    return NumberToken(value, match.start(), match.end(), percent is not None)
 
 
 def find_numbers(text: str) -> tuple[list[NumberToken], str | None]:
@@ -102,10 +124,26 @@ def find_numbers(text: str) -> tuple[list[NumberToken], str | None]:
     return tokens, problem
 
 
+def _one(match: re.Match[str] | None) -> tuple[NumberToken | None, str | None]:
+    if match is None:
+        return None, None
+    try:
+        return _token_value(match), None
+    except (NumberTooLarge, ZeroDivisionError) as error:
+        return None, f"refused {error}: {match.group(0).strip()[:40]}"
+
+
+def first_number(text: str) -> tuple[NumberToken | None, str | None]:
+    """The first number in ``text`` (None when there is none) and a note when it was refused."""
+    return _one(_TOKEN.search(text))
+
+
 def last_number(text: str) -> tuple[NumberToken | None, str | None]:
-    """The last number in ``text`` (None when there is none) and a note on any refused number."""
-    tokens, problem = find_numbers(text)
-    return (tokens[-1] if tokens else None), problem
+    """The last number in ``text`` (None when there is none) and a note when it was refused."""
+    last = None
+    for last in _TOKEN.finditer(text):  # noqa: B007 - only the last match is read
+        pass
+    return _one(last)
 
 
 _ASSIGNMENT = re.compile(r"^\s*[A-Za-z][A-Za-z0-9_]*\s*=(?!=)")
@@ -131,8 +169,10 @@ def read_single_number(text: str) -> tuple[NumberToken | None, str | None]:
     return token, None
 
 
-def format_number(value: Fraction) -> str:
+def format_number(value: Number) -> str:
     """A canonical spelling: ``42``, ``-2.5``, ``1/3`` (a terminating decimal when there is one)."""
+    if type(value) is int:
+        return str(value)
     if value.denominator == 1:
         return str(value.numerator)
     denominator = value.denominator

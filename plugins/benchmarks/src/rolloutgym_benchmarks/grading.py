@@ -25,7 +25,8 @@ from typing import Any
 from rolloutgym_protocol import Score
 
 from ._extract import DEFAULT_MAX_BOXED_ANSWERS, EXPLICIT_RULES, BoxedChoice, Extraction, extract_answer
-from ._numbers import format_number
+from ._latex import normalize_latex
+from ._numbers import NumberToken, format_number, read_single_number
 
 __all__ = [
     "AIME_MAX",
@@ -77,28 +78,32 @@ def extract_aime_answer(response: str, *, boxed: BoxedChoice = "last") -> str | 
 
 
 @lru_cache(maxsize=65536)
-def _expected(expected: str) -> Extraction:
-    """Read the reference answer with the same rules (``"... #### 72"`` gives 72)."""
+def _expected(expected: str) -> tuple[Extraction, str | None]:
+    """Read the reference answer with the same rules (``"... #### 72"`` gives 72); cached."""
     found = extract_answer(expected, max_boxed_answers=None)
-    if not found.found:
-        text = expected.strip()
-        return Extraction(text or None, None, "raw", None if text else "the expected answer is empty")
-    return found
+    if not (found.found and found.rule in EXPLICIT_RULES):
+        text = normalize_latex(expected).strip()
+        token, _ = read_single_number(text)
+        if token is not None:
+            found = Extraction(format_number(token.value), token, "raw")
+        else:
+            found = Extraction(text or None, None, "raw", None if text else "the expected answer is empty")
+    return found, _canonical_text(found)
 
 
-def _expected_from(value: Any) -> Extraction:
+def _expected_from(value: Any) -> tuple[Extraction, str | None]:
+    if type(value) is str:
+        return _expected(value)
     if isinstance(value, bool):
         raise TypeError("the expected answer must be a number or a string, not a bool")
     if isinstance(value, int | Fraction):
-        from ._numbers import NumberToken
-
         number = Fraction(value)
-        return Extraction(format_number(number), NumberToken(number, 0, 0), "raw")
+        return Extraction(format_number(number), NumberToken(number, 0, 0), "raw"), format_number(number)
     if isinstance(value, float):
         return _expected(repr(value))
-    if not isinstance(value, str):
-        raise TypeError(f"the expected answer must be a number or a string, got {type(value).__name__}")
-    return _expected(value)
+    if isinstance(value, str):
+        return _expected(str(value))
+    raise TypeError(f"the expected answer must be a number or a string, got {type(value).__name__}")
 
 
 def _same_text(first: str, second: str) -> bool:
@@ -109,10 +114,11 @@ def _same_text(first: str, second: str) -> bool:
 
 
 def _compare(found: Extraction, expected: Extraction, *, symbolic: bool) -> bool:
-    if found.number is not None and expected.number is not None:
-        return any(
-            mine == theirs for mine in found.number.alternatives for theirs in expected.number.alternatives
-        )
+    mine, theirs = found.number, expected.number
+    if mine is not None and theirs is not None:
+        if not (mine.percent or theirs.percent):
+            return mine.value == theirs.value
+        return any(a == b for a in mine.alternatives for b in theirs.alternatives)
     found_text, expected_text = _canonical_text(found), _canonical_text(expected)
     if found_text is None or expected_text is None:
         return False
@@ -123,6 +129,27 @@ def _compare(found: Extraction, expected: Extraction, *, symbolic: bool) -> bool
 
         return bool(symbolically_equal(found_text, expected_text))
     return False
+
+
+@lru_cache(maxsize=1024)
+def _component(value: float, feedback: str) -> Score:
+    """Scores are immutable, so the few distinct format verdicts are built once."""
+    return Score(value, feedback=feedback)
+
+
+def _format_verdict(kind: str, found: Extraction, aime_problem: str | None, aime_integer: bool) -> tuple[bool, str]:
+    if kind == "aime":
+        formatted = aime_integer and found.rule == "boxed"
+        if formatted:
+            return True, "the answer is an integer from 0 to 999 in \\boxed{}"
+        if not aime_integer:
+            return False, aime_problem or "no answer found"
+        return False, f"the answer was found in {found.where}, not in \\boxed{{}}"
+    if found.text is None:
+        return False, f"no answer found: {found.problem}"
+    if found.rule in EXPLICIT_RULES:
+        return True, f"the final answer is marked with {found.where}"
+    return False, f"no final-answer marker: the answer was taken from {found.where}; end with '#### <answer>' or \\boxed{{}}"
 
 
 def grade_math(
@@ -147,48 +174,31 @@ def grade_math(
         max_boxed_answers: more different ``\\boxed{}`` values than this count as hedging
             and score 0 (None: no limit).
     """
-    if kind not in ("gsm8k", "aime"):
+    if kind != "gsm8k" and kind != "aime":
         raise ValueError(f"kind must be 'gsm8k' or 'aime', got {kind!r}")
-    reference = _expected_from(expected)
+    reference, expected_text = _expected_from(expected)
     found = extract_answer(response, boxed=boxed, max_boxed_answers=max_boxed_answers)
-    expected_text = _canonical_text(reference)
     extracted_text = _canonical_text(found)
     if kind == "aime":
         integer, problem = _aime_integer(found)
         correct = integer is not None and _compare(found, reference, symbolic=False)
-        formatted = integer is not None and found.rule == "boxed"
-        format_feedback = (
-            "the answer is an integer from 0 to 999 in \\boxed{}"
-            if formatted
-            else (problem if integer is None else f"the answer was found in {found.where}, not in \\boxed{{}}")
-        )
+        formatted, format_feedback = _format_verdict(kind, found, problem, integer is not None)
     else:
         problem = found.problem
-        correct = found.found and _compare(found, reference, symbolic=symbolic)
-        formatted = found.found and found.rule in EXPLICIT_RULES
-        format_feedback = (
-            f"the final answer is marked with {found.where}"
-            if formatted
-            else (
-                f"no final-answer marker: the answer was taken from {found.where}; end with '#### <answer>' or \\boxed{{}}"
-                if found.found
-                else f"no answer found: {problem}"
-            )
-        )
+        correct = found.text is not None and _compare(found, reference, symbolic=symbolic)
+        formatted, format_feedback = _format_verdict(kind, found, None, False)
     if correct:
         feedback = f"correct: {extracted_text} (from {found.where}) equals the expected {expected_text}"
-    elif not found.found:
+    elif found.text is None:
         feedback = f"no answer found ({problem}); expected {expected_text}"
     elif problem:
         feedback = f"{problem}; expected {expected_text}"
     else:
         feedback = f"wrong answer: expected {expected_text}, found {extracted_text} (from {found.where})"
+    value = 1.0 if correct else 0.0
     return Score(
-        1.0 if correct else 0.0,
-        {
-            "correct": Score(1.0 if correct else 0.0, feedback=feedback),
-            "formatted": Score(1.0 if formatted else 0.0, feedback=format_feedback),
-        },
+        value,
+        {"correct": Score(value, feedback=feedback), "formatted": _component(1.0 if formatted else 0.0, format_feedback)},
         {"expected": expected_text, "extracted": extracted_text, "rule": found.rule},
         feedback=feedback,
     )
