@@ -114,7 +114,7 @@ def test_unreachable_server_is_a_policy_error() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     policy = make_policy("m", base_url=f"http://127.0.0.1:{port}/v1", max_retries=1, timeout=2)
-    with pytest.raises(PolicyError, match=rf"127.0.0.1:{port}/v1 failed after 2 attempt\(s\): cannot connect"):
+    with pytest.raises(PolicyError, match=rf"127.0.0.1:{port}/v1 failed after 2 attempt\(s\): connection failed"):
         play("toy/arith-v0", policy)
 
 

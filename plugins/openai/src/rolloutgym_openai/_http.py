@@ -195,7 +195,7 @@ class JSONClient:
                 except httpx.TimeoutException:
                     last_problem = f"no answer within the {self.timeout:g} s timeout"
                 except httpx.TransportError as exc:
-                    last_problem = f"cannot connect ({type(exc).__name__}: {exc or 'connection failed'})"
+                    last_problem = f"connection failed ({type(exc).__name__}: {exc or 'closed by the server'})"
                 else:
                     if response.status_code == 200:
                         return self._json(response, url)

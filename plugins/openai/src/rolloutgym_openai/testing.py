@@ -11,19 +11,21 @@ concurrency are exercised over real sockets::
 
 The default responder calls the first tool the request offers (arguments filled from the
 tool's JSON schema) or answers ``"42"``; it reports usage and, when asked for, one logprob
-per whitespace-separated piece.
+per whitespace-separated piece. One asyncio loop (with ``h11`` for HTTP) serves every
+connection, so hundreds of concurrent requests waiting on scripted latency cost little.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
-import threading
 import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+from ._local_server import LocalHTTPServer
 
 __all__ = ["ChatCompletionsServer", "Reply", "default_reply"]
 
@@ -127,17 +129,14 @@ class ChatCompletionsServer:
         self.requests: list[dict[str, Any]] = []
         self.in_flight = 0
         self.max_in_flight = 0
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._http: LocalHTTPServer | None = None
         self._counter = 0
 
     @property
     def url(self) -> str:
-        if self._server is None:
+        if self._http is None:
             raise RuntimeError("the server is not running; use it as 'with ChatCompletionsServer() as server:'")
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self._http.root}/v1"
 
     def __enter__(self) -> ChatCompletionsServer:
         self.start()
@@ -148,28 +147,45 @@ class ChatCompletionsServer:
 
     def start(self) -> None:
         """Start listening on an ephemeral port of 127.0.0.1."""
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, name="chat-completions-server", daemon=True)
-        self._thread.start()
+        self._http = LocalHTTPServer(self._handle)
+        self._http.start()
 
     def stop(self) -> None:
-        """Stop the server and close its socket."""
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-            self._server = None
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-            self._thread = None
+        """Stop the server and close its connections."""
+        if self._http is not None:
+            self._http.stop()
+            self._http = None
+
+    async def _handle(self, method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        route = path.split("?")[0].rstrip("/")
+        if method == "GET" and route.endswith("/models"):
+            return 200, {}, json.dumps({"object": "list", "data": [{"id": self.model, "object": "model"}]}).encode()
+        if method != "POST" or not route.endswith("/chat/completions"):
+            return 404, {}, _error(f"no route {method} {path}", "not_found")
+        try:
+            body = json.loads(raw)
+        except json.JSONDecodeError:
+            return 400, {}, _error("request body is not JSON", "invalid_request_error")
+        reply, number = self._next_reply(body)
+        self.in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.in_flight)
+        try:
+            delay = self.latency + reply.delay
+            if delay > 0:
+                await asyncio.sleep(delay)
+        finally:
+            self.in_flight -= 1
+        if reply.raw_body is not None:
+            return reply.status, dict(reply.headers), reply.raw_body
+        if reply.status != 200:
+            return reply.status, dict(reply.headers), _error(f"scripted error {reply.status}", "server_error")
+        return 200, dict(reply.headers), json.dumps(self._response_body(body, reply, number)).encode()
 
     def _next_reply(self, body: Mapping[str, Any]) -> tuple[Reply, int]:
-        with self._lock:
-            self.requests.append(dict(body))
-            self._counter += 1
-            number = self._counter
-            reply = self._script.popleft() if self._script else None
+        self.requests.append(dict(body))
+        self._counter += 1
+        number = self._counter
+        reply = self._script.popleft() if self._script else None
         return (reply if reply is not None else self._responder(body)), number
 
     def _response_body(self, body: Mapping[str, Any], reply: Reply, number: int) -> dict[str, Any]:
@@ -213,71 +229,5 @@ class ChatCompletionsServer:
         return response
 
 
-def _make_handler(server: ChatCompletionsServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib signature
-            return  # keep test output clean
-
-        def _send(self, status: int, payload: bytes, headers: Mapping[str, str] = {}) -> None:  # noqa: B006
-            try:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(payload)))
-                for key, value in headers.items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(payload)
-            except (BrokenPipeError, ConnectionResetError):
-                self.close_connection = True  # the client gave up (a timeout test)
-
-        def do_GET(self) -> None:  # noqa: N802 - stdlib naming
-            if self.path.rstrip("/").endswith("/models"):
-                self._send(
-                    200, json.dumps({"object": "list", "data": [{"id": server.model, "object": "model"}]}).encode()
-                )
-            else:
-                self._send(404, json.dumps({"error": {"message": f"no route {self.path}"}}).encode())
-
-        def do_POST(self) -> None:  # noqa: N802 - stdlib naming
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length)
-            if not self.path.rstrip("/").endswith("/chat/completions"):
-                self._send(
-                    404, json.dumps({"error": {"message": f"no route {self.path}", "type": "not_found"}}).encode()
-                )
-                return
-            try:
-                body = json.loads(raw)
-            except json.JSONDecodeError:
-                self._send(
-                    400,
-                    json.dumps(
-                        {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
-                    ).encode(),
-                )
-                return
-            reply, number = server._next_reply(body)
-            with server._lock:
-                server.in_flight += 1
-                server.max_in_flight = max(server.max_in_flight, server.in_flight)
-            try:
-                delay = server.latency + reply.delay
-                if delay > 0:
-                    time.sleep(delay)
-            finally:
-                with server._lock:
-                    server.in_flight -= 1
-            if reply.raw_body is not None:
-                self._send(reply.status, reply.raw_body, reply.headers)
-            elif reply.status != 200:
-                error = {
-                    "error": {"message": f"scripted error {reply.status}", "type": "server_error", "code": reply.status}
-                }
-                self._send(reply.status, json.dumps(error).encode(), reply.headers)
-            else:
-                payload = json.dumps(server._response_body(body, reply, number)).encode()
-                self._send(200, payload, reply.headers)
-
-    return Handler
+def _error(message: str, kind: str) -> bytes:
+    return json.dumps({"error": {"message": message, "type": kind}}).encode()
