@@ -1,0 +1,124 @@
+"""A small HTTP/1.1 server on 127.0.0.1 (ephemeral port) that serves a :class:`SiteApp`.
+
+Built on asyncio streams and ``h11`` (the protocol state machine); it runs on the event
+loop that drives Chromium. Every response says ``Cache-Control: no-store`` so the browser
+always shows the site's current state.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from urllib.parse import parse_qsl
+
+import h11
+
+from ._html import render_html
+from ._site import SiteApp
+
+__all__ = ["SiteServer"]
+
+_READ_SIZE = 65536
+
+
+class SiteServer:
+    """Serves ``app`` (swap it with :attr:`app` between episodes) until :meth:`close`."""
+
+    def __init__(self, app: SiteApp) -> None:
+        self.app = app
+        self._server: asyncio.Server | None = None
+        self._connections: set[asyncio.Task[None]] = set()
+        self._writers: set[asyncio.StreamWriter] = set()
+        self.port: int | None = None
+
+    @property
+    def origin(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the site server is not started")
+        return f"http://127.0.0.1:{self.port}"
+
+    async def start(self) -> None:
+        self._server = await asyncio.start_server(self._serve_connection, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def close(self) -> None:
+        """Stop listening and drop open connections. Safe to call twice."""
+        server, self._server = self._server, None
+        if server is not None:
+            server.close()
+        # Closing the sockets ends each connection's loop normally; cancelling a
+        # connection task instead makes asyncio log a spurious CancelledError.
+        for writer in list(self._writers):
+            writer.close()
+        if self._connections:
+            _, pending = await asyncio.wait(list(self._connections), timeout=2)
+            for task in pending:
+                task.cancel()
+        if server is not None:
+            with contextlib.suppress(Exception):
+                await asyncio.wait_for(server.wait_closed(), 2)
+
+    async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        task = asyncio.current_task()
+        assert task is not None
+        self._connections.add(task)
+        self._writers.add(writer)
+        connection = h11.Connection(h11.SERVER)
+        try:
+            while True:
+                request, body = await self._read_request(connection, reader)
+                if request is None:
+                    break
+                status, headers, payload = self._respond(request, body)
+                writer.write(connection.send(h11.Response(status_code=status, headers=headers)) or b"")
+                writer.write(connection.send(h11.Data(data=payload)) or b"")
+                writer.write(connection.send(h11.EndOfMessage()) or b"")
+                await writer.drain()
+                if connection.our_state is h11.MUST_CLOSE or connection.their_state is h11.MUST_CLOSE:
+                    break
+                connection.start_next_cycle()
+        except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError):
+            pass
+        except asyncio.CancelledError:
+            pass  # the server is closing
+        finally:
+            self._connections.discard(task)
+            self._writers.discard(writer)
+            writer.close()
+            with contextlib.suppress(BaseException):
+                await writer.wait_closed()
+
+    async def _read_request(self, connection: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11.Request | None, bytes]:
+        request: h11.Request | None = None
+        body = bytearray()
+        while True:
+            event = connection.next_event()
+            if event is h11.NEED_DATA:
+                data = await reader.read(_READ_SIZE)
+                connection.receive_data(data)
+                if not data and request is None:
+                    return None, b""
+                continue
+            if isinstance(event, h11.Request):
+                request = event
+            elif isinstance(event, h11.Data):
+                body.extend(event.data)
+            elif isinstance(event, h11.EndOfMessage):
+                return request, bytes(body)
+            elif isinstance(event, h11.ConnectionClosed):
+                return None, b""
+
+    def _respond(self, request: h11.Request, body: bytes) -> tuple[int, list[tuple[str, str]], bytes]:
+        method = request.method.decode("ascii", "replace").upper()
+        target = request.target.decode("utf-8", "replace")
+        base = [("Cache-Control", "no-store"), ("Connection", "keep-alive")]
+        if target.split("?", 1)[0] == "/favicon.ico":
+            return 204, [*base, ("Content-Length", "0")], b""
+        pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True) if method == "POST" else []
+        response = self.app.handle("POST" if method == "POST" else "GET", target, pairs)
+        if response.location is not None:
+            return response.status, [*base, ("Location", response.location), ("Content-Length", "0")], b""
+        assert response.page is not None
+        payload = render_html(response.page).encode("utf-8")
+        headers = [*base, ("Content-Type", "text/html; charset=utf-8"), ("Content-Length", str(len(payload)))]
+        return response.status, headers, payload

@@ -1,0 +1,424 @@
+"""The browser environment: an agent uses a small website through tool calls.
+
+Observation: the new chat messages (the first holds the system prompt and the task; then
+one ``tool`` message per tool call, the last of which shows the page: URL, title and an
+accessibility-tree text with element ids). Action: an assistant message with tool calls
+(``click``, ``type``, ``select``, ``check``, ``goto``, ``back``, ``scroll``, ``answer``);
+a message without tool calls is the final answer. Grading reads the site's server-side
+state (see :mod:`rolloutgym_browser._grading`).
+
+Backends: ``dom`` (default; pure Python) and ``chromium`` (real browser). The
+environment validates every action against the current page before the backend runs
+it, so both backends accept and refuse the same actions and record the same state.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rolloutgym_protocol import AsyncEnv, Score, spaces
+from rolloutgym_protocol.errors import ConfigError, EnvClosedError, PolicyError
+
+from ._actions import BROWSER_TOOLS, ActionError, ToolCall, parse_tool_call
+from ._backend import Backend
+from ._grading import grade_episode
+from ._model import Snapshot, SnapshotElement, format_snapshot
+from ._site import Site, SiteApp
+
+__all__ = ["BACKENDS", "BrowserEnv", "BrowserTask", "EpisodeOutcome", "grade_with_ground_truth", "make_backend"]
+
+BACKENDS = ("dom", "chromium")
+SYSTEM_PROMPT = (
+    "You are using a website through tools. After every action you see the page as text: its URL, "
+    "title and elements; interactive elements have an id in brackets, e.g. [search]. Use click, type, "
+    "select and check on those ids, goto for a path of this site, back, and scroll when the text says "
+    "there are more lines. When the task is done, call answer (or reply without a tool call) with the "
+    "answer the task asks for."
+)
+
+
+@dataclass(frozen=True)
+class BrowserTask:
+    """One browser task.
+
+    Attributes:
+        id: unique within its environment.
+        split: ``train``, ``dev`` or ``test``.
+        instruction: what the agent is asked to do.
+        start_url: the site-relative page the episode opens.
+        setup: initial server-side state for this task (site specific, e.g. a cart).
+        expected_state: the whole expected end state (None: not compared).
+        expected_paths: ``{dotted.path: value}`` that must hold in the end state.
+        expected_url: the page the agent must end on.
+        answer: the expected final answer (a value or a list of accepted values).
+        oracle: the reference solution, tool calls ``{"name", "arguments"}`` played one per
+            step, then a final "Done." (None: the task has no reference solution).
+        skills: what the task exercises (``form-filling``, ``navigation``, ``lookup``...).
+    """
+
+    id: str
+    split: str
+    instruction: str
+    start_url: str = "/"
+    setup: Mapping[str, Any] = field(default_factory=dict)
+    expected_state: Mapping[str, Any] | None = None
+    expected_paths: Mapping[str, Any] | None = None
+    expected_url: str | None = None
+    answer: Any = None
+    oracle: tuple[Mapping[str, Any], ...] | None = ()
+    skills: tuple[str, ...] = ()
+
+    @property
+    def has_ground_truth(self) -> bool:
+        """Whether the built-in grader has something to check."""
+        return self.expected_state is not None or bool(self.expected_paths) or self.expected_url is not None or self.answer is not None
+
+
+@dataclass(frozen=True)
+class EpisodeOutcome:
+    """What a grader sees at the end of an episode.
+
+    Attributes:
+        state: the site's server-side state.
+        answer: the agent's final answer ("" when it gave none).
+        final_url: the page the agent ended on.
+        tool_calls: ``{"name", "arguments", "result", "error"}`` for every tool call, refused ones included.
+        invalid_actions: refused tool calls.
+        page_errors: ``"404 GET /nope"`` for pages the site could not serve.
+        blocked_requests: requests to other sites that were refused.
+    """
+
+    state: Mapping[str, Any]
+    answer: str
+    final_url: str
+    tool_calls: tuple[Mapping[str, Any], ...]
+    invalid_actions: int
+    page_errors: tuple[str, ...]
+    blocked_requests: tuple[str, ...]
+
+
+def grade_with_ground_truth(task: BrowserTask, outcome: EpisodeOutcome) -> Score:
+    """The built-in grader: state, answer and ``no_errors`` (see :mod:`rolloutgym_browser._grading`)."""
+    if not task.has_ground_truth:
+        raise ConfigError(
+            f"browser task {task.id!r} has nothing to grade: give it an expected end state, expected paths, "
+            "an expected URL or an answer"
+        )
+    return grade_episode(
+        state=outcome.state,
+        answer=outcome.answer,
+        expected_state=task.expected_state,
+        expected_paths=task.expected_paths,
+        expected_answer=task.answer,
+        expected_url=task.expected_url,
+        final_url=outcome.final_url,
+        invalid_actions=outcome.invalid_actions,
+        page_errors=outcome.page_errors,
+        blocked_requests=outcome.blocked_requests,
+    )
+
+
+def make_backend(backend: str | Backend, *, chromium_path: str | None = None) -> Backend:
+    """A backend by name (``dom`` or ``chromium``) or the given instance."""
+    if isinstance(backend, Backend):
+        return backend
+    if backend == "dom":
+        from ._dom import DomBackend
+
+        return DomBackend()
+    if backend == "chromium":
+        from ._chromium import ChromiumBackend
+
+        return ChromiumBackend(chromium_path=chromium_path)
+    raise ConfigError(f"unknown browser backend {backend!r}; choose one of: {', '.join(BACKENDS)} (e.g. --backend chromium)")
+
+
+def _is_site_path(path: str) -> bool:
+    return path.startswith("/") and not path.startswith("//")
+
+
+class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
+    """An episode on a :class:`Site` for one :class:`BrowserTask`.
+
+    Args:
+        site: the site (pages and form handling).
+        task: the task.
+        backend: ``"dom"`` (default), ``"chromium"`` or a :class:`Backend`.
+        screenshot: attach a PNG of the page to each page observation (``chromium`` only).
+        viewport: lines of page text shown at once (``scroll`` moves by half of it).
+        chromium_path: the Chromium executable (default: ``chromium`` on PATH).
+        name: shown in the system prompt.
+        description: shown to the agent under the system prompt (site rules, context).
+        grader: ``grader(task, outcome) -> Score``; default :func:`grade_with_ground_truth`.
+    """
+
+    metadata = {"render_modes": []}
+    tools = BROWSER_TOOLS
+
+    def __init__(
+        self,
+        site: Site,
+        task: BrowserTask,
+        *,
+        backend: str | Backend = "dom",
+        screenshot: bool = False,
+        viewport: int = 60,
+        chromium_path: str | None = None,
+        name: str = "a website",
+        description: str | None = None,
+        grader: Callable[[BrowserTask, EpisodeOutcome], Score] | None = None,
+    ) -> None:
+        self.site = site
+        self.task = task
+        self.backend = make_backend(backend, chromium_path=chromium_path)
+        if screenshot and self.backend.name != "chromium":
+            raise ConfigError("screenshot=True needs the chromium backend (--backend chromium)")
+        if viewport < 5:
+            raise ConfigError(f"viewport must show at least 5 lines, got {viewport}")
+        self.screenshot = screenshot
+        self.viewport = viewport
+        self.name = name
+        self.description = description
+        self.grader = grader or grade_with_ground_truth
+        self._tool_log: list[dict[str, Any]] = []
+        self.observation_space = spaces.messages.chat()
+        self.action_space = spaces.messages.message(roles=("assistant",))
+        self._app = SiteApp(site)
+        self._active = False
+        self._closed = False
+        self._history: list[str] = []
+        self._offset = 0
+        self._invalid = 0
+        self._oracle_index = 0
+        self._refused: list[str] = []
+        self._snapshot: Snapshot | None = None
+
+    # -- episode --------------------------------------------------------------------
+
+    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        await super().reset(seed=seed, options=options)
+        if self._closed:
+            raise EnvClosedError("this browser environment is closed; create a new one")
+        self._app.reset(copy.deepcopy(dict(self.task.setup)))
+        self._active = False
+        self._history = [self.task.start_url]
+        self._offset = 0
+        self._invalid = 0
+        self._oracle_index = 0
+        self._refused = []
+        self._tool_log = []
+        self._snapshot = None
+        await self.backend.start(self._app, self.task.start_url)
+        self._active = True
+        page = await self._page_message_content()
+        messages = [
+            {"role": "system", "content": f"{SYSTEM_PROMPT}\n\nThe site: {self.name}." + (f"\n{self.description}" if self.description else "")},
+            {"role": "user", "content": f"Task: {self.task.instruction}\n\n{page if isinstance(page, str) else page[0]['text']}"},
+        ]
+        if not isinstance(page, str):
+            messages[1]["content"] = [{"type": "text", "text": messages[1]["content"]}, *page[1:]]
+        return messages, self._info()
+
+    async def _current(self) -> Snapshot:
+        if self._snapshot is None:
+            self._snapshot = await self.backend.snapshot()
+        return self._snapshot
+
+    async def _page_message_content(self) -> str | list[dict[str, Any]]:
+        snapshot = await self._current()
+        text, self._offset = format_snapshot(snapshot, offset=self._offset, viewport=self.viewport)
+        if not self.screenshot:
+            return text
+        image = await self.backend.screenshot()
+        parts: list[dict[str, Any]] = [{"type": "text", "text": text}]
+        if image:
+            parts.append({"type": "image", "url": "data:image/png;base64," + base64.b64encode(image).decode("ascii")})
+        return parts
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task.id,
+            "url": self._snapshot.url if self._snapshot is not None else self.task.start_url,
+            "backend": self.backend.name,
+            "invalid_actions": self._invalid,
+            "page_errors": self._app.page_errors,
+            "blocked_requests": self._refused + self.backend.blocked_requests,
+        }
+
+    async def step(self, action: dict[str, Any] | str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        if not self._active:
+            raise RuntimeError("reset() must be called before step() and after an episode ends")
+        if isinstance(action, str):
+            return await self._finish([], action)
+        calls = action.get("tool_calls") if isinstance(action, dict) else None
+        if not calls:
+            content = action.get("content") if isinstance(action, dict) else None
+            return await self._finish([], content if isinstance(content, str) else "")
+        messages: list[dict[str, Any]] = []
+        for index, raw in enumerate(calls):
+            call_id = str(raw.get("id") or f"call_{index}") if isinstance(raw, dict) else f"call_{index}"
+            record: dict[str, Any] = {
+                "name": raw.get("name") if isinstance(raw, dict) else None,
+                "arguments": raw.get("arguments") if isinstance(raw, dict) else raw,
+                "result": None,
+                "error": None,
+            }
+            self._tool_log.append(record)
+            try:
+                call = parse_tool_call(raw, index)
+                if call.name == "answer":
+                    record["result"] = "answer recorded"
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": "answer recorded; the episode is over"})
+                    return await self._finish(messages, call.arguments["text"])
+                result = await self._execute(call)
+                record["result"] = result
+            except ActionError as exc:
+                self._invalid += 1
+                result = f"error: {exc}"
+                record["error"] = str(exc)
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+        page = await self._page_message_content()
+        last = messages[-1]
+        if isinstance(page, str):
+            last["content"] = f"{last['content']}\n\n{page}"
+        else:
+            last["content"] = [{"type": "text", "text": f"{last['content']}\n\n{page[0]['text']}"}, *page[1:]]
+        return messages, 0.0, False, False, self._info()
+
+    async def _finish(self, messages: list[dict[str, Any]], answer: str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        snapshot = await self._current()
+        self._active = False
+        info = self._info()
+        outcome = EpisodeOutcome(
+            state=copy.deepcopy(self._app.state),
+            answer=answer,
+            final_url=snapshot.url,
+            tool_calls=tuple(self._tool_log),
+            invalid_actions=self._invalid,
+            page_errors=tuple(info["page_errors"]),
+            blocked_requests=tuple(info["blocked_requests"]),
+        )
+        score = self.grader(self.task, outcome)
+        info["score"] = score.to_dict()
+        info["state"] = copy.deepcopy(self._app.state)
+        await self.backend.stop()
+        return messages, score.value, True, False, info
+
+    # -- actions --------------------------------------------------------------------
+
+    def _element(self, snapshot: Snapshot, element_id: str, kinds: Sequence[str], verb: str) -> SnapshotElement:
+        element = snapshot.find(element_id)
+        if element is None or element.kind == "hidden":
+            ids = [item.id for item in snapshot.elements if item.kind in kinds]
+            shown = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
+            raise ActionError(f"there is no element [{element_id}] on this page; elements you can {verb}: {shown or 'none'}")
+        if element.kind not in kinds:
+            raise ActionError(f"[{element_id}] is a {element.kind}; you can {verb} only a {' or '.join(kinds)}")
+        return element
+
+    async def _navigated(self, before: str) -> str:
+        self._snapshot = None
+        self._offset = 0
+        snapshot = await self._current()
+        if snapshot.url != before:
+            self._history.append(snapshot.url)
+        return f"now on {snapshot.url}"
+
+    async def _execute(self, call: ToolCall) -> str:
+        snapshot = await self._current()
+        arguments = call.arguments
+        if call.name == "click":
+            element = self._element(snapshot, arguments["element_id"], ("link", "button", "checkbox", "textbox", "select"), "click")
+            if element.kind == "link" and not _is_site_path(element.href):
+                self._refuse(element.href)
+                raise ActionError(f"[{element.id}] leads to {element.href}, outside this site; only this site can be reached")
+            navigates = element.kind == "link" or (element.kind == "button" and element.depth > 0)
+            await self.backend.click(element.id, navigates=navigates)
+            if navigates:
+                return f"clicked [{element.id}]; " + await self._navigated(snapshot.url)
+            self._snapshot = None
+            if element.kind == "checkbox":
+                return f"clicked [{element.id}]; it is now {'checked' if not element.checked else 'unchecked'}"
+            return f"clicked [{element.id}]"
+        if call.name == "type":
+            element = self._element(snapshot, arguments["element_id"], ("textbox",), "type into")
+            await self.backend.fill(element.id, arguments["text"])
+            self._snapshot = None
+            return f"typed into [{element.id}]"
+        if call.name == "select":
+            element = self._element(snapshot, arguments["element_id"], ("select",), "select in")
+            wanted = arguments["option"].strip()
+            value = next((value for value, label in element.options if label == wanted), None)
+            if value is None:
+                value = next((value for value, label in element.options if label.casefold() == wanted.casefold() or value == wanted), None)
+            if value is None:
+                choices = ", ".join(repr(label) for _, label in element.options)
+                raise ActionError(f"[{element.id}] has no option {wanted!r}; its options are {choices}")
+            await self.backend.select(element.id, value)
+            self._snapshot = None
+            return f"selected {wanted!r} in [{element.id}]"
+        if call.name == "check":
+            element = self._element(snapshot, arguments["element_id"], ("checkbox",), "check")
+            await self.backend.set_checked(element.id, bool(arguments["checked"]))
+            self._snapshot = None
+            return f"[{element.id}] is now {'checked' if arguments['checked'] else 'unchecked'}"
+        if call.name == "goto":
+            path = arguments["path"].strip()
+            if not _is_site_path(path):
+                if "://" in path or path.startswith("//"):
+                    self._refuse(path)
+                raise ActionError(f"goto takes a path of this site starting with '/', e.g. '/'; got {path!r}")
+            await self.backend.open(path)
+            return await self._navigated(snapshot.url)
+        if call.name == "back":
+            if len(self._history) < 2:
+                raise ActionError("there is no previous page to go back to")
+            self._history.pop()
+            target = self._history[-1]
+            await self.backend.open(target)
+            self._snapshot = None
+            self._offset = 0
+            return f"went back; now on {(await self._current()).url}"
+        if call.name == "scroll":
+            step = max(1, self.viewport // 2)
+            self._offset += step if arguments["direction"] == "down" else -step
+            self._offset = max(0, self._offset)
+            await self.backend.scroll(step if arguments["direction"] == "down" else -step)
+            return f"scrolled {arguments['direction']}"
+        raise ActionError(f"unknown tool {call.name!r}")  # pragma: no cover - parse_tool_call checks names
+
+    def _refuse(self, url: str) -> None:
+        """Record a request to another site that the environment refused to send."""
+        self._refused.append(url)
+
+    # -- reference solutions ---------------------------------------------------------
+
+    def oracle_action(self) -> dict[str, Any]:
+        """The next call of the task's reference solution (one tool call per step)."""
+        script = self.task.oracle
+        if script is None:
+            raise PolicyError(
+                f"browser task {self.task.id!r} has no reference solution; give its Task reference_actions "
+                "(tool calls such as {'name': 'click', 'arguments': {'element_id': 'send'}})"
+            )
+        if self._oracle_index >= len(script):
+            return {"role": "assistant", "content": "Done."}
+        call = dict(script[self._oracle_index])
+        self._oracle_index += 1
+        tool_call = {"id": f"call_{self._oracle_index}", "name": call["name"], "arguments": dict(call.get("arguments", {}))}
+        return {"role": "assistant", "content": "", "tool_calls": [tool_call]}
+
+    def null_action(self) -> dict[str, Any]:
+        return {"role": "assistant", "content": ""}
+
+    async def close(self) -> None:
+        """End the episode and release the backend (browser context, site server). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._active = False
+        await self.backend.close()
