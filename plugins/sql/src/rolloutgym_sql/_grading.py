@@ -37,8 +37,14 @@ def _cached(key: tuple[Any, ...], compute: Any) -> Any:
     return value
 
 
-def expected_result(task: SqlTask, source: DatabaseSource, backend: str, limits: Limits) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-    """The gold query's result on a fresh copy (or the task's ``expected_rows``)."""
+def expected_result(
+    task: SqlTask, source: DatabaseSource, backend: str, limits: Limits, *, pristine_session: Any = None
+) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
+    """The gold query's result on a fresh copy (or the task's ``expected_rows``).
+
+    ``pristine_session`` may be a read-only session of the same source and backend: nothing
+    can have changed it, so the gold query runs there instead of on a new copy.
+    """
     gold = task.gold_for(backend)
     if not gold:
         rows = [tuple(row) for row in task.expected_rows or ()]
@@ -47,13 +53,15 @@ def expected_result(task: SqlTask, source: DatabaseSource, backend: str, limits:
         return columns, rows
 
     def compute() -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-        session = open_session(backend, source, read_only=True, limits=limits)
+        reuse = pristine_session is not None and pristine_session.read_only
+        session = pristine_session if reuse else open_session(backend, source, read_only=True, limits=limits)
         try:
             result = session.execute(gold[0], max_rows=limits.grading_rows)
         except StatementError as exc:
             raise ConfigError(f"task {task.id!r}: its gold SQL fails on {backend}: {exc}. Fix the task's gold SQL.") from None
         finally:
-            session.close()
+            if not reuse:
+                session.close()
         if result.truncated:
             raise ConfigError(f"task {task.id!r}: its gold SQL returns more than {limits.grading_rows} rows; narrow the question")
         return result.columns, result.rows
@@ -135,7 +143,7 @@ def grade_query(
     Components: ``executes`` (the submitted SQL ran) and ``result_match``; the score is
     ``result_match``.
     """
-    columns, rows = expected_result(task, source, backend, limits)
+    columns, rows = expected_result(task, source, backend, limits, pristine_session=session)
     ordered = task.match.ordered
     gold = task.gold_for(backend)
     if ordered is None:
