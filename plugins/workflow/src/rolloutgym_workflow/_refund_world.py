@@ -109,7 +109,7 @@ def build_world(seed: int = 20260315, customers: int = 14) -> World:
             variants.append({"sku": f"{product_id}-{number + 1:02d}", "options": combo, "in_stock": generator.random() > 0.3})
         if all(variant["in_stock"] for variant in variants):
             variants[-1]["in_stock"] = False
-        if sum(variant["in_stock"] for variant in variants) < 2:
+        if sum(1 for variant in variants if variant["in_stock"]) < 2:
             for variant in variants[:2]:
                 variant["in_stock"] = True
         world.catalog.append({"product_id": product_id, "name": name, "price": price, "variants": variants})

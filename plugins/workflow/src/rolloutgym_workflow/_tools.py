@@ -67,10 +67,10 @@ def _compile_path(template: str) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
     def restore(text: str) -> str:
         return re.sub(r"\x00(\d+)\x00", lambda match: tokens[int(match.group(1))], text)
 
-    templated = [restore(segment) if isinstance(segment, str) else segment for segment in segments]
+    templated: list[Any] = [restore(segment) if isinstance(segment, str) else segment for segment in segments]
 
     def fill(arguments: dict[str, Any]) -> tuple[Any, ...]:
-        filled = []
+        filled: list[Any] = []
         for segment in templated:
             if isinstance(segment, str) and "${" in segment:
                 value = interpolate(segment, arguments)

@@ -100,19 +100,27 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
 
     # Spaces are built on first use: constructing them costs milliseconds (a pydantic
     # adapter each), more than a whole episode of dictionary work.
-    @property  # type: ignore[override]
-    def observation_space(self) -> Any:
+    @property
+    def observation_space(self) -> Any:  # type: ignore[override]
         space = self.__dict__.get("_observation_space")
         if space is None:
             space = self.__dict__["_observation_space"] = spaces.messages.chat()
         return space
 
-    @property  # type: ignore[override]
-    def action_space(self) -> Any:
+    @observation_space.setter
+    def observation_space(self, space: Any) -> None:
+        self.__dict__["_observation_space"] = space
+
+    @property
+    def action_space(self) -> Any:  # type: ignore[override]
         space = self.__dict__.get("_action_space")
         if space is None:
             space = self.__dict__["_action_space"] = spaces.messages.message(roles=("assistant",))
         return space
+
+    @action_space.setter
+    def action_space(self, space: Any) -> None:
+        self.__dict__["_action_space"] = space
 
     # -- episode --------------------------------------------------------------------
 
@@ -156,7 +164,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             self._invalid += 1
             self.records.append(ToolCallRecord("", call, None, "malformed tool call"))
             return {"role": "tool", "tool_call_id": f"call_{position}", "content": "error: a tool call must be an object {\"name\": ..., \"arguments\": {...}}"}
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        function: Mapping[str, Any] = call["function"] if isinstance(call.get("function"), Mapping) else call
         name = function.get("name")
         raw_arguments = function.get("arguments")
         call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{position}"

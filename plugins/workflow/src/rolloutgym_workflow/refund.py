@@ -17,7 +17,15 @@ import hashlib
 import json
 from typing import Any
 
-from rolloutgym.declarative import Environment, Task, action_tool, lookup_tool, primitive, verifier_config, workflow_config
+from rolloutgym.declarative import (
+    Environment,
+    Task,
+    action_tool,
+    lookup_tool,
+    primitive,
+    verifier_config,
+    workflow_config,
+)
 
 from ._refund_tasks import draft_tasks
 from ._refund_world import TODAY, WINDOW_START, build_world
@@ -42,7 +50,7 @@ Retail support policy. Today is {TODAY.isoformat()}.
 7. If a request breaks a rule, do not call any write tool for it, and tell the customer why.
 8. Finish with a short final answer to the customer (a message without tool calls)."""
 
-_STATE = {"verifications": [], "refunds": [], "cancellations": [], "exchanges": [], "address_changes": []}
+_STATE: dict[str, list[Any]] = {"verifications": [], "refunds": [], "cancellations": [], "exchanges": [], "address_changes": []}
 
 _ADDRESS = {
     "type": "object",

@@ -213,6 +213,7 @@ def _check_tools(tools: list[Any], prefix: str, kinds: dict[str, type[_ToolBase]
                 errors.append(f"{where}.kind: unknown tool kind {kind!r}.{did_you_mean(str(kind), kinds)} Use one of: {', '.join(kinds)}")
                 continue
             model = kinds[kind]
+        validated: Any
         validated, problems = validate_model(model, tool, where)
         errors += problems
         if validated is None:

@@ -131,7 +131,7 @@ def _diff_lists(expected: list[Any], actual: list[Any], path: str, tolerance: fl
     if key is not None:
         by_value = {_hashable(item[key]): (index, item) for index, item in enumerate(actual)}
         seen = set()
-        for index, item in enumerate(expected):
+        for item in expected:
             marker = _hashable(item[key])
             if marker not in by_value:
                 lines.append(f"{_label(path)}: missing {noun} for {key} {describe_value(item[key])} (expected {describe_value(item)})")
@@ -139,7 +139,7 @@ def _diff_lists(expected: list[Any], actual: list[Any], path: str, tolerance: fl
             seen.add(marker)
             actual_index, actual_item = by_value[marker]
             _diff(item, actual_item, f"{path}[{actual_index}]", tolerance, unordered, lines, limit)
-        for index, item in enumerate(actual):
+        for item in actual:
             if _hashable(item[key]) not in seen:
                 lines.append(f"{_label(path)}: unexpected {noun} for {key} {describe_value(item[key])} ({describe_value(item)})")
         return

@@ -271,7 +271,7 @@ _JUDGE_SYSTEM = (
 _SCORE = re.compile(r"\"?score\"?\s*[:=]\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
 
 
-def _render(params: LLMJudgeParams, context: VerifierContext) -> list[dict[str, Any]]:
+def _render(params: LLMJudgeParams, context: VerifierContext) -> Any:
     parts = [
         f"Task:\n{context.task_field('instruction', '')}",
         f"Agent's final answer:\n{context.final_output or '(none)'}",
@@ -313,7 +313,7 @@ class _JudgeGrader(PrimitiveGrader):
         return grader.score(context, params.rubric)
 
 
-def _sample(judge: Any, chat: list[dict[str, Any]]) -> str:
+def _sample(judge: Any, chat: Any) -> str:
     from ._sync import call_policy
 
     action = call_policy(judge, chat)
