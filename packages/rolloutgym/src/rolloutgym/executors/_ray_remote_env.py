@@ -1,0 +1,82 @@
+"""The driver's view of an env instance that lives in a Ray worker (driver-side policies).
+
+:class:`RemoteEnv` is an :class:`AsyncEnv` whose ``reset``/``step``/``close`` are calls to
+the worker holding the instance, so the ordinary rollout loop runs on the driver with the
+driver's policy (an API client, a human, a replay file). It carries the spaces, ``tools``
+and task id of the real env, which is what chat policies read through ``for_env``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rolloutgym_protocol import AsyncEnv
+
+from ._ray_worker import RunSpec
+
+__all__ = ["RemoteEnv"]
+
+
+async def _result(reference: Any) -> Any:
+    """Await a Ray call; an exception raised by the env comes back as itself."""
+    from ray.exceptions import RayTaskError
+
+    try:
+        return await reference
+    except RayTaskError as exc:
+        cause = getattr(exc, "cause", None)
+        if isinstance(cause, BaseException):
+            raise cause from None
+        raise
+
+
+class RemoteEnv(AsyncEnv[Any, Any]):
+    """An env instance leased from a worker; ``close()`` hands it back to the worker's pool.
+
+    An instance whose episode raised, or was cancelled mid-call, is closed by the worker
+    instead of being reused.
+    """
+
+    def __init__(self, worker: Any, lease: int, description: dict[str, Any]) -> None:
+        self.worker = worker
+        self.lease = lease
+        self.action_space = description["action_space"]
+        self.observation_space = description["observation_space"]
+        if description.get("tools") is not None:
+            self.tools = description["tools"]
+        self.rolloutgym_task_id = description.get("rolloutgym_task_id")
+        self.rolloutgym_env_id = description.get("rolloutgym_env_id")
+        self._healthy = True
+        self._closed = False
+
+    @classmethod
+    async def open(cls, worker: Any, spec: RunSpec, task_index: int) -> RemoteEnv:
+        lease, description = await _result(worker.open_env.remote(spec, task_index))
+        return cls(worker, lease, description)
+
+    async def _call(self, reference: Any) -> Any:
+        try:
+            return await _result(reference)
+        except BaseException:
+            self._healthy = False
+            raise
+
+    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        return await self._call(self.worker.reset_env.remote(self.lease, seed, options))  # type: ignore[no-any-return]
+
+    async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        return await self._call(self.worker.step_env.remote(self.lease, action))  # type: ignore[no-any-return]
+
+    async def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        from ._ray_pool import WORKER_LOST
+
+        try:
+            await _result(self.worker.release_env.remote(self.lease, self._healthy))
+        except WORKER_LOST:  # the worker is gone, and its envs with it
+            pass
+
+    def __repr__(self) -> str:
+        return f"<RemoteEnv {self.rolloutgym_env_id or ''} task {self.rolloutgym_task_id} lease {self.lease}>"

@@ -1,0 +1,279 @@
+"""The Ray actor of the Ray executor: one process that holds env instances and runs episodes.
+
+Plain Python (the executor wraps it with ``ray.remote``) so it can be read and tested
+without a cluster. A worker serves any number of runs: each call carries a small
+:class:`RunSpec` saying which env (and, for actor-side policies, which policy) it is for;
+the worker resolves each spec once and keeps, per spec, a bounded pool of idle env
+instances keyed by task, so members of a group that land on the same worker reuse env
+instances (``reset`` between episodes) instead of building new ones.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import os
+import time
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, as_async
+
+from ..rollouts import arollout
+from ..rollouts._group import _error_record, _member_metadata
+from .base import EnvSource, GroupJob, PolicySource, ResolvedEnv
+
+__all__ = ["EnvPool", "RolloutWorker", "RunSpec"]
+
+# Forwarded from the driver so that every worker loads the same plugins.
+PLUGIN_VARIABLES = ("ROLLOUTGYM_PLUGINS", "ROLLOUTGYM_DISABLE_PLUGINS")
+
+
+@dataclass(frozen=True)
+class RunSpec:
+    """What a call is for: the env, the policy when it runs in the worker, and env reuse.
+
+    ``key`` identifies the spec (one per run); ``policy`` is ``None`` when the policy
+    runs on the driver and the worker only hosts envs.
+    """
+
+    key: str
+    env: EnvSource
+    policy: PolicySource | None
+    reuse_envs: bool = True
+    max_idle_envs: int = 16
+
+
+async def _close(environment: Any) -> None:
+    result = environment.close()
+    if inspect.isawaitable(result):
+        await result
+
+
+class EnvPool:
+    """Idle env instances of one run, keyed by task index, oldest closed first.
+
+    ``acquire`` returns an idle instance of the task or builds a new one; ``release``
+    puts a healthy instance back (or closes it when reuse is off or the pool is full).
+    An instance whose episode failed or was cut off is closed, never reused.
+    """
+
+    def __init__(self, resolved: ResolvedEnv, *, reuse: bool, max_idle: int) -> None:
+        self.resolved = resolved
+        self.reuse = reuse
+        self.max_idle = max_idle
+        self._idle: OrderedDict[int, list[AsyncEnv[Any, Any]]] = OrderedDict()
+        self._idle_count = 0
+        self.created = 0
+
+    async def acquire(self, task_index: int) -> AsyncEnv[Any, Any]:
+        idle = self._idle.get(task_index)
+        if idle:
+            self._idle_count -= 1
+            environment = idle.pop()
+            if not idle:
+                del self._idle[task_index]
+            return environment
+        try:
+            environment = self.resolved.make(self.resolved.tasks[task_index])
+            if inspect.isawaitable(environment):
+                environment = await environment
+        except Exception as exc:
+            exc._rolloutgym_where = "make_env"  # type: ignore[attr-defined]
+            raise
+        self.created += 1
+        adapted = as_async(environment)
+        if adapted is not environment:
+            for name in ("rolloutgym_task_id", "rolloutgym_env_id"):
+                value = getattr(environment, name, None)
+                if value is not None:
+                    setattr(adapted, name, value)
+        return adapted
+
+    async def release(self, task_index: int, environment: AsyncEnv[Any, Any], *, healthy: bool) -> None:
+        if not (self.reuse and healthy and self.max_idle > 0):
+            await _close(environment)
+            return
+        self._idle.setdefault(task_index, []).append(environment)
+        self._idle.move_to_end(task_index)
+        self._idle_count += 1
+        # Bookkeeping first, closing after: other episodes acquire and release meanwhile.
+        evicted = []
+        while self._idle_count > self.max_idle:
+            oldest_task, instances = next(iter(self._idle.items()))
+            evicted.append(instances.pop(0))
+            self._idle_count -= 1
+            if not instances:
+                del self._idle[oldest_task]
+        for instance in evicted:
+            await _close(instance)
+
+    async def close(self) -> None:
+        instances = [environment for group in self._idle.values() for environment in group]
+        self._idle.clear()
+        self._idle_count = 0
+        for environment in instances:
+            try:
+                await _close(environment)
+            except Exception:  # noqa: BLE001 - closing the rest matters more than one bad close()
+                pass
+
+
+class _RunState:
+    """What a worker keeps for one :class:`RunSpec`."""
+
+    def __init__(self, spec: RunSpec, registry: Any) -> None:
+        self.spec = spec
+        self.resolved = spec.env.resolve(registry)
+        self.policy = spec.policy.build(registry) if spec.policy is not None else None
+        self.pool = EnvPool(self.resolved, reuse=spec.reuse_envs, max_idle=spec.max_idle_envs)
+
+
+class RolloutWorker:
+    """One worker process: env instances, episodes, and (optionally) the policy.
+
+    Args:
+        slots: episodes this worker runs at once (more calls wait inside the worker).
+        plugins: ``(name, module)`` pairs registered on the driver's registry with
+            ``Registry.register``; they are registered here too (they must be importable
+            on the worker's node).
+        plugin_variables: the driver's ``ROLLOUTGYM_PLUGINS``/``ROLLOUTGYM_DISABLE_PLUGINS``.
+    """
+
+    def __init__(
+        self,
+        slots: int,
+        plugins: Sequence[tuple[str, Any]] = (),
+        plugin_variables: Mapping[str, str] | None = None,
+    ) -> None:
+        from ..registry import Registry
+
+        for name in PLUGIN_VARIABLES:
+            os.environ.pop(name, None)
+        os.environ.update(plugin_variables or {})
+        self.registry = Registry()
+        present = {info.name for info in self.registry.plugins}
+        for name, module in plugins:
+            if name not in present:
+                self.registry.register(module, name=name)
+        self.slots = max(1, slots)
+        self._semaphore: asyncio.Semaphore | None = None
+        self._runs: dict[str, _RunState] = {}
+        self._leases: dict[int, tuple[str, int, AsyncEnv[Any, Any]]] = {}
+        self._lease_ids = itertools.count()
+
+    # -- bookkeeping ------------------------------------------------------------------
+
+    def _state(self, spec: RunSpec) -> _RunState:
+        state = self._runs.get(spec.key)
+        if state is None:
+            state = self._runs[spec.key] = _RunState(spec, self.registry)
+        return state
+
+    def _slots(self) -> asyncio.Semaphore:
+        # Created lazily: it must belong to the actor's event loop.
+        if self._semaphore is None:
+            self._semaphore = asyncio.Semaphore(self.slots)
+        return self._semaphore
+
+    async def prepare(self, spec: RunSpec) -> dict[str, Any]:
+        """Resolve the env (and build the policy) now, so a bad setup fails before any rollout."""
+        state = self._state(spec)
+        return {"pid": os.getpid(), "tasks": len(state.resolved.tasks), "env_id": state.resolved.env_id}
+
+    async def finish(self, key: str | None) -> int:
+        """Close the idle envs of a finished run (``None``: of every run); returns how many envs they built."""
+        keys = list(self._runs) if key is None else [key]
+        created = 0
+        for name in keys:
+            state = self._runs.pop(name, None)
+            if state is not None:
+                await state.pool.close()
+                created += state.pool.created
+        return created
+
+    async def pid(self) -> int:
+        return os.getpid()
+
+    # -- actor-side policies: whole members ------------------------------------------
+
+    async def run_members(self, spec: RunSpec, job: GroupJob, members: Sequence[int]) -> list[Trajectory | RolloutError]:
+        """Run the given members of ``job`` here (the policy runs in this worker)."""
+        state = self._state(spec)
+        return list(await asyncio.gather(*(self._run_member(state, job, member) for member in members)))
+
+    async def _run_member(self, state: _RunState, job: GroupJob, member: int) -> Trajectory | RolloutError:
+        async with self._slots():
+            started = time.perf_counter()
+            seed = job.seeds[member]
+            try:
+                environment = await state.pool.acquire(job.task_index)
+            except Exception as exc:
+                return _error_record(exc, member)
+            healthy = False
+            try:
+                trajectory = await arollout(
+                    environment,
+                    state.policy,
+                    seed=seed,
+                    options=job.options,
+                    max_steps=job.max_steps,
+                    timeout=job.timeout,
+                    metadata=_member_metadata({"task_id": job.task_id}, member, seed),
+                )
+                # An episode cut off by its timeout may leave a call running in the env.
+                healthy = trajectory.stop_reason != "timeout"
+            except Exception as exc:
+                return _error_record(exc, member)
+            finally:
+                try:
+                    await asyncio.shield(state.pool.release(job.task_index, environment, healthy=healthy))
+                except Exception:  # noqa: BLE001 - a failing close() must not lose the episode
+                    pass
+            trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
+            return trajectory
+
+    # -- driver-side policies: env leases ----------------------------------------------
+
+    async def open_env(self, spec: RunSpec, task_index: int) -> tuple[int, dict[str, Any]]:
+        """Lease an env instance of a task; returns the lease id and what the driver needs of it."""
+        state = self._state(spec)
+        environment = await state.pool.acquire(task_index)
+        lease = next(self._lease_ids)
+        self._leases[lease] = (spec.key, task_index, environment)
+        from rolloutgym_protocol import find_attribute
+
+        description = {
+            "action_space": environment.action_space,
+            "observation_space": environment.observation_space,
+            "tools": find_attribute(environment, "tools"),
+            "rolloutgym_task_id": find_attribute(environment, "rolloutgym_task_id"),
+            "rolloutgym_env_id": find_attribute(environment, "rolloutgym_env_id"),
+        }
+        return lease, description
+
+    def _leased(self, lease: int) -> AsyncEnv[Any, Any]:
+        try:
+            return self._leases[lease][2]
+        except KeyError:
+            raise RuntimeError(f"env lease {lease} is not open on this worker (closed already?)") from None
+
+    async def reset_env(self, lease: int, seed: int | None, options: dict[str, Any] | None) -> Any:
+        return await self._leased(lease).reset(seed=seed, options=options)
+
+    async def step_env(self, lease: int, action: Any) -> Any:
+        return await self._leased(lease).step(action)
+
+    async def release_env(self, lease: int, healthy: bool) -> None:
+        entry = self._leases.pop(lease, None)
+        if entry is None:
+            return
+        key, task_index, environment = entry
+        state = self._runs.get(key)
+        if state is None:
+            await _close(environment)
+        else:
+            await state.pool.release(task_index, environment, healthy=healthy)

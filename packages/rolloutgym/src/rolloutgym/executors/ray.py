@@ -1,0 +1,444 @@
+"""The Ray executor: rollouts on a Ray cluster (``pip install 'rolloutgym[ray]'``).
+
+``rolloutgym run ENV --executor ray [--ray-address auto]`` or, from Python::
+
+    from rolloutgym.executors import RayExecutor
+    result = rg.run("toy/arith-v0", policy="oracle", executor=RayExecutor(address="auto"))
+
+How it works:
+
+* **Workers.** The executor starts ``num_workers`` actors (:class:`RolloutWorker`, one CPU
+  each by default; one per CPU of the cluster unless told otherwise). Each worker resolves
+  the env through its own registry (the same plugins must be installed on every node) and
+  keeps a bounded pool of idle env instances per task: members of a group that run on the
+  same worker reuse an instance (``reset`` between episodes) instead of building a new one.
+  An instance whose episode raised or timed out is closed, never reused; pass
+  ``reuse_envs=False`` for envs whose instances must not outlive one episode.
+* **Where the policy runs** (``policy_placement``). ``"actor"``: each worker builds the
+  policy from its reference (``--policy``) and runs whole episodes; the right place for the
+  env-aware built-ins ``oracle``/``null``/``random`` and for local models on worker GPUs.
+  ``"driver"``: the policy object of the driver (an API client, ``human``, ``replay``) drives
+  episodes whose env instances live in the workers; each ``reset``/``step`` is a call to the
+  worker. ``"auto"`` (default) picks ``"actor"`` for ``oracle``, ``null`` and ``random`` and
+  ``"driver"`` for everything else.
+* **Backpressure.** At most ``max_in_flight`` members (default ``2 * concurrency``) are
+  submitted at once; each worker runs at most ``ceil(concurrency / num_workers)`` episodes
+  at a time and queues the rest, so memory stays bounded for runs of any size.
+* **Streaming.** ``on_group`` is called on the driver as soon as a group's last member is
+  back, so the run file grows while the run is going, in completion order.
+* **Worker loss.** When a worker dies (killed, out of memory, node lost) the members it was
+  running are run again once on another worker (a replacement is started), and their
+  group is marked ``metadata["retried"] = True``. A member whose retry is lost too is
+  recorded as a ``RolloutError`` of type ``WorkerLost``. No member is lost or reported twice:
+  a member's result is only taken from the call that returned it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+import os
+import uuid
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal
+
+import ray
+from rolloutgym_protocol import RolloutError, Trajectory, TrajectoryGroup
+from rolloutgym_protocol.errors import ConfigError
+
+from ..rollouts._group import _error_record, _run_member
+from ._ray_pool import WORKER_LOST, Worker, WorkerPool, WorkersLost
+from ._ray_remote_env import RemoteEnv, _result
+from ._ray_worker import PLUGIN_VARIABLES, RolloutWorker, RunSpec
+from .base import EnvSource, Executor, GroupJob, OnGroup, PolicySource
+
+__all__ = ["ACTOR_SIDE_POLICIES", "RayExecutor", "RolloutWorker", "WorkersLost"]
+
+PolicyPlacement = Literal["auto", "actor", "driver"]
+
+# Env-aware built-in policies: they call the env (oracle_action, null_action, action_space).
+ACTOR_SIDE_POLICIES = frozenset({"oracle", "null", "random"})
+
+
+def _unwrap_group_failure(failure: BaseExceptionGroup[Any]) -> BaseException:
+    first: BaseException = failure
+    while isinstance(first, BaseExceptionGroup):
+        first = first.exceptions[0]
+    return first
+
+
+def _lost_record(exc: BaseException, member: int) -> RolloutError:
+    return RolloutError(
+        "WorkerLost",
+        f"the Ray worker running this member died, and so did the worker of its one retry: {type(exc).__name__}: {exc}"[:2000],
+        "engine",
+        member,
+        None,
+        None,
+    )
+
+
+class _Groups:
+    """Collects member outcomes and reports each group once, when its last member is back."""
+
+    def __init__(self, jobs: Sequence[GroupJob], items: Sequence[Any], on_group: OnGroup) -> None:
+        self.jobs = jobs
+        self.items = items
+        self.on_group = on_group
+        self.results: dict[int, list[Trajectory | RolloutError | None]] = {
+            position: [None] * job.num_rollouts for position, job in enumerate(jobs)
+        }
+        self.pending = {position: job.num_rollouts for position, job in enumerate(jobs)}
+        self.retried: set[int] = set()
+
+    async def add(self, position: int, member: int, outcome: Trajectory | RolloutError) -> None:
+        slots = self.results[position]
+        if slots[member] is not None:
+            raise RuntimeError(f"member {member} of task {self.jobs[position].task_id} was reported twice")
+        slots[member] = outcome
+        self.pending[position] -= 1
+        if self.pending[position] == 0:
+            await self._finish(position)
+
+    async def _finish(self, position: int) -> None:
+        job = self.jobs[position]
+        outcome = self.results.pop(position)
+        trajectories = tuple(record for record in outcome if isinstance(record, Trajectory))
+        errors = tuple(record for record in outcome if isinstance(record, RolloutError))
+        metadata: dict[str, Any] = {"task_index": job.task_index}
+        if position in self.retried:
+            metadata["retried"] = True
+        group = TrajectoryGroup(self.items[job.task_index], job.task_id, trajectories, (), errors, metadata)
+        reported = self.on_group(job, group)
+        if inspect.isawaitable(reported):
+            await reported
+
+
+class RayExecutor(Executor):
+    """Runs a run's members on Ray workers (see the module docstring for the semantics).
+
+    Args:
+        address: the Ray cluster (``"auto"``, ``"ray://host:10001"``); ``None`` connects to
+            the Ray instance this process already started, or starts a local one.
+        registry: the driver's registry (default: the process-wide one). Plugins added to it
+            with ``Registry.register`` are registered on the workers too; their modules must
+            be importable there.
+        num_workers: worker actors to start (default: the cluster's CPUs divided by the CPUs
+            one worker asks for; never more than the run's concurrency or members).
+        policy_placement: ``"auto"``, ``"actor"`` or ``"driver"`` (see the module docstring).
+        reuse_envs: keep env instances in the workers and reset them for the next episode.
+        max_idle_envs: idle env instances a worker keeps per run (oldest closed first).
+        max_in_flight: members submitted but not finished at once (default ``2 * concurrency``).
+        actor_options: ``ray.remote`` options for the workers, e.g. ``{"num_cpus": 2}``,
+            ``{"num_gpus": 1}`` or ``{"runtime_env": {...}}``.
+        init_options: keyword arguments for ``ray.init`` when this executor starts Ray.
+        keep_workers: keep the workers (and the Ray instance) between runs until
+            :meth:`close`; for trainers that call the executor once per step.
+        max_replacements: dead workers that may be replaced per pool (default ``max(4, 2 * workers)``).
+    """
+
+    name = "ray"
+
+    def __init__(
+        self,
+        address: str | None = None,
+        *,
+        registry: Any = None,
+        num_workers: int | None = None,
+        policy_placement: PolicyPlacement = "auto",
+        reuse_envs: bool = True,
+        max_idle_envs: int = 16,
+        max_in_flight: int | None = None,
+        actor_options: Mapping[str, Any] | None = None,
+        init_options: Mapping[str, Any] | None = None,
+        keep_workers: bool = False,
+        max_replacements: int | None = None,
+    ) -> None:
+        if policy_placement not in ("auto", "actor", "driver"):
+            raise ConfigError(f"policy_placement must be 'auto', 'actor' or 'driver', got {policy_placement!r}")
+        if num_workers is not None and num_workers < 1:
+            raise ConfigError(f"num_workers must be at least 1, got {num_workers}")
+        if max_in_flight is not None and max_in_flight < 1:
+            raise ConfigError(f"max_in_flight must be at least 1, got {max_in_flight}")
+        self.address = address
+        self.registry = registry
+        self.num_workers = num_workers
+        self.policy_placement = policy_placement
+        self.reuse_envs = reuse_envs
+        self.max_idle_envs = max_idle_envs
+        self.max_in_flight = max_in_flight
+        self.actor_options = dict(actor_options or {})
+        self.init_options = dict(init_options or {})
+        self.keep_workers = keep_workers
+        self.max_replacements = max_replacements
+        self.pool: WorkerPool | None = None
+        self._started_ray = False
+
+    # -- setup ------------------------------------------------------------------------
+
+    def placement(self, policy: PolicySource) -> Literal["actor", "driver"]:
+        """Where ``policy`` runs under this executor's ``policy_placement``."""
+        if self.policy_placement != "auto":
+            return self.policy_placement
+        provider = policy.reference.partition(":")[0]
+        return "actor" if provider in ACTOR_SIDE_POLICIES else "driver"
+
+    def _ensure_ray(self) -> None:
+        if ray.is_initialized():
+            return
+        options = {"address": self.address, **self.init_options}
+        try:
+            ray.init(**options)
+        except ConnectionError as exc:
+            raise ConfigError(
+                f"cannot connect to the Ray cluster at {self.address!r}: {exc}. Start it with 'ray start --head' "
+                "(or check --ray-address), or leave --ray-address out to start a local Ray instance"
+            ) from None
+        self._started_ray = True
+
+    def _plugins(self) -> list[tuple[str, Any]]:
+        if self.registry is None:
+            return []
+        return [
+            (info.name, info.module)
+            for info in self.registry.plugins
+            if info.distribution is None and info.module is not None and info.status == "loaded"
+        ]
+
+    def _default_workers(self) -> int:
+        cpus_per_worker = float(self.actor_options.get("num_cpus", 1) or 0)
+        cluster_cpus = float(ray.cluster_resources().get("CPU", 1))
+        if cpus_per_worker <= 0:
+            return max(1, int(cluster_cpus))
+        return max(1, int(cluster_cpus // cpus_per_worker))
+
+    def _get_pool(self, concurrency: int, members: int) -> WorkerPool:
+        if self.pool is not None:
+            return self.pool
+        size = self.num_workers or min(self._default_workers(), concurrency, members)
+        plugin_variables = {name: os.environ[name] for name in PLUGIN_VARIABLES if name in os.environ}
+        self.pool = WorkerPool(
+            size=size,
+            slots=max(1, math.ceil(concurrency / size)),
+            actor_options=self.actor_options,
+            plugins=self._plugins(),
+            plugin_variables=plugin_variables,
+            max_replacements=self.max_replacements,
+        )
+        return self.pool
+
+    async def _prepare(self, pool: WorkerPool, spec: RunSpec) -> None:
+        """Resolve the env (and policy) on every worker before any rollout: a bad setup fails fast."""
+        while True:
+            workers = [worker for worker in pool.workers if worker.alive]
+            if not workers:
+                pool.pick()  # raises WorkersLost
+            results = await asyncio.gather(
+                *(_result(worker.handle.prepare.remote(spec)) for worker in workers), return_exceptions=True
+            )
+            lost = False
+            for worker, result in zip(workers, results, strict=True):
+                if isinstance(result, WORKER_LOST):
+                    pool.lost(worker)
+                    lost = True
+                elif isinstance(result, BaseException):
+                    what = f"env {spec.env.reference!r}" + (f" with policy {spec.policy.reference!r}" if spec.policy else "")
+                    raise ConfigError(
+                        f"a Ray worker could not set up {what}: {type(result).__name__}: {result}. Every node needs "
+                        "the same rolloutgym plugins (and env files) as the driver"
+                    ) from result
+            if not lost:
+                return
+
+    # -- running ----------------------------------------------------------------------
+
+    async def run(
+        self,
+        env: EnvSource,
+        policy: PolicySource,
+        jobs: Sequence[GroupJob],
+        *,
+        concurrency: int,
+        on_group: OnGroup,
+        policy_object: Any = None,
+    ) -> None:
+        """Run every job on the Ray workers; ``on_group`` is called on the driver per finished group.
+
+        With ``"actor"`` placement the workers build the policy from ``policy`` (a
+        ``policy_object`` is not shipped); with ``"driver"`` placement ``policy_object``
+        (or ``policy`` built here) drives the episodes.
+        """
+        if concurrency < 1:
+            raise ValueError("concurrency must be at least 1")
+        resolved = env.resolve(self.registry)
+        placement = self.placement(policy)
+        driver_policy = None
+        if placement == "driver":
+            driver_policy = policy_object if policy_object is not None else policy.build(self.registry)
+        total = sum(job.num_rollouts for job in jobs)
+        if total == 0:
+            return
+        self._ensure_ray()
+        pool = self._get_pool(concurrency, total)
+        spec = RunSpec(
+            uuid.uuid4().hex,
+            env,
+            policy if placement == "actor" else None,
+            self.reuse_envs,
+            self.max_idle_envs,
+        )
+        groups = _Groups(jobs, resolved.tasks, on_group)
+        limit = self.max_in_flight or 2 * concurrency
+        try:
+            await self._prepare(pool, spec)
+            if placement == "actor":
+                await self._run_in_workers(pool, spec, jobs, groups, max(limit, pool.slots))
+            else:
+                await self._run_on_driver(pool, spec, jobs, groups, driver_policy, resolved.tasks, concurrency)
+        except BaseExceptionGroup as failure:
+            raise _unwrap_group_failure(failure) from None
+        finally:
+            if self.keep_workers:
+                await pool.finish(spec.key)
+            else:
+                await self.aclose()
+
+    async def _run_in_workers(
+        self, pool: WorkerPool, spec: RunSpec, jobs: Sequence[GroupJob], groups: _Groups, limit: int
+    ) -> None:
+        """Whole members run in the workers; a group is split into pieces of at most one worker's slots."""
+        budget = asyncio.Semaphore(limit)
+        chunk = pool.slots
+        async with asyncio.TaskGroup() as tasks:
+            for position, job in enumerate(jobs):
+                for start in range(0, job.num_rollouts, chunk):
+                    members = list(range(start, min(start + chunk, job.num_rollouts)))
+                    for _ in members:
+                        await budget.acquire()
+                    tasks.create_task(self._run_piece(pool, spec, position, job, members, groups, budget))
+
+    async def _run_piece(
+        self,
+        pool: WorkerPool,
+        spec: RunSpec,
+        position: int,
+        job: GroupJob,
+        members: list[int],
+        groups: _Groups,
+        budget: asyncio.Semaphore,
+    ) -> None:
+        try:
+            outcomes: list[Trajectory | RolloutError] = []
+            for attempt in (1, 2):
+                worker = pool.pick()
+                worker.load += len(members)
+                try:
+                    outcomes = await _result(worker.handle.run_members.remote(spec, job, members))
+                except WORKER_LOST as exc:
+                    pool.lost(worker)
+                    if attempt == 1:
+                        groups.retried.add(position)
+                        continue
+                    outcomes = [_lost_record(exc, member) for member in members]
+                except Exception as exc:  # a failure of the worker code itself: recorded, never a silent zero
+                    outcomes = [_error_record(exc, member) for member in members]
+                finally:
+                    worker.load -= len(members)
+                break
+            for member, outcome in zip(members, outcomes, strict=True):
+                await groups.add(position, member, outcome)
+        finally:
+            for _ in members:
+                budget.release()
+
+    async def _run_on_driver(
+        self,
+        pool: WorkerPool,
+        spec: RunSpec,
+        jobs: Sequence[GroupJob],
+        groups: _Groups,
+        policy: Any,
+        items: Sequence[Any],
+        concurrency: int,
+    ) -> None:
+        """The policy runs here; each member's env instance lives in a worker."""
+        budget = asyncio.Semaphore(concurrency)
+        async with asyncio.TaskGroup() as tasks:
+            for position, job in enumerate(jobs):
+                for member in range(job.num_rollouts):
+                    await budget.acquire()
+                    tasks.create_task(self._drive_member(pool, spec, position, job, member, groups, policy, items, budget))
+
+    async def _drive_member(
+        self,
+        pool: WorkerPool,
+        spec: RunSpec,
+        position: int,
+        job: GroupJob,
+        member: int,
+        groups: _Groups,
+        policy: Any,
+        items: Sequence[Any],
+        budget: asyncio.Semaphore,
+    ) -> None:
+        try:
+            outcome: Trajectory | RolloutError | None = None
+            for attempt in (1, 2):
+                worker: Worker = pool.pick()
+                handle = worker.handle
+                worker.load += 1
+
+                async def open_env(item: Any, handle: Any = handle) -> RemoteEnv:
+                    return await RemoteEnv.open(handle, spec, job.task_index)
+
+                try:
+                    outcome = await _run_member(
+                        items[job.task_index],
+                        open_env,
+                        policy,
+                        member,
+                        job.seeds[member],
+                        job.options,
+                        job.max_steps,
+                        job.timeout,
+                        {"task_id": job.task_id},
+                    )
+                except WORKER_LOST as exc:
+                    pool.lost(worker)
+                    if attempt == 1:
+                        groups.retried.add(position)
+                        continue
+                    outcome = _lost_record(exc, member)
+                except Exception as exc:  # recorded, never a silent zero
+                    outcome = _error_record(exc, member)
+                finally:
+                    worker.load -= 1
+                break
+            assert outcome is not None
+            await groups.add(position, member, outcome)
+        finally:
+            budget.release()
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    @property
+    def workers(self) -> list[Any]:
+        """The live workers' actor handles (empty between runs unless ``keep_workers``)."""
+        return self.pool.handles if self.pool is not None else []
+
+    async def aclose(self) -> None:
+        """Close the workers' envs, kill the workers, and stop Ray if this executor started it."""
+        pool, self.pool = self.pool, None
+        if pool is not None:
+            try:
+                await pool.finish(None)
+            finally:
+                pool.shutdown()
+        if self._started_ray:
+            self._started_ray = False
+            ray.shutdown()
+
+    def close(self) -> None:
+        """Synchronous :meth:`aclose` (call it outside a running event loop)."""
+        asyncio.run(self.aclose())
