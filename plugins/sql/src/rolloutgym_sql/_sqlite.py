@@ -144,7 +144,7 @@ class SqliteSession:
 
     def _explain(self, exc: sqlite3.Error) -> str:
         message = str(exc)
-        if self._denied is not None and "not authorized" in message:
+        if self._denied is not None and ("not authorized" in message or "authorization denied" in message):
             return f"not authorized: {self._denied}"
         if message == "interrupted":
             return f"the statement ran longer than {self.limits.statement_seconds:g} s and was stopped; simplify the query or add conditions"
