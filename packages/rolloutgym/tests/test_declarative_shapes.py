@@ -187,3 +187,16 @@ def test_validate_checks_primitive_types_and_parameters():
     environment.verifier = {"primitives": []}
     with pytest.raises(EnvFileError, match="non-empty list of primitives"):
         environment.validate()
+
+
+def test_compiled_templates_match_interpolation():
+    from rolloutgym.declarative.templating import compile_template
+
+    template = {"id": "${args.order_id}", "note": "refund of ${args.amount}", "deep": ["${args.nested.a}", 3, None], "${args.order_id}": 1}
+    arguments = {"order_id": "O-1", "amount": 100, "nested": {"a": [1]}}
+    assert compile_template(template)(arguments) == interpolate(template, arguments) == {
+        "id": "O-1", "note": "refund of 100", "deep": [[1], 3, None], "O-1": 1}
+    with pytest.raises(TemplateError, match="missing argument 'order_id'"):
+        compile_template({"id": "${args.order_id}"})({})
+    with pytest.raises(TemplateError, match="unsupported placeholder"):
+        compile_template("${args.__dict__}")

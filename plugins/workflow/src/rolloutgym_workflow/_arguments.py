@@ -38,7 +38,17 @@ def _size(value: Any, depth: int) -> int:
     if isinstance(value, str):
         return len(value)
     if isinstance(value, dict):
-        return sum(len(str(key)) + _size(item, depth + 1) for key, item in value.items())
+        total = 0
+        for key, item in value.items():
+            total += len(key) if type(key) is str else 1
+            kind = type(item)
+            if kind is str:
+                total += len(item)
+            elif kind is dict or kind is list or isinstance(item, (dict, list)):
+                total += _size(item, depth + 1)
+            else:
+                total += 1
+        return total
     if isinstance(value, list):
         return sum(_size(item, depth + 1) for item in value)
     return 1

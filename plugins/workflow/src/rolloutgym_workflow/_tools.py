@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rolloutgym.declarative import expand_params_schema, interpolate
-from rolloutgym.declarative.templating import TemplateError, placeholders
+from rolloutgym.declarative.templating import TemplateError, compile_template, placeholders
 from rolloutgym.verifiers import LENGTH, PathError, format_path, get_path, parse_path, set_path
 
 from ._arguments import ArgumentChecker, compile_checker
@@ -160,17 +160,32 @@ def _lookup_path(tool: Mapping[str, Any]) -> Callable[..., Any]:
     return run
 
 
+def _filler(template: Any) -> Callable[[dict[str, Any]], Any]:
+    compiled = compile_template(template)
+
+    def fill(arguments: dict[str, Any]) -> Any:
+        try:
+            return compiled(arguments)
+        except TemplateError as exc:
+            raise ToolError(str(exc)) from None
+
+    return fill
+
+
 def _append(target: str, template: Any, response: Any) -> Callable[..., Any]:
+    fill_value = None if template is None else _filler(template)
+    fill_response = None if response is None else _filler(response)
+
     def run(arguments: dict[str, Any], state: dict[str, Any], fixtures: Mapping[str, Any]) -> Any:
-        value = dict(arguments) if template is None else _interpolated(template, arguments)
+        value = dict(arguments) if fill_value is None else fill_value(arguments)
         array = state.get(target)
         if array is None:
             array = state[target] = []
         elif not isinstance(array, list):
             raise ToolError(f"state '{target}' is not a list; cannot append")
         array.append(value)
-        if response is not None:
-            return _interpolated(response, arguments)
+        if fill_response is not None:
+            return fill_response(arguments)
         return {"ok": True, **value} if isinstance(value, dict) else {"ok": True, "value": value}
 
     return run

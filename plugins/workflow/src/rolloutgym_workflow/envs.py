@@ -31,16 +31,6 @@ __all__ = ["WorkflowEnv"]
 Messages = list[dict[str, Any]]
 
 
-def _system_prompt(program: Program) -> str:
-    prompt = (
-        f"You are an autonomous agent operating in the '{program.name}' environment. Use the provided tools to "
-        "complete the task. When done, produce a clear final answer."
-    )
-    if program.description:
-        prompt += "\n\n" + program.description
-    return prompt
-
-
 def _text(content: Any) -> str:
     if isinstance(content, str):
         return content
@@ -49,9 +39,12 @@ def _text(content: Any) -> str:
     return "" if content is None else str(content)
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+
+
 def _encode(result: Any) -> str:
     try:
-        return json.dumps(result, ensure_ascii=False, default=str)
+        return _ENCODER.encode(result)
     except (TypeError, ValueError, RecursionError):
         return json.dumps(repr(result))
 
@@ -134,7 +127,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         user = self.task.instruction
         if self.task.input is not None:
             user += "\n\nInput:\n" + json.dumps(self.task.input, indent=2)
-        messages = [{"role": "system", "content": _system_prompt(self.program)}, {"role": "user", "content": user}]
+        messages = [{"role": "system", "content": self.program.system_prompt}, {"role": "user", "content": user}]
         return messages, {"task_id": self.task.id}
 
     def step(self, action: Any) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
@@ -142,7 +135,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         if isinstance(action, str):
             return self._finish(action, truncated=False)
-        if not isinstance(action, Mapping):
+        if type(action) is not dict and not isinstance(action, Mapping):
             self._invalid += 1
             message = f"error: send an assistant message {{'role': 'assistant', 'content': ..., 'tool_calls'?: [...]}}, not {type(action).__name__}"
             return [{"role": "user", "content": message}], 0.0, False, False, self._info()
@@ -160,14 +153,16 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
 
     def _call(self, call: Any) -> dict[str, Any]:
         position = len(self.records)
-        if not isinstance(call, Mapping):
+        if type(call) is not dict and not isinstance(call, Mapping):
             self._invalid += 1
             self.records.append(ToolCallRecord("", call, None, "malformed tool call"))
             return {"role": "tool", "tool_call_id": f"call_{position}", "content": "error: a tool call must be an object {\"name\": ..., \"arguments\": {...}}"}
-        function: Mapping[str, Any] = call["function"] if isinstance(call.get("function"), Mapping) else call
+        function: Mapping[str, Any] = call["function"] if "function" in call and isinstance(call["function"], Mapping) else call
         name = function.get("name")
         raw_arguments = function.get("arguments")
-        call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{position}"
+        call_id = call.get("id")
+        if type(call_id) is not str:
+            call_id = f"call_{position}"
 
         def fail(error: str, *, invalid: bool, arguments: Any = raw_arguments) -> dict[str, Any]:
             if invalid:

@@ -8,6 +8,8 @@ at every reset, while fixtures are shared and never written.
 from __future__ import annotations
 
 import copy
+import functools
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -39,9 +41,26 @@ class Program:
     verifier: Verifier
     definitions: list[dict[str, Any]] = field(default_factory=list)
 
+    @functools.cached_property
+    def system_prompt(self) -> str:
+        """The system message: the SDK's agent prompt, then the environment's description (its rules)."""
+        prompt = (
+            f"You are an autonomous agent operating in the '{self.name}' environment. Use the provided tools to "
+            "complete the task. When done, produce a clear final answer."
+        )
+        return prompt + ("\n\n" + self.description if self.description else "")
+
+    @functools.cached_property
+    def _initial_json(self) -> str | None:
+        try:
+            return json.dumps(self.initial_state)
+        except (TypeError, ValueError):
+            return None
+
     def fresh_state(self) -> dict[str, Any]:
-        """A new mutable state for one episode."""
-        return copy.deepcopy(dict(self.initial_state))
+        """A new mutable state for one episode (a JSON round trip when possible: faster than deepcopy)."""
+        encoded = self._initial_json
+        return json.loads(encoded) if encoded is not None else copy.deepcopy(dict(self.initial_state))
 
 
 def compile_program(environment: Environment, *, registry: Any = None) -> Program:
