@@ -20,7 +20,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from rolloutgym_benchmarks import grade_aime, grade_gsm8k, grade_math, gsm8k_examples
+from rolloutgym_benchmarks import grade_gsm8k, grade_math, gsm8k_examples
 
 GOLDEN = Path(__file__).resolve().parent.parent / "plugins" / "benchmarks" / "tests" / "data" / "golden_math.jsonl"
 
@@ -99,7 +99,12 @@ def main() -> int:
     print(f"inputs: {len(pairs)} GSM8K-style responses per round, best of {arguments.repeat} interleaved rounds")
     print(f"rolloutgym-benchmarks grade_gsm8k: {ours_rate:,.0f} answers/s")
     ours_right, total, ours_misses = golden_accuracy(
-        lambda case: grade_math(case["response"], case["expected"], kind=case["kind"], **{k: case[k] for k in ("boxed", "symbolic") if k in case})
+        lambda case: grade_math(
+            case["response"],
+            case["expected"],
+            kind=case["kind"],
+            **{k: case[k] for k in ("boxed", "symbolic") if k in case},
+        )
     )
     if theirs_gsm8k is None:
         print(f"rolloutlib not importable ({theirs_version}); install rolloutlib==0.2.0 for the comparison")
@@ -110,7 +115,9 @@ def main() -> int:
         theirs_right, _, theirs_misses = golden_accuracy(
             lambda case: (theirs_aime if case["kind"] == "aime" else theirs_gsm8k)(case["response"], case["expected"])
         )
-        print(f"golden table accuracy, rolloutlib {theirs_version}: {theirs_right}/{total} ({theirs_right / total:.1%})")
+        print(
+            f"golden table accuracy, rolloutlib {theirs_version}: {theirs_right}/{total} ({theirs_right / total:.1%})"
+        )
         print("  rolloutlib misses: " + "; ".join(theirs_misses))
     print(f"golden table accuracy, rolloutgym-benchmarks: {ours_right}/{total} ({ours_right / total:.1%})")
     if ours_misses:

@@ -109,7 +109,10 @@ def _from_boxed(text: str, boxed: BoxedChoice, max_boxed_answers: int | None) ->
         distinct = {normalize_latex(content).strip() for content in non_empty if content is not None}
     if max_boxed_answers is not None and len(distinct) > max_boxed_answers:
         return Extraction(
-            None, None, "boxed", f"{len(distinct)} different \\boxed{{}} answers (at most {max_boxed_answers}); box one final answer"
+            None,
+            None,
+            "boxed",
+            f"{len(distinct)} different \\boxed{{}} answers (at most {max_boxed_answers}); box one final answer",
         )
     normalized = normalize_latex(chosen).strip()
     token, problem = read_single_number(normalized)

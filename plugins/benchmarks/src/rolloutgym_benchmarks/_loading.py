@@ -43,14 +43,20 @@ def _jsonl_rows(text: str, where: str) -> list[dict[str, Any]]:
         try:
             row = json.loads(line)
         except json.JSONDecodeError as error:
-            raise ConfigError(f"{where}, line {number}: not valid JSON ({error.msg}); each line must be one JSON object") from None
+            raise ConfigError(
+                f"{where}, line {number}: not valid JSON ({error.msg}); each line must be one JSON object"
+            ) from None
         if not isinstance(row, dict):
-            raise ConfigError(f"{where}, line {number}: expected a JSON object with the problem's fields, got {type(row).__name__}")
+            raise ConfigError(
+                f"{where}, line {number}: expected a JSON object with the problem's fields, got {type(row).__name__}"
+            )
         rows.append(row)
     return rows
 
 
-def read_local_rows(path: str | os.PathLike[str], *, config: str | None = None, split: str | None = None) -> list[dict[str, Any]]:
+def read_local_rows(
+    path: str | os.PathLike[str], *, config: str | None = None, split: str | None = None
+) -> list[dict[str, Any]]:
     """Rows from a local ``.jsonl``, ``.json``, ``.csv`` or ``.parquet`` file, or a ``datasets`` folder.
 
     A folder written by ``Dataset.save_to_disk`` is read with ``load_from_disk``; any other
@@ -61,7 +67,9 @@ def read_local_rows(path: str | os.PathLike[str], *, config: str | None = None, 
     """
     location = Path(path).expanduser()
     if not location.exists():
-        raise ConfigError(f"benchmark data path '{location}' does not exist; give a .jsonl/.json/.csv/.parquet file or a datasets folder")
+        raise ConfigError(
+            f"benchmark data path '{location}' does not exist; give a .jsonl/.json/.csv/.parquet file or a datasets folder"
+        )
     if location.is_dir():
         return _rows_from_folder(location, config=config, split=split)
     suffix = location.suffix.lower()
@@ -75,7 +83,7 @@ def read_local_rows(path: str | os.PathLike[str], *, config: str | None = None, 
         if isinstance(data, Mapping):
             data = data.get("rows", data.get("data", data.get(split or "test")))
         if not isinstance(data, list) or not all(isinstance(row, Mapping) for row in data):
-            raise ConfigError(f"{location}: expected a JSON list of objects (or {{\"rows\": [...]}})")
+            raise ConfigError(f'{location}: expected a JSON list of objects (or {{"rows": [...]}})')
         return [dict(row) for row in data]
     if suffix == ".csv":
         with location.open(newline="", encoding="utf-8") as handle:
@@ -135,7 +143,9 @@ def _unavailable(dataset: str, reason: str) -> DatasetUnavailable:
     )
 
 
-def load_hub_rows(dataset: str, config: str | None, split: str, *, fallback_splits: Iterable[str] = ()) -> tuple[list[dict[str, Any]], str]:
+def load_hub_rows(
+    dataset: str, config: str | None, split: str, *, fallback_splits: Iterable[str] = ()
+) -> tuple[list[dict[str, Any]], str]:
     """Rows of ``dataset`` from the hub (or the local cache in offline mode) and the split actually used.
 
     Raises:

@@ -18,8 +18,15 @@ MAX_LENGTH = 200
 MAX_EXPONENT = 64
 _FUNCTIONS = {"sqrt", "log", "ln", "exp", "sin", "cos", "tan", "pi", "oo"}
 _LATEX_WORDS = {
-    r"\sqrt": "sqrt", r"\pi": "pi", r"\infty": "oo", r"\ln": "ln", r"\log": "log", r"\exp": "exp",
-    r"\sin": "sin", r"\cos": "cos", r"\tan": "tan",
+    r"\sqrt": "sqrt",
+    r"\pi": "pi",
+    r"\infty": "oo",
+    r"\ln": "ln",
+    r"\log": "log",
+    r"\exp": "exp",
+    r"\sin": "sin",
+    r"\cos": "cos",
+    r"\tan": "tan",
 }
 _LATEX_WORD = re.compile(r"\\[A-Za-z]+")
 _ALLOWED = re.compile(r"^[0-9A-Za-z+\-*/^().,\s]*$")
@@ -72,11 +79,15 @@ def _parse(text: str) -> Any:
     syntax = _to_sympy_syntax(text)
     if syntax is None:
         return None
-    names: dict[str, Any] = {letter: sympy.Symbol(letter) for letter in "abcdfghijklmnopqrstuvwxyzABCDFGHIJKLMNOPQRSTUVWXYZ"}
+    names: dict[str, Any] = {
+        letter: sympy.Symbol(letter) for letter in "abcdfghijklmnopqrstuvwxyzABCDFGHIJKLMNOPQRSTUVWXYZ"
+    }
     names.update({"e": sympy.E, "E": sympy.E, "pi": sympy.pi, "oo": sympy.oo})
     transformations = (*standard_transformations, implicit_multiplication_application, convert_xor)
     try:
-        expression = parse_expr(syntax, local_dict=names, global_dict=_namespace(sympy), transformations=transformations, evaluate=False)
+        expression = parse_expr(
+            syntax, local_dict=names, global_dict=_namespace(sympy), transformations=transformations, evaluate=False
+        )
     except Exception:  # sympy raises many kinds of errors on bad input; all mean "not an expression"
         return None
     if not isinstance(expression, sympy.Basic) or not _safe_powers(expression, sympy):

@@ -52,10 +52,23 @@ Rows = Iterable[MathExample | Mapping[str, Any]]
 
 
 def _examples(
-    rows: Rows, *, prefix: str, split: str | None, question_keys: tuple[str, ...], answer_keys: tuple[str, ...], source: str
+    rows: Rows,
+    *,
+    prefix: str,
+    split: str | None,
+    question_keys: tuple[str, ...],
+    answer_keys: tuple[str, ...],
+    source: str,
 ) -> list[MathExample]:
     return [
-        row_to_example(row, prefix=prefix, question_keys=question_keys, answer_keys=answer_keys, split=split, where=f" {index} of {source}")
+        row_to_example(
+            row,
+            prefix=prefix,
+            question_keys=question_keys,
+            answer_keys=answer_keys,
+            split=split,
+            where=f" {index} of {source}",
+        )
         for index, row in enumerate(rows)
     ]
 
@@ -70,7 +83,9 @@ def _rows(
     fallback_splits: tuple[str, ...] = (),
 ) -> tuple[Rows, str, str | None]:
     """``(rows, source description, split used)`` from the first source given."""
-    given = [name for name, value in (("examples", examples), ("path", path), ("dataset", dataset)) if value is not None]
+    given = [
+        name for name, value in (("examples", examples), ("path", path), ("dataset", dataset)) if value is not None
+    ]
     if len(given) > 1:
         raise ValueError(f"give at most one of examples=, path= and dataset= (got {', '.join(given)})")
     if examples is not None:
@@ -95,7 +110,9 @@ def gsm8k_examples(
 ) -> list[MathExample]:
     """GSM8K problems as :class:`MathExample` s (``question``; ``answer`` ends in ``#### <number>``)."""
     rows, source, used = _rows(examples, path, dataset, config, split, GSM8K_SAMPLE)
-    return _examples(rows, prefix="gsm8k", split=used, question_keys=("question",), answer_keys=("answer",), source=source)
+    return _examples(
+        rows, prefix="gsm8k", split=used, question_keys=("question",), answer_keys=("answer",), source=source
+    )
 
 
 def aime_examples(
@@ -106,11 +123,17 @@ def aime_examples(
     split: str = "test",
 ) -> list[MathExample]:
     """AIME problems as :class:`MathExample` s (``problem``/``question``; ``answer``/``ground_truth``)."""
-    rows, source, used = _rows(examples, path, dataset, None, split, AIME_SAMPLE, fallback_splits=("train",) if split == "test" else ())
-    return _examples(rows, prefix="aime", split=used, question_keys=_AIME_QUESTION_KEYS, answer_keys=_AIME_ANSWER_KEYS, source=source)
+    rows, source, used = _rows(
+        examples, path, dataset, None, split, AIME_SAMPLE, fallback_splits=("train",) if split == "test" else ()
+    )
+    return _examples(
+        rows, prefix="aime", split=used, question_keys=_AIME_QUESTION_KEYS, answer_keys=_AIME_ANSWER_KEYS, source=source
+    )
 
 
-def _benchmark(name: str, items: list[MathExample], make_env: Callable[[MathExample], Any], metadata: dict[str, Any]) -> Benchmark:
+def _benchmark(
+    name: str, items: list[MathExample], make_env: Callable[[MathExample], Any], metadata: dict[str, Any]
+) -> Benchmark:
     return Benchmark(name, items, make_env, metadata=metadata, item_id=lambda example: str(example.example_id))
 
 
@@ -150,7 +173,9 @@ def gsm8k(
     items = gsm8k_examples(examples, path=path, dataset=dataset, config=config, split=split)
 
     def make_env(example: MathExample) -> GSM8KEnv:
-        return GSM8KEnv(example, system_prompt=system_prompt, prompt_suffix=prompt_suffix, boxed=boxed, symbolic=symbolic)
+        return GSM8KEnv(
+            example, system_prompt=system_prompt, prompt_suffix=prompt_suffix, boxed=boxed, symbolic=symbolic
+        )
 
     source = _source_name(examples, path, dataset, GSM8K_SAMPLE)
     return _benchmark("gsm8k", items, make_env, {"dataset": source, "split": split, "task": "single_turn_math"})

@@ -36,7 +36,9 @@ AIME_PROMPT_SUFFIX = (
     "\n\nThis is an AIME problem. The answer is an integer from 000 to 999. "
     "Show your work step by step, then put your final answer in \\boxed{}."
 )
-GSM8K_PROMPT_SUFFIX = "\n\nSolve the problem step by step. Write the final answer, a number, on the last line as '#### <answer>'."
+GSM8K_PROMPT_SUFFIX = (
+    "\n\nSolve the problem step by step. Write the final answer, a number, on the last line as '#### <answer>'."
+)
 
 Chat = list[dict[str, Any]]
 Grade = Callable[[str, str], Score | float]
@@ -55,9 +57,13 @@ class MathEnv(SingleTurnEnv[Chat, str]):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, example: MathExample, grade: Grade, *, system_prompt: str | None = None, prompt_suffix: str = "") -> None:
+    def __init__(
+        self, example: MathExample, grade: Grade, *, system_prompt: str | None = None, prompt_suffix: str = ""
+    ) -> None:
         if not isinstance(example, MathExample):
-            raise TypeError(f"example must be a MathExample, got {type(example).__name__}; build one with MathExample(question=..., answer=...)")
+            raise TypeError(
+                f"example must be a MathExample, got {type(example).__name__}; build one with MathExample(question=..., answer=...)"
+            )
         self.example = example
         self.grade = grade
         self.system_prompt = system_prompt
@@ -85,7 +91,11 @@ class MathEnv(SingleTurnEnv[Chat, str]):
     def _response_text(self, action: Any) -> str | None:
         if isinstance(action, str):
             return action
-        if isinstance(action, dict) and action.get("role", "assistant") == "assistant" and isinstance(action.get("content"), str):
+        if (
+            isinstance(action, dict)
+            and action.get("role", "assistant") == "assistant"
+            and isinstance(action.get("content"), str)
+        ):
             return action["content"]
         return None
 
@@ -95,7 +105,11 @@ class MathEnv(SingleTurnEnv[Chat, str]):
         if response is None:
             self._invalid_actions += 1
             feedback = f"the answer must be text (a str), got {type(action).__name__}"
-            score = Score(0.0, {"correct": Score(0.0, feedback=feedback), "formatted": Score(0.0, feedback=feedback)}, feedback=feedback)
+            score = Score(
+                0.0,
+                {"correct": Score(0.0, feedback=feedback), "formatted": Score(0.0, feedback=feedback)},
+                feedback=feedback,
+            )
         else:
             score = Score.from_value(self.grade(response, self.example.answer))
         info["invalid_actions"] = self._invalid_actions
@@ -162,7 +176,9 @@ class AIMEEnv(MathEnv):
     ) -> None:
         answer = example.answer.strip() if isinstance(example, MathExample) else ""
         if not (answer.isdigit() and 0 <= int(answer) <= AIME_MAX):
-            raise ValueError(f"AIME example {getattr(example, 'example_id', None)!r} has answer {answer!r}; AIME answers are integers from 0 to {AIME_MAX}")
+            raise ValueError(
+                f"AIME example {getattr(example, 'example_id', None)!r} has answer {answer!r}; AIME answers are integers from 0 to {AIME_MAX}"
+            )
 
         def grade(response: str, expected: str) -> Score:
             return grade_math(response, expected, kind="aime", boxed=boxed)

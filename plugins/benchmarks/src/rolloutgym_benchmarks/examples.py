@@ -64,15 +64,21 @@ def row_to_example(
     if isinstance(row, MathExample):
         if row.example_id is not None and (row.split is not None or split is None):
             return row
-        return row.model_copy(update={"example_id": row.example_id or make_example_id(prefix, row.question), "split": row.split or split})
+        return row.model_copy(
+            update={"example_id": row.example_id or make_example_id(prefix, row.question), "split": row.split or split}
+        )
     if not isinstance(row, Mapping):
         raise ValueError(f"{prefix} example{where} must be a MathExample or a mapping, got {type(row).__name__}")
     question_key, question = _first(row, question_keys)
     answer_key, answer = _first(row, answer_keys)
     if question_key is None or not str(question).strip():
-        raise ValueError(f"{prefix} example{where} has no question: give one of the fields {list(question_keys)}; it has {sorted(row)}")
+        raise ValueError(
+            f"{prefix} example{where} has no question: give one of the fields {list(question_keys)}; it has {sorted(row)}"
+        )
     if answer_key is None or isinstance(answer, bool) or not str(answer).strip():
-        raise ValueError(f"{prefix} example{where} has no answer: give one of the fields {list(answer_keys)}; it has {sorted(row)}")
+        raise ValueError(
+            f"{prefix} example{where} has no answer: give one of the fields {list(answer_keys)}; it has {sorted(row)}"
+        )
     _, identifier = _first(row, ("example_id", "id"))
     consumed = {question_key, answer_key, "example_id", "id", "split", "metadata"}
     metadata = dict(row.get("metadata") or {}) if isinstance(row.get("metadata"), Mapping) else {}

@@ -149,7 +149,10 @@ def _format_verdict(kind: str, found: Extraction, aime_problem: str | None, aime
         return False, f"no answer found: {found.problem}"
     if found.rule in EXPLICIT_RULES:
         return True, f"the final answer is marked with {found.where}"
-    return False, f"no final-answer marker: the answer was taken from {found.where}; end with '#### <answer>' or \\boxed{{}}"
+    return (
+        False,
+        f"no final-answer marker: the answer was taken from {found.where}; end with '#### <answer>' or \\boxed{{}}",
+    )
 
 
 def grade_math(
@@ -198,7 +201,10 @@ def grade_math(
     value = 1.0 if correct else 0.0
     return Score(
         value,
-        {"correct": Score(value, feedback=feedback), "formatted": _component(1.0 if formatted else 0.0, format_feedback)},
+        {
+            "correct": Score(value, feedback=feedback),
+            "formatted": _component(1.0 if formatted else 0.0, format_feedback),
+        },
         {"expected": expected_text, "extracted": extracted_text, "rule": found.rule},
         feedback=feedback,
     )
