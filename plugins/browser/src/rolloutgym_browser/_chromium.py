@@ -258,14 +258,14 @@ class ChromiumBackend(Backend):
 
         # Only requests outside the origin are intercepted, so local traffic pays nothing.
         await self._context.route(re.compile(rf"^(?!{re.escape(origin)}(/|$))"), block)
-        await self._page.goto(origin + url, wait_until="domcontentloaded")
+        await self._page.goto(origin + url, wait_until="load")
 
     async def start(self, app: SiteApp, url: str) -> None:
         await self._run(f"opening {url}", self._start(app, url))
 
     async def open(self, url: str) -> None:
         assert self._server is not None
-        await self._run(f"opening {url}", self._page.goto(self._server.origin + url, wait_until="domcontentloaded"))
+        await self._run(f"opening {url}", self._page.goto(self._server.origin + url, wait_until="load"))
 
     async def _snapshot(self) -> Snapshot:
         assert self._server is not None
@@ -291,7 +291,7 @@ class ChromiumBackend(Backend):
     async def _click(self, element_id: str, navigates: bool) -> None:
         locator = self._locator(element_id)
         if navigates:
-            async with self._page.expect_navigation(wait_until="domcontentloaded"):
+            async with self._page.expect_navigation(wait_until="load"):
                 await locator.click()
         else:
             await locator.click()

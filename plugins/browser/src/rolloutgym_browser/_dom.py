@@ -30,6 +30,7 @@ class DomBackend(Backend):
         self._values: dict[str, str] = {}
         self._checked: dict[str, bool] = {}
         self._snapshot: Snapshot | None = None
+        self._blocked: list[str] = []
 
     @property
     def app(self) -> SiteApp:
@@ -39,6 +40,7 @@ class DomBackend(Backend):
 
     async def start(self, app: SiteApp, url: str) -> None:
         self._app = app
+        self._blocked = []
         self._load("GET", url)
 
     async def open(self, url: str) -> None:
@@ -66,6 +68,22 @@ class DomBackend(Backend):
             elif element.kind == "checkbox":
                 self._checked[element.id] = element.checked
         self._snapshot = None
+        for element, _ in response.page.ordered():
+            if element.kind == "image" and element.src:
+                self._load_image(element.src)
+
+    def _load_image(self, src: str) -> None:
+        """Fetch an image as a browser would: site paths from the site, other origins blocked."""
+        if src.startswith("data:"):
+            return
+        if src.startswith("/") and not src.startswith("//"):
+            self.app.handle("GET", src, document=False)
+        else:
+            self._blocked.append(src)
+
+    @property
+    def blocked_requests(self) -> list[str]:
+        return list(self._blocked)
 
     def _element(self, element_id: str) -> Element:
         assert self._page is not None

@@ -3,10 +3,12 @@
 * ``state``: the site's end state equals the expected one (a whole-state comparison,
   or only the given dotted paths); feedback lists every difference.
 * ``answer``: the final answer matches. Numbers: the answer must contain exactly one
-  distinct number and it must equal the expected one (``$12.50`` matches 12.5;
-  listing several candidates fails). Text: equal after lower-casing and dropping
-  punctuation and surrounding words such as "the" is not accepted - say the name only.
-* ``no_errors``: no invalid actions and no page errors (404s, blocked requests).
+  distinct number and it must equal the expected one (``$12.50`` matches 12.5; listing
+  several candidates fails). Text: equal after case folding and dropping punctuation
+  (``"Linen notebook."`` matches ``Linen Notebook``; a sentence around the name does not).
+* ``no_errors``: no invalid actions (refused tool calls, links or paths to other sites)
+  and no page errors (pages the agent opened that the site could not serve). Requests a
+  page itself makes to other sites are blocked and reported, not held against the agent.
 
 The reward is 0 unless every outcome check (state, answer) passes; then it is 1 without
 errors and 0.5 with errors on the way.
@@ -171,13 +173,11 @@ def grade_episode(
         problems.append(f"{invalid_actions} invalid action(s)")
     if page_errors:
         problems.append(f"page errors: {', '.join(page_errors[:5])}")
-    if blocked_requests:
-        problems.append(f"blocked requests: {', '.join(blocked_requests[:5])}")
     components["no_errors"] = Score(float(not problems), feedback="; ".join(problems) if problems else "no errors")
     value = (1.0 if not problems else ERROR_FACTOR) if outcome_ok else 0.0
     if outcome_ok:
         feedback = "task completed" + ("" if not problems else f", but with errors ({'; '.join(problems)}): reward halved")
     else:
         feedback = "; ".join(f"{name}: {component.feedback}" for name, component in components.items() if component.value < 1 and name != "no_errors")
-    metadata = {"final_url": final_url, "answer": answer, "invalid_actions": invalid_actions}
+    metadata = {"final_url": final_url, "answer": answer, "invalid_actions": invalid_actions, "blocked_requests": list(blocked_requests)}
     return Score(value, components, metadata, feedback=feedback)

@@ -115,7 +115,9 @@ class SiteServer:
         if target.split("?", 1)[0] == "/favicon.ico":
             return 204, [*base, ("Content-Length", "0")], b""
         pairs = parse_qsl(body.decode("utf-8", "replace"), keep_blank_values=True) if method == "POST" else []
-        response = self.app.handle("POST" if method == "POST" else "GET", target, pairs)
+        destination = next((value for name, value in request.headers if name == b"sec-fetch-dest"), b"document")
+        document = destination in (b"document", b"iframe")
+        response = self.app.handle("POST" if method == "POST" else "GET", target, pairs, document=document)
         if response.location is not None:
             return response.status, [*base, ("Location", response.location), ("Content-Length", "0")], b""
         assert response.page is not None

@@ -42,6 +42,7 @@ class Request:
     method: str
     target: str
     status: int
+    document: bool = True
 
 
 @dataclass(frozen=True)
@@ -113,11 +114,15 @@ class SiteApp:
 
     @property
     def page_errors(self) -> list[str]:
-        """``"404 GET /nope"`` for every request the site could not answer."""
-        return [f"{request.status} {request.method} {request.target}" for request in self.requests if request.status >= 400]
+        """``"404 GET /nope"`` for every page (not image) the site could not answer."""
+        return [f"{request.status} {request.method} {request.target}" for request in self.requests if request.status >= 400 and request.document]
 
-    def handle(self, method: str, target: str, pairs: Sequence[tuple[str, str]] = ()) -> Response:
-        """Answer ``method target`` (``pairs``: the decoded form body of a POST)."""
+    def handle(self, method: str, target: str, pairs: Sequence[tuple[str, str]] = (), *, document: bool = True) -> Response:
+        """Answer ``method target`` (``pairs``: the decoded form body of a POST).
+
+        ``document`` is False for a page's resources (images): their failures are the
+        site's, not the agent's, and are not page errors.
+        """
         path, query = split_target(target)
         if method == "POST":
             location = self.site.submit(path, list(pairs), self.state)
@@ -125,5 +130,5 @@ class SiteApp:
         else:
             page = self.site.render(path, query, self.state)
             response = Response(404, not_found_page(target)) if page is None else Response(200, page)
-        self.requests.append(Request(method, target, response.status))
+        self.requests.append(Request(method, target, response.status, document))
         return response
