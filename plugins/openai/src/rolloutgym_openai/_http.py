@@ -121,6 +121,7 @@ class JSONClient:
         retry: :class:`RetrySettings`.
         headers: extra request headers.
         service: how errors name the server ("OpenAI-compatible server", "vLLM server").
+        key_hint: what to do when the server refuses the key (HTTP 401).
     """
 
     def __init__(
@@ -133,6 +134,7 @@ class JSONClient:
         retry: RetrySettings | None = None,
         headers: Mapping[str, str] | None = None,
         service: str = "OpenAI-compatible server",
+        key_hint: str = "set OPENAI_API_KEY or pass --policy-arg api_key=KEY",
     ) -> None:
         if max_concurrency < 1:
             raise PolicyError(f"max_concurrency must be at least 1, got {max_concurrency}")
@@ -143,6 +145,7 @@ class JSONClient:
         self.max_concurrency = max_concurrency
         self.retry = retry or RetrySettings()
         self.service = service
+        self.key_hint = key_hint
         self._headers = {"Content-Type": "application/json", **dict(headers or {})}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
@@ -230,7 +233,7 @@ class JSONClient:
     def _refusal(self, status: int, message: str, url: str) -> str:
         hint = {
             400: "the server rejected the request; check the model supports the options sent (tools, logprobs)",
-            401: "the API key was refused; set OPENAI_API_KEY or pass --policy-arg api_key=KEY",
+            401: f"the API key was refused; {self.key_hint}",
             403: "the API key may not use this model or endpoint",
             404: "no such model or endpoint; check the model name and that --base-url ends with '/v1'",
             413: "the request is too large; lower max_tokens or shorten the episode",

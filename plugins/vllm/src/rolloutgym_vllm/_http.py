@@ -1,0 +1,245 @@
+"""JSON over HTTP for vLLM's OpenAI-compatible server: retries with backoff, timeouts, a concurrency limit.
+
+The same client as rolloutgym-openai's (plugins do not import each other; see
+plugins/openai/NOTES-for-llm-core.md for moving it into the core).
+
+One ``httpx.AsyncClient`` and one semaphore exist per running event loop (a sync rollout
+runs each step in its own ``asyncio.run``; a client or semaphore cannot cross loops). They
+are closed when the loop shuts its async generators down, which ``asyncio.run`` does.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import random
+import time
+import weakref
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+from rolloutgym_protocol.errors import PolicyError
+
+__all__ = ["JSONClient", "RetrySettings", "ServerRefused"]
+
+RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class ServerRefused(PolicyError):
+    """The server answered a status that retrying cannot fix (a 4xx other than 408/409/425/429).
+
+    Attributes:
+        status: the HTTP status.
+        server_message: the server's own error message.
+    """
+
+    def __init__(self, message: str, *, status: int, server_message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.server_message = server_message
+
+
+@dataclass(frozen=True)
+class RetrySettings:
+    """When and how long to retry.
+
+    Attributes:
+        max_retries: retries after the first attempt (``0``: never retry).
+        initial_delay: the first backoff in seconds; it doubles per retry (full jitter).
+        max_delay: the longest backoff in seconds.
+        max_retry_after: the longest server-requested wait (``Retry-After``) honoured.
+    """
+
+    max_retries: int = 4
+    initial_delay: float = 0.5
+    max_delay: float = 8.0
+    max_retry_after: float = 60.0
+
+    def backoff(self, attempt: int) -> float:
+        """Seconds to wait before retry number ``attempt`` (0-based), with full jitter."""
+        ceiling = min(self.max_delay, self.initial_delay * (2**attempt))
+        return random.uniform(ceiling / 2, ceiling)
+
+    def server_delay(self, headers: Mapping[str, str]) -> float | None:
+        """The wait the server asked for (``retry-after-ms`` or ``Retry-After``), if usable."""
+        raw_ms = headers.get("retry-after-ms")
+        if raw_ms is not None:
+            try:
+                return min(float(raw_ms) / 1000.0, self.max_retry_after)
+            except ValueError:
+                pass
+        raw = headers.get("retry-after")
+        if raw is None:
+            return None
+        try:
+            seconds = float(raw)
+        except ValueError:
+            parsed = email.utils.parsedate_to_datetime(raw) if raw else None
+            if parsed is None:
+                return None
+            seconds = parsed.timestamp() - time.time()
+        return min(max(seconds, 0.0), self.max_retry_after)
+
+
+@dataclass
+class _LoopResources:
+    client: httpx.AsyncClient
+    semaphore: asyncio.Semaphore
+
+
+async def _keep_until_loop_shutdown(resources: _LoopResources) -> AsyncIterator[_LoopResources]:
+    # Suspended at the yield for the loop's lifetime; asyncio.run's shutdown_asyncgens()
+    # resumes it with aclose(), which closes the client on its own loop.
+    try:
+        yield resources
+    finally:
+        await resources.client.aclose()
+
+
+def _error_message(response: httpx.Response) -> str:
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:300].strip() or "(empty body)"
+    error = body.get("error") if isinstance(body, dict) else None
+    if isinstance(error, dict) and error.get("message"):
+        return str(error["message"])[:500]
+    if isinstance(error, str):
+        return error[:500]
+    if isinstance(body, dict) and body.get("detail"):
+        return str(body["detail"])[:500]
+    return response.text[:300]
+
+
+class JSONClient:
+    """POSTs JSON to one server with retries, a timeout and at most ``max_concurrency`` requests in flight.
+
+    Args:
+        base_url: the API root, e.g. ``http://127.0.0.1:8000/v1``.
+        api_key: sent as ``Authorization: Bearer``; None sends no header.
+        timeout: seconds for one attempt (connect, write, read); None waits forever.
+        max_concurrency: requests in flight at once, per event loop.
+        retry: :class:`RetrySettings`.
+        headers: extra request headers.
+        service: how errors name the server ("OpenAI-compatible server", "vLLM server").
+        key_hint: what to do when the server refuses the key (HTTP 401).
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        *,
+        api_key: str | None = None,
+        timeout: float | None = 120.0,
+        max_concurrency: int = 32,
+        retry: RetrySettings | None = None,
+        headers: Mapping[str, str] | None = None,
+        service: str = "OpenAI-compatible server",
+        key_hint: str = "set OPENAI_API_KEY or pass --policy-arg api_key=KEY",
+    ) -> None:
+        if max_concurrency < 1:
+            raise PolicyError(f"max_concurrency must be at least 1, got {max_concurrency}")
+        if timeout is not None and timeout <= 0:
+            raise PolicyError(f"timeout must be a positive number of seconds, got {timeout}")
+        self.base_url = base_url.rstrip("/")
+        self.timeout = timeout
+        self.max_concurrency = max_concurrency
+        self.retry = retry or RetrySettings()
+        self.service = service
+        self.key_hint = key_hint
+        self._headers = {"Content-Type": "application/json", **dict(headers or {})}
+        if api_key:
+            self._headers["Authorization"] = f"Bearer {api_key}"
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[_LoopResources, Any]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    async def _resources(self) -> _LoopResources:
+        loop = asyncio.get_running_loop()
+        entry = self._by_loop.get(loop)
+        if entry is None:
+            # The keeper references its loop, so entries of finished loops are purged by hand.
+            for finished in [known for known in self._by_loop if known.is_closed()]:
+                del self._by_loop[finished]
+            limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
+            client = httpx.AsyncClient(timeout=self.timeout, limits=limits, headers=self._headers)
+            resources = _LoopResources(client, asyncio.Semaphore(self.max_concurrency))
+            keeper = _keep_until_loop_shutdown(resources)
+            await keeper.__anext__()
+            entry = (resources, keeper)
+            self._by_loop[loop] = entry
+        return entry[0]
+
+    async def aclose(self) -> None:
+        """Close this loop's connections now (they are also closed when the loop ends)."""
+        entry = self._by_loop.pop(asyncio.get_running_loop(), None)
+        if entry is not None:
+            await entry[1].aclose()
+
+    async def post(self, path: str, body: Mapping[str, Any]) -> dict[str, Any]:
+        """POST ``body`` to ``base_url + path`` and return the JSON object answered.
+
+        Retries connection errors, timeouts and statuses 408/409/425/429/5xx with
+        exponential backoff (or the server's ``Retry-After``).
+
+        Raises:
+            ServerRefused: the server refused the request (a 4xx that retrying cannot fix).
+            PolicyError: the server is unreachable, keeps failing, or answers something
+                that is not a JSON object.
+        """
+        resources = await self._resources()
+        url = self.base_url + path
+        attempts = self.retry.max_retries + 1
+        last_problem = ""
+        for attempt in range(attempts):
+            delay: float | None = None
+            async with resources.semaphore:
+                try:
+                    response = await resources.client.post(url, json=body)
+                except httpx.TimeoutException:
+                    last_problem = f"no answer within the {self.timeout:g} s timeout"
+                except httpx.TransportError as exc:
+                    last_problem = f"connection failed ({type(exc).__name__}: {exc or 'closed by the server'})"
+                else:
+                    if response.status_code == 200:
+                        return self._json(response, url)
+                    message = _error_message(response)
+                    if response.status_code not in RETRY_STATUSES:
+                        raise ServerRefused(
+                            self._refusal(response.status_code, message, url),
+                            status=response.status_code,
+                            server_message=message,
+                        ) from None
+                    last_problem = f"HTTP {response.status_code}: {message}"
+                    delay = self.retry.server_delay(response.headers)
+            if attempt + 1 < attempts:
+                await asyncio.sleep(self.retry.backoff(attempt) if delay is None else delay)
+        raise PolicyError(
+            f"{self.service} at {self.base_url} failed after {attempts} attempt(s): {last_problem}. "
+            "Check that the server is running and reachable (e.g. 'curl "
+            f"{self.base_url}/models'), or raise --policy-arg timeout=SECONDS / max_retries=N."
+        )
+
+    def _json(self, response: httpx.Response, url: str) -> dict[str, Any]:
+        try:
+            data = response.json()
+        except ValueError:
+            raise PolicyError(
+                f"{self.service} at {url} answered HTTP 200 with a body that is not JSON: {response.text[:200]!r}"
+            ) from None
+        if not isinstance(data, dict):
+            raise PolicyError(f"{self.service} at {url} answered a JSON {type(data).__name__}, expected an object")
+        return data
+
+    def _refusal(self, status: int, message: str, url: str) -> str:
+        hint = {
+            400: "the server rejected the request; check the model supports the options sent (tools, logprobs)",
+            401: f"the API key was refused; {self.key_hint}",
+            403: "the API key may not use this model or endpoint",
+            404: "no such model or endpoint; check the model name and that --base-url ends with '/v1'",
+            413: "the request is too large; lower max_tokens or shorten the episode",
+            422: "the server rejected the request body; check the options passed with --policy-arg",
+        }.get(status, "see the server's message")
+        return f"{self.service} at {url} answered HTTP {status}: {message} ({hint})"

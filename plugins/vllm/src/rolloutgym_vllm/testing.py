@@ -1,0 +1,160 @@
+"""Test helpers: a local server speaking vLLM's ``/v1/completions`` wire format, and a tiny tokenizer.
+
+:class:`CompletionsServer` is a real HTTP server on 127.0.0.1 (asyncio and ``h11`` in a
+background thread). It answers token-id prompts the way vLLM's OpenAI-compatible server
+does (``choices[0].token_ids``, ``prompt_token_ids``, ``logprobs.tokens`` as
+``"token_id:N"``, ``token_logprobs``, ``finish_reason``), with scripted token ids instead of
+a model; ``max_tokens`` and ``stop_token_ids`` are honoured as vLLM does (the stop token is
+kept). ``legacy=True`` imitates a vLLM older than 0.10.2 (no ``return_token_ids``).
+
+:func:`byte_tokenizer` builds a byte-level Hugging Face tokenizer in code (no download)
+with ChatML and Hermes special tokens.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from ._local_server import LocalHTTPServer
+
+__all__ = ["CompletionsServer", "byte_tokenizer"]
+
+Responder = Callable[[Sequence[int], Mapping[str, Any]], Sequence[int]]
+
+SPECIAL_TOKENS = ("<|im_end|>", "<|endoftext|>", "<|im_start|>", "<tool_call>", "</tool_call>", "<think>", "</think>")
+
+
+def byte_tokenizer() -> Any:
+    """A byte-level ``PreTrainedTokenizerFast`` (256 byte tokens + ChatML/Hermes specials), built offline.
+
+    ``<|im_end|>`` (id 256) is the end-of-turn/EOS token. Needs ``transformers`` and ``tokenizers``.
+    """
+    from tokenizers import Tokenizer, decoders, models, pre_tokenizers
+    from transformers import PreTrainedTokenizerFast
+
+    alphabet = sorted(pre_tokenizers.ByteLevel.alphabet())
+    core = Tokenizer(models.BPE(vocab={symbol: index for index, symbol in enumerate(alphabet)}, merges=[]))
+    core.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    core.decoder = decoders.ByteLevel()
+    return PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        eos_token=SPECIAL_TOKENS[0],
+        pad_token=SPECIAL_TOKENS[1],
+        additional_special_tokens=list(SPECIAL_TOKENS[2:]),
+    )
+
+
+class CompletionsServer:
+    """A scripted vLLM-style completions server on 127.0.0.1; use as a context manager.
+
+    Args:
+        replies: token-id continuations used in order (cycled), or
+            ``responder(prompt_token_ids, request_body) -> token ids``.
+        latency: seconds added to every answer.
+        legacy: answer like vLLM < 0.10.2 (no ``token_ids``/``prompt_token_ids`` fields).
+        decode: token ids -> text for the ``text`` field (default: a placeholder).
+        fail_first: answer this many requests with HTTP 503 first (retry tests).
+
+    Attributes:
+        requests: the JSON bodies received.
+        url: ``http://127.0.0.1:PORT/v1``.
+    """
+
+    def __init__(
+        self,
+        replies: Sequence[Sequence[int]] | Responder,
+        *,
+        latency: float = 0.0,
+        legacy: bool = False,
+        decode: Callable[[Sequence[int]], str] | None = None,
+        fail_first: int = 0,
+    ) -> None:
+        self.replies = replies
+        self.latency = latency
+        self.legacy = legacy
+        self.decode = decode or (lambda tokens: f"<{len(tokens)} tokens>")
+        self.fail_first = fail_first
+        self.requests: list[dict[str, Any]] = []
+        self._http: LocalHTTPServer | None = None
+
+    @property
+    def url(self) -> str:
+        if self._http is None:
+            raise RuntimeError("the server is not running; use it as 'with CompletionsServer(...) as server:'")
+        return f"{self._http.root}/v1"
+
+    def __enter__(self) -> CompletionsServer:
+        self._http = LocalHTTPServer(self._handle)
+        self._http.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._http is not None:
+            self._http.stop()
+            self._http = None
+
+    def _continuation(self, prompt: Sequence[int], body: Mapping[str, Any], index: int) -> list[int]:
+        if callable(self.replies):
+            return [int(token) for token in self.replies(prompt, body)]
+        return [int(token) for token in self.replies[index % len(self.replies)]]
+
+    async def _handle(self, method: str, path: str, raw: bytes) -> tuple[int, dict[str, str], bytes]:
+        if method != "POST" or not path.rstrip("/").endswith("/completions"):
+            return 404, {}, json.dumps({"error": {"message": f"no route {method} {path}"}}).encode()
+        body = json.loads(raw)
+        self.requests.append(body)
+        index = len(self.requests) - 1
+        if self.latency:
+            await asyncio.sleep(self.latency)
+        if index < self.fail_first:
+            return 503, {"retry-after-ms": "1"}, json.dumps({"error": {"message": "scripted overload"}}).encode()
+        prompt = body.get("prompt")
+        if not isinstance(prompt, list) or not all(isinstance(token, int) for token in prompt):
+            error = {"error": {"message": "this test server takes token-id prompts only", "type": "BadRequestError"}}
+            return 400, {}, json.dumps(error).encode()
+        tokens = self._continuation(prompt, body, index)
+        finish, matched = "length", None
+        stops = set(body.get("stop_token_ids") or ())
+        for position, token in enumerate(tokens):
+            if token in stops:
+                tokens, finish, matched = tokens[: position + 1], "stop", token
+                break
+        else:
+            finish = "stop"
+        if len(tokens) > int(body.get("max_tokens") or 16):
+            tokens, finish, matched = tokens[: int(body.get("max_tokens") or 16)], "length", None
+        choice: dict[str, Any] = {
+            "index": 0,
+            "text": self.decode(tokens),
+            "finish_reason": finish,
+            "stop_reason": matched,
+            "logprobs": None,
+        }
+        if body.get("logprobs") is not None:
+            as_ids = bool(body.get("return_tokens_as_token_ids"))
+            choice["logprobs"] = {
+                "text_offset": list(range(len(tokens))),
+                "token_logprobs": [-0.1 * (position + 1) for position in range(len(tokens))],
+                "tokens": [f"token_id:{token}" if as_ids else self.decode([token]) for token in tokens],
+                "top_logprobs": [None] * len(tokens),
+            }
+        if body.get("return_token_ids") and not self.legacy:
+            choice["token_ids"] = tokens
+            choice["prompt_token_ids"] = list(prompt)
+        response = {
+            "id": f"cmpl-{index}",
+            "object": "text_completion",
+            "created": int(time.time()),
+            "model": body.get("model"),
+            "choices": [choice],
+            "usage": {
+                "prompt_tokens": len(prompt),
+                "completion_tokens": len(tokens),
+                "total_tokens": len(prompt) + len(tokens),
+            },
+        }
+        return 200, {}, json.dumps(response).encode()
