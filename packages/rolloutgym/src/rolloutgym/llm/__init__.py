@@ -23,12 +23,13 @@ from .metrics import TokenSequence, check_provenance, metrics, trajectory_tokens
 from .parsing import ParsedReply, is_thinking_malformed, parse_hermes_tool_calls, parse_reply, strip_thinking
 from .renderers import CHATML_TEMPLATE, ChatTemplateRenderer, Renderer, hermes_tool_prompt
 from .sampling import STOP_REASONS, Completion, Sample, Sampler, SamplingParams
-from .testing import ScriptedSampler
+from .testing import CharRenderer, ScriptedSampler
 from .token_policy import TokenEpisode, TokenPolicy
 from ._episode import token_digest
 
 __all__ = [
     "CHATML_TEMPLATE",
+    "CharRenderer",
     "STOP_REASONS",
     "ChatEpisode",
     "ChatPolicy",

@@ -195,6 +195,8 @@ class ChatEpisode(EpisodeState):
             info["prompt_digest"] = token_digest(completion.prompt_tokens)
         if problems:
             info["problems"] = problems
+        if self.turn == 1 and self.tools:
+            info["tools"] = self.tools  # once per trajectory, for exporters
         if policy.name:
             info.setdefault("model", policy.name)
         return PolicyOutput(action, info, completion.tokens, completion.logprobs, completion.stop_reason, observation_tokens)

@@ -1,17 +1,21 @@
-"""A scripted :class:`Sampler` for tests and demos: it "samples" replies you give it.
+"""Stand-ins for a model, for tests and demos: :class:`ScriptedSampler` "samples" the
+replies you give it, and :class:`CharRenderer` is a dependency-free ChatML renderer whose
+tokens are characters.
 
-It encodes each reply with a real renderer/tokenizer, so everything around it (rendering,
-parsing, token accounting, provenance) runs for real; only the model is replaced.
+They let everything around the model (rendering, parsing, token accounting, provenance)
+run for real without torch or a tokenizer download.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import json
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .messages import content_text
 from .sampling import Sample, SamplingParams
 
-__all__ = ["ScriptedSampler"]
+__all__ = ["CharRenderer", "ScriptedSampler"]
 
 
 class ScriptedSampler:
@@ -54,3 +58,53 @@ class ScriptedSampler:
         if len(tokens) > params.max_tokens:
             tokens, stop_reason = tokens[: params.max_tokens], "length"
         return Sample(tuple(tokens), tuple([self.logprob] * len(tokens)), stop_reason, tuple(prompt_token_ids))
+
+
+class CharRenderer:
+    """A ChatML :class:`~rolloutgym.llm.Renderer` with one token per character.
+
+    Token ids: ``0`` = ``<|im_end|>`` (end of turn), ``1`` = ``<|im_start|>``, and
+    ``16 + ord(character)`` for text. Tools are listed as JSON in the system turn; tool
+    results are ``tool`` turns.
+    """
+
+    END = 0
+    START = 1
+    OFFSET = 16
+    stop_token_ids = (0,)
+    thinking_opened = False
+
+    def encode(self, text: str) -> list[int]:
+        return [self.OFFSET + ord(character) for character in text]
+
+    def _turn(self, role: str, content: str) -> list[int]:
+        return [self.START, *self.encode(f"{role}\n{content}"), self.END, *self.encode("\n")]
+
+    def _messages(self, messages: Sequence[Mapping[str, Any]]) -> list[int]:
+        tokens: list[int] = []
+        for message in messages:
+            content = content_text(message.get("content"))
+            for call in message.get("tool_calls") or ():
+                content += "<tool_call>" + json.dumps({"name": call.get("name"), "arguments": call.get("arguments")}) + "</tool_call>"
+            tokens += self._turn(str(message["role"]), content)
+        return tokens
+
+    def render_prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> list[int]:
+        prefix: list[int] = []
+        if tools:
+            prefix = self._turn("system", "Tools: " + json.dumps(list(tools), sort_keys=True))
+        return prefix + self._messages(messages) + [self.START, *self.encode("assistant\n")]
+
+    def render_continuation(
+        self, sampled_tokens: Sequence[int], new_messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+    ) -> list[int]:
+        closing = [] if sampled_tokens and sampled_tokens[-1] == self.END else [self.END]
+        return closing + self.encode("\n") + self._messages(new_messages) + [self.START, *self.encode("assistant\n")]
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        pieces = []
+        for token in tokens:
+            if token == self.END:
+                continue
+            pieces.append("<|im_start|>" if token == self.START else chr(token - self.OFFSET) if token >= self.OFFSET else "")
+        return "".join(pieces)

@@ -195,6 +195,8 @@ class TokenEpisode(EpisodeState):
             info["problems"] = list(parsed.problems)
         if params.stop:
             info["stop_strings"] = list(params.stop)
+        if self.turn == 1 and self.tools:
+            info["tools"] = self.tools  # once per trajectory, for exporters
         if policy.name:
             info["model"] = policy.name
         if sample.info:

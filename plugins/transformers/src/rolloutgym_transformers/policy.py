@@ -1,0 +1,82 @@
+"""The ``hf`` policy provider: ``--policy hf:MODEL``.
+
+Options (``--policy-arg KEY=VALUE``): ``max_tokens`` (per turn; 512, or 32 for ``tiny``),
+``max_seq_len`` (default: the model's context length), ``max_turns``, ``temperature``
+(1.0), ``greedy``, ``top_p``, ``stop`` (a list of strings), ``seed``, ``keep_thinking``,
+``device`` (``auto``/``cpu``/``cuda``), ``dtype`` (``float32``/``bfloat16``/...),
+``chat_template`` (a Jinja template replacing the tokenizer's), ``tool_prompt``
+(``auto``/``template``/``system``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from rolloutgym.llm import TokenPolicy
+from rolloutgym_protocol.errors import ConfigError
+
+__all__ = ["TransformersPolicy", "make_policy"]
+
+
+class TransformersPolicy(TokenPolicy):
+    """A :class:`~rolloutgym.llm.TokenPolicy` over a local transformers model.
+
+    Build it with :func:`make_policy` (or ``rolloutgym.make_policy("hf:tiny")``); the
+    loaded model is shared by every policy of the process that names the same model.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        device: str = "auto",
+        dtype: str | None = None,
+        chat_template: str | None = None,
+        tool_prompt: str = "auto",
+        max_tokens: int | None = None,
+        max_seq_len: int | None = None,
+        **options: Any,
+    ) -> None:
+        from rolloutgym.llm import ChatTemplateRenderer
+
+        from ._models import load_model
+        from ._sampler import TransformersSampler
+
+        self.loaded = load_model(model, device=device, dtype=dtype)
+        renderer = ChatTemplateRenderer(self.loaded.tokenizer, chat_template=chat_template, tool_prompt=tool_prompt)
+        sampler = TransformersSampler(self.loaded.model, self.loaded.tokenizer, device=self.loaded.device, name=f"hf:{model}")
+        limit = self.loaded.max_position_embeddings
+        if max_seq_len is None:
+            max_seq_len = limit
+        elif limit is not None and max_seq_len > limit:
+            raise ConfigError(f"max_seq_len={max_seq_len} is longer than hf:{model}'s context ({limit} tokens)")
+        super().__init__(
+            sampler,
+            renderer,
+            max_tokens=max_tokens if max_tokens is not None else (32 if model == "tiny" else 512),
+            max_seq_len=max_seq_len,
+            name=f"hf:{model}",
+            **options,
+        )
+
+
+_ALLOWED = {
+    "device", "dtype", "chat_template", "tool_prompt", "max_tokens", "max_seq_len", "max_turns",
+    "temperature", "greedy", "top_p", "stop", "seed", "keep_thinking",
+}
+
+
+def make_policy(model: str | None = None, **options: Any) -> TransformersPolicy:
+    """The ``hf`` provider's factory: ``make_policy("smollm2", temperature=0.7)``."""
+    if not model:
+        raise ConfigError("the hf policy needs a model: --policy hf:smollm2, hf:tiny or hf:PATH")
+    unknown = sorted(set(options) - _ALLOWED)
+    if unknown:
+        raise ConfigError(f"hf policy: unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(_ALLOWED))}")
+    stop = options.get("stop")
+    if isinstance(stop, str):
+        options["stop"] = (stop,)
+    elif stop is not None and not isinstance(stop, Sequence):
+        raise ConfigError("hf policy: 'stop' must be a string or a list of strings")
+    return TransformersPolicy(model, **options)
