@@ -163,6 +163,7 @@ def test_payload_round_trip_keeps_the_verifier():
     payload = environment.to_payload()
     assert payload["verifier"] == {"primitives": [{"name": "n", "type": "no_tool_errors"}]}
     assert payload["tasks"][0]["hiddenGroundTruth"] == {"refunds": [{"order_id": "O-1"}]}
+    assert Task.from_payload(environment.tasks[0].to_dict()) == environment.tasks[0]
     again = Environment.from_payload(json.loads(json.dumps(payload)))
     assert again.to_payload() == payload
     with pytest.raises(EnvFileError, match=r"unknown field\(s\) 'verfier'"):

@@ -31,7 +31,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             description=(
                 "Retail customer support in the spirit of tau-bench: authenticate the customer, then handle "
                 "refunds, cancellations, exchanges and address changes under written policy rules (30-day "
-                "delivered-only refunds, never above the amount paid, no changes to shipped orders). 44 tasks "
+                "delivered-only refunds, never above the amount paid, no changes to shipped orders). 49 tasks "
                 "with hidden ground truth from replayed reference actions, including tasks whose right answer "
                 "is to refuse. Multi-turn chat with tool calls; reward 1 when the final state matches the "
                 "ground truth and the agent gave a final answer."

@@ -84,6 +84,19 @@ class Task:
         if not isinstance(self.metadata, dict):
             raise EnvFileError(f"{where}: 'metadata' must be a JSON object")
 
+    def to_dict(self) -> dict[str, Any]:
+        """Every field, snake_case (how run files record the task of a group)."""
+        return {
+            "id": self.id,
+            "instruction": self.instruction,
+            "hidden_ground_truth": self.hidden_ground_truth,
+            "input": self.input,
+            "split": self.split,
+            "reference_actions": self.reference_actions,
+            "reference_answer": self.reference_answer,
+            "metadata": self.metadata,
+        }
+
     def to_payload(self) -> dict[str, Any]:
         """The SDK's JSON shape (camelCase), plus the rolloutgym fields that are set."""
         payload: dict[str, Any] = {
