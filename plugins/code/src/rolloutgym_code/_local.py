@@ -191,8 +191,11 @@ class LocalSandbox:
             collected = {name: data for name in collect if (data := _read_regular_file(work, name)) is not None}
         finally:
             _remove_tree(scratch)
+        exit_code = outcome.exit_code
+        if 128 < exit_code < 128 + 65:  # the launcher reports "killed by signal N" as 128+N
+            exit_code = 128 - exit_code
         return SandboxResult(
-            exit_code=outcome.exit_code,
+            exit_code=exit_code,
             output=outcome.output.decode("utf-8", errors="replace"),
             output_truncated=outcome.output_bytes > len(outcome.output),
             timed_out=outcome.timed_out,
@@ -225,7 +228,7 @@ class LocalSandbox:
     def _drop_privileges(self, uid: int | None, limits: SandboxLimits) -> list[str]:
         rlimits = [
             "/usr/bin/prlimit",
-            f"--cpu={limits.cpu_seconds}",
+            f"--cpu={limits.cpu_seconds}:{limits.cpu_seconds + 1}",  # SIGXCPU first, SIGKILL a second later
             f"--as={limits.memory_bytes}",
             f"--nproc={limits.processes}",
             f"--fsize={limits.file_size_bytes}",
@@ -328,7 +331,7 @@ _UNSHARE_SCRIPT = (
     "mkdir /tmp/workspace; mount --bind /proc/self/cwd /tmp/workspace; cd /tmp/workspace; "
     'for directory in /var/tmp /dev/shm /run/lock; do [ -d "$directory" ] && '
     'mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs "$directory"; done; '
-    'exec "$@"'
+    '"$@"; exit $?'  # sh reports a child killed by signal N as 128+N (unshare itself would not)
 )
 
 

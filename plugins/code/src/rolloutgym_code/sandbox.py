@@ -82,7 +82,8 @@ class SandboxResult:
     """The outcome of one sandboxed command.
 
     Attributes:
-        exit_code: the command's exit status; negative (``-signal``) when it was killed.
+        exit_code: the command's exit status; negative (``-signal``) when it was killed (an
+            exit status of 128+N is read as "killed by signal N", as shells do).
         output: stdout and stderr together, decoded as UTF-8 (invalid bytes replaced), capped.
         output_truncated: the command wrote more than was kept.
         timed_out: it ran past ``wall_seconds`` and was killed.
