@@ -16,7 +16,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from rolloutgym_protocol.errors import ConfigError
+from rolloutgym_protocol.errors import ConfigError, EnvFileError
 
 __all__ = ["DatabaseSource", "GeneratedSource", "SqliteFileSource", "SqlScriptSource"]
 
@@ -82,7 +82,7 @@ class SqlScriptSource(DatabaseSource):
             try:
                 connection.executescript(script)
             except (sqlite3.Error, UnicodeError) as exc:
-                raise ConfigError(
+                raise EnvFileError(
                     f"sql environment {self.name!r}: its {label} SQL does not run on SQLite: {exc}. "
                     f"Fix the {label} (it must be valid SQLite {'DDL' if label == 'schema' else 'INSERT statements'})."
                 ) from None

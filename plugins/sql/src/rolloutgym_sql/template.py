@@ -66,7 +66,7 @@ def _source(environment: Any, label: str) -> DatabaseSource:
         )
     if seed is not None and not isinstance(seed, str):
         raise EnvFileError(f"sql environment {label}: seed must be a string of INSERT statements, got {type(seed).__name__}")
-    source = SqlScriptSource(schema, seed, name=label)
+    source = SqlScriptSource(schema, seed, name=label.strip("'"))
     source.sqlite_image()  # fail now, with the database's message, if the DDL or seed is broken
     return source
 
