@@ -130,3 +130,13 @@ def test_shim_exports_the_rolloutlib_names() -> None:
     assert names <= set(shim.__all__)
     for name in names:
         assert getattr(shim, name) is getattr(rolloutgym_benchmarks, name)
+
+
+def test_options_are_checked_when_the_env_is_made() -> None:
+    with pytest.raises(ValueError, match="'first' or 'last'"):
+        GSM8KEnv(EXAMPLE, boxed="middle")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="true or false"):
+        GSM8KEnv(EXAMPLE, symbolic="yes")  # type: ignore[arg-type]
+    first = GSM8KEnv(EXAMPLE, boxed="first")
+    first.reset()
+    assert first.step(r"\boxed{42} then \boxed{7}")[1] == 1.0

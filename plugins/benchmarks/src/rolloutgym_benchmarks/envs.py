@@ -146,6 +146,8 @@ class GSM8KEnv(MathEnv):
         boxed: BoxedChoice = "last",
         symbolic: bool = False,
     ) -> None:
+        _check_options(boxed, symbolic)
+
         def grade(response: str, expected: str) -> Score:
             return grade_math(response, expected, kind="gsm8k", boxed=boxed, symbolic=symbolic)
 
@@ -180,6 +182,8 @@ class AIMEEnv(MathEnv):
                 f"AIME example {getattr(example, 'example_id', None)!r} has answer {answer!r}; AIME answers are integers from 0 to {AIME_MAX}"
             )
 
+        _check_options(boxed, False)
+
         def grade(response: str, expected: str) -> Score:
             return grade_math(response, expected, kind="aime", boxed=boxed)
 
@@ -187,6 +191,13 @@ class AIMEEnv(MathEnv):
 
     def oracle_action(self) -> str:
         return f"The answer is \\boxed{{{int(self.example.answer.strip())}}}."
+
+
+def _check_options(boxed: Any, symbolic: Any) -> None:
+    if boxed not in ("first", "last"):
+        raise ValueError(f"boxed must be 'first' or 'last' (which \\boxed{{}} counts), got {boxed!r}")
+    if not isinstance(symbolic, bool):
+        raise TypeError(f"symbolic must be true or false, got {symbolic!r}")
 
 
 def make_gsm8k_env(task: MathExample | None = None, **options: Any) -> GSM8KEnv:
