@@ -156,6 +156,22 @@ def local_benchmark_specs() -> list[EnvSpec]:
     return specs
 
 
+_TASK_CACHE: dict[tuple[Any, ...], list[Any]] = {}
+
+
+def _cached_tasks(questions: str, databases: str, split: str) -> list[Any]:
+    """The registry asks for the task list at every ``make()``: read each file once per change."""
+    try:
+        status = os.stat(questions)
+        stamp: tuple[Any, ...] = (status.st_size, status.st_mtime_ns)
+    except OSError:
+        stamp = ()
+    key = (questions, databases, split, stamp)
+    if key not in _TASK_CACHE:
+        _TASK_CACHE[key] = load_task_file(questions, databases, split=split)
+    return _TASK_CACHE[key]
+
+
 class _BenchmarkTasks:
     """``benchmark_tasks.NAME`` is the task loader of the registered benchmark NAME."""
 
@@ -164,7 +180,7 @@ class _BenchmarkTasks:
             raise AttributeError(attribute)
         for name, entry in _benchmarks().items():
             if name.replace("-", "_") == attribute:
-                return lambda: load_task_file(entry["questions"], entry["databases"], split=str(entry.get("split", "dev")))
+                return lambda: _cached_tasks(entry["questions"], entry["databases"], str(entry.get("split", "dev")))
         raise AttributeError(f"no benchmark {attribute!r} in {BENCHMARKS_VARIABLE}")
 
 
