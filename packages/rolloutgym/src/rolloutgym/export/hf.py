@@ -80,8 +80,14 @@ def export_hf(run: Run, out_path: str | Path, **options: Any) -> Path:
     )
     dataset = datasets.Dataset.from_dict(rows, features=features)
     out = open_output(out_path)
-    if out.suffix == ".parquet":
-        dataset.to_parquet(str(out))
-    else:
-        dataset.save_to_disk(str(out))
+    bars_were_enabled = datasets.is_progress_bar_enabled()
+    datasets.disable_progress_bars()
+    try:
+        if out.suffix == ".parquet":
+            dataset.to_parquet(str(out))
+        else:
+            dataset.save_to_disk(str(out))
+    finally:
+        if bars_were_enabled:
+            datasets.enable_progress_bars()
     return out
