@@ -5,7 +5,8 @@
 * ``answer``: the final answer matches. Numbers: the answer must contain exactly one
   distinct number and it must equal the expected one (``$12.50`` matches 12.5; listing
   several candidates fails). Text: equal after case folding and dropping punctuation
-  (``"Linen notebook."`` matches ``Linen Notebook``; a sentence around the name does not).
+  and a leading article (``"the linen notebook."`` matches ``Linen Notebook``; a sentence
+  around the name does not).
 * ``no_errors``: no invalid actions (refused tool calls, links or paths to other sites)
   and no page errors (pages the agent opened that the site could not serve). Requests a
   page itself makes to other sites are blocked and reported, not held against the agent.
@@ -99,7 +100,10 @@ def diff_values(expected: Any, actual: Any, path: str = "") -> list[str]:
 def _normalise_words(text: str) -> str:
     text = unicodedata.normalize("NFKC", text).casefold()
     text = re.sub(r"[^\w\s]", " ", text)
-    return " ".join(text.split())
+    words = text.split()
+    if len(words) > 1 and words[0] in ("the", "a", "an"):
+        words = words[1:]
+    return " ".join(words)
 
 
 def _numbers(text: str) -> set[float]:
