@@ -140,3 +140,12 @@ def test_options_are_checked_when_the_env_is_made() -> None:
     first = GSM8KEnv(EXAMPLE, boxed="first")
     first.reset()
     assert first.step(r"\boxed{42} then \boxed{7}")[1] == 1.0
+
+
+def test_envs_pickle() -> None:
+    import pickle
+
+    for environment in (GSM8KEnv(EXAMPLE, symbolic=True), AIMEEnv(MathExample(question="P", answer="5"))):
+        copy = pickle.loads(pickle.dumps(environment))
+        copy.reset()
+        assert copy.step(copy.oracle_action())[1] == 1.0

@@ -12,6 +12,7 @@ the episode with ``info["score"]`` holding the ``correct`` and ``formatted`` com
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable
 from typing import Any
@@ -147,10 +148,9 @@ class GSM8KEnv(MathEnv):
         symbolic: bool = False,
     ) -> None:
         _check_options(boxed, symbolic)
-
-        def grade(response: str, expected: str) -> Score:
-            return grade_math(response, expected, kind="gsm8k", boxed=boxed, symbolic=symbolic)
-
+        grade = functools.partial(
+            grade_math, kind="gsm8k", boxed=boxed, symbolic=symbolic
+        )  # picklable, unlike a closure
         super().__init__(example, grade, system_prompt=system_prompt, prompt_suffix=prompt_suffix)
 
     def oracle_action(self) -> str:
@@ -183,10 +183,7 @@ class AIMEEnv(MathEnv):
             )
 
         _check_options(boxed, False)
-
-        def grade(response: str, expected: str) -> Score:
-            return grade_math(response, expected, kind="aime", boxed=boxed)
-
+        grade = functools.partial(grade_math, kind="aime", boxed=boxed)
         super().__init__(example, grade, system_prompt=system_prompt, prompt_suffix=prompt_suffix)
 
     def oracle_action(self) -> str:
