@@ -8,15 +8,16 @@ output, and a run that produced no report counts as no test passed.
 
 from __future__ import annotations
 
+import secrets
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from .sandbox import Sandbox, SandboxLimits, SandboxResult
 
-__all__ = ["TestCaseResult", "TestRun", "run_pytest"]
+__all__ = ["REPORT_PREFIX", "TestCaseResult", "TestRun", "run_pytest"]
 
-REPORT_NAME = ".rolloutgym-report.xml"
+REPORT_PREFIX = ".rolloutgym-report"
 CONFIG_NAME = ".rolloutgym-pytest.ini"
 _CONFIG = "[pytest]\naddopts =\njunit_family = xunit1\npythonpath = . src\n"
 _MESSAGE_LINES = 6
@@ -125,15 +126,17 @@ def run_pytest(
     The files keep their relative paths; our ini file and the report live at the top level
     and replace any agent file with the same name.
     """
-    workspace = {name: data for name, data in files.items() if name not in (REPORT_NAME, CONFIG_NAME)}
+    # A fresh report name per run: code under test cannot simply leave a forged report in place.
+    report_name = f"{REPORT_PREFIX}-{secrets.token_hex(8)}.xml"
+    workspace = {name: data for name, data in files.items() if name != CONFIG_NAME and not name.startswith(REPORT_PREFIX)}
     workspace[CONFIG_NAME] = _CONFIG.encode()
     command = [
         sandbox.python, "-I", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "-c", CONFIG_NAME, "--rootdir=.", f"--junitxml={REPORT_NAME}", "--tb=short", "-o", "console_output_style=classic",
+        "-c", CONFIG_NAME, "--rootdir=.", f"--junitxml={report_name}", "--tb=short", "-o", "console_output_style=classic",
         *test_paths,
     ]  # fmt: skip
-    result = sandbox.run(command, files=workspace, limits=limits, collect=[REPORT_NAME], environment={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
-    report = result.files.get(REPORT_NAME)
+    result = sandbox.run(command, files=workspace, limits=limits, collect=[report_name], environment={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    report = result.files.get(report_name)
     if result.timed_out or result.output_limit_exceeded or result.exit_code < 0:
         return TestRun(_safe_parse(report), result, f"the test run was {result.describe()}")
     if report is None:
