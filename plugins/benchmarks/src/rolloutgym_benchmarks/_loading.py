@@ -109,7 +109,7 @@ def _rows_from_folder(location: Path, *, config: str | None, split: str | None) 
 
 def _import_datasets() -> Any:
     try:
-        import datasets
+        import datasets  # type: ignore[import-untyped]
     except ImportError:
         raise ImportError(
             "loading benchmark data from the hub, a folder or a .parquet file needs the 'datasets' package: "

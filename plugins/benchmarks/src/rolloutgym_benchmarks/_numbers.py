@@ -62,7 +62,7 @@ class NumberToken(NamedTuple):
     percent: bool = False
 
     @property
-    def alternatives(self) -> tuple[Fraction, ...]:
+    def alternatives(self) -> tuple[Number, ...]:
         """Values a grader may accept: ``25%`` stands for 25 or for 0.25."""
         return (self.value, Fraction(self.value, 100)) if self.percent else (self.value,)
 

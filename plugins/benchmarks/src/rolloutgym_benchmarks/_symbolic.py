@@ -65,8 +65,8 @@ def _safe_powers(expression: Any, sympy: Any) -> bool:
 @lru_cache(maxsize=4096)
 def _parse(text: str) -> Any:
     try:
-        import sympy
-        from sympy.parsing.sympy_parser import (
+        import sympy  # type: ignore[import-untyped]
+        from sympy.parsing.sympy_parser import (  # type: ignore[import-untyped]
             convert_xor,
             implicit_multiplication_application,
             parse_expr,
