@@ -82,16 +82,23 @@ def normalise_value(value: Any) -> Any:
 
 
 def _cell(value: Any, width: int) -> str:
-    value = normalise_value(value)
-    if value is None:
-        text = "NULL"
-    elif isinstance(value, float):
-        text = repr(value) if math.isfinite(value) else str(value)
-    elif isinstance(value, bytes):
-        text = f"<blob {len(value)} bytes>"
-    else:
+    kind = type(value)
+    if kind is str:
+        text = value
+    elif kind is int:
         text = str(value)
-    text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", " ")
+    elif value is None:
+        text = "NULL"
+    else:
+        value = normalise_value(value)
+        if isinstance(value, float):
+            text = repr(value) if math.isfinite(value) else str(value)
+        elif isinstance(value, bytes):
+            text = f"<blob {len(value)} bytes>"
+        else:
+            text = str(value)
+    if "\n" in text or "\r" in text or "\t" in text:
+        text = text.replace("\n", "\\n").replace("\r", "\\r").replace("\t", " ")
     if len(text) > width:
         text = text[: max(width - 1, 1)] + "…"
     return text

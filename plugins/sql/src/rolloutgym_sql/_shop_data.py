@@ -79,6 +79,12 @@ CREATE TABLE returns (
     reason TEXT NOT NULL,
     refund_amount REAL
 );
+CREATE INDEX orders_customer ON orders(customer_id);
+CREATE INDEX order_items_order ON order_items(order_id);
+CREATE INDEX order_items_product ON order_items(product_id);
+CREATE INDEX payments_order ON payments(order_id);
+CREATE INDEX shipments_order ON shipments(order_id);
+CREATE INDEX returns_order_item ON returns(order_item_id);
 """
 
 _FIRST_NAMES = (
