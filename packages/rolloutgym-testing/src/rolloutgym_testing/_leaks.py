@@ -49,11 +49,18 @@ class LeakSnapshot:
             temp_entries = set()
         return cls(threads, _children(os.getpid()), temp_entries)
 
-    def leaks_since(self, before: LeakSnapshot, *, settle: float = 2.0) -> list[str]:
-        """What exists now but not in ``before`` (waits up to ``settle`` s for cleanup)."""
+    def leaks_since(self, before: LeakSnapshot, *, settle: float = 2.0, temp_dir: str | None = None) -> list[str]:
+        """What exists now but not in ``before`` (waits up to ``settle`` s for cleanup).
+
+        With ``temp_dir``, temp files are checked there (it should start empty) instead
+        of in the shared temp directory.
+        """
         deadline = time.monotonic() + settle
         while True:
             now = LeakSnapshot.take()
+            if temp_dir is not None:
+                now.temp_entries = set(os.listdir(temp_dir))
+                before = LeakSnapshot(before.threads, before.children, set())
             problems = []
             new_threads = now.threads - before.threads
             if new_threads:
@@ -63,7 +70,7 @@ class LeakSnapshot:
                 problems.append(f"child processes still running: {sorted(new_children)}")
             new_temp = now.temp_entries - before.temp_entries
             if new_temp:
-                problems.append(f"temp files left in {tempfile.gettempdir()}: {sorted(new_temp)[:10]}")
+                problems.append(f"temp files left in {temp_dir or tempfile.gettempdir()}: {sorted(new_temp)[:10]}")
             if not problems or time.monotonic() >= deadline:
                 return problems
             time.sleep(0.05)

@@ -17,6 +17,9 @@ from __future__ import annotations
 import asyncio
 import inspect
 import json
+import os
+import shutil
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, ClassVar
@@ -206,13 +209,26 @@ class EnvConformanceTests:
         for task in self.task_ids()[:2]:  # warm caches (imports, pools) before measuring
             self.episode("oracle", task)
         before = LeakSnapshot.take()
-        for task in self.task_ids()[:3]:
-            self.episode("oracle", task)
-            self.episode("null", task)
-        problems = before and LeakSnapshot.take().leaks_since(before)
+        # A private temp dir, so files other processes create in /tmp don't count.
+        private = tempfile.mkdtemp(prefix="rolloutgym-leakcheck-")
+        saved_env, saved_tempdir = os.environ.get("TMPDIR"), tempfile.tempdir
+        os.environ["TMPDIR"], tempfile.tempdir = private, private
+        try:
+            for task in self.task_ids()[:3]:
+                self.episode("oracle", task)
+                self.episode("null", task)
+            problems = LeakSnapshot.take().leaks_since(before, temp_dir=private)
+        finally:
+            tempfile.tempdir = saved_tempdir
+            if saved_env is None:
+                os.environ.pop("TMPDIR", None)
+            else:
+                os.environ["TMPDIR"] = saved_env
+            left = sorted(os.listdir(private))
+            shutil.rmtree(private, ignore_errors=True)
         if not self.check_temp_files:
             problems = [problem for problem in problems if not problem.startswith("temp files")]
-        assert not problems, f"{self.env_id} leaked resources: " + "; ".join(problems)
+        assert not problems, f"{self.env_id} leaked resources: " + "; ".join(problems) + (f" (temp entries: {left[:10]})" if left else "")
 
 
 def _component_feedback(score: Any) -> str:
