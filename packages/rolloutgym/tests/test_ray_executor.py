@@ -33,6 +33,9 @@ except ImportError:  # pragma: no cover - depends on the install
 
 from rolloutgym.executors.ray import RayExecutor
 
+# The session's Ray instance has 2 CPUs and the shared executor keeps its workers: the
+# executors of the tests ask for half a CPU per worker so that they never wait for each other.
+HALF_CPU = {"num_cpus": 0.5}
 PLUGIN_MODULE = "rolloutgym_raytest_plugin"
 PLUGIN_SOURCE = textwrap.dedent(
     '''
@@ -96,6 +99,14 @@ def ray_registry(tmp_path_factory: pytest.TempPathFactory) -> Any:
         sys.modules.pop(PLUGIN_MODULE, None)
 
 
+@pytest.fixture(scope="session")
+def shared_executor(ray_registry: Registry) -> Any:
+    """One executor whose two workers serve several tests (starting workers takes seconds)."""
+    executor = RayExecutor(registry=ray_registry, keep_workers=True, num_workers=2, actor_options=HALF_CPU)
+    yield executor
+    executor.close()
+
+
 def normalized(path: Path, *, drop_retried: bool = False) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """A run file without what differs between executors: ids, times, executor name, order."""
     lines = [json.loads(line) for line in path.read_text().splitlines()]
@@ -111,20 +122,23 @@ def normalized(path: Path, *, drop_retried: bool = False) -> tuple[dict[str, Any
     return header, sorted(groups, key=lambda group: group["task_index"])
 
 
-def run_both(registry: Registry, tmp_path: Path, executor: RayExecutor, on_group: Any = None, **options: Any) -> tuple[Any, Any]:
+def run_both(
+    registry: Registry, tmp_path: Path, executor: RayExecutor, on_group: Any = None, **options: Any
+) -> tuple[Any, Any]:
     local = rg.run(out=tmp_path / "local.jsonl", registry=registry, executor=LocalExecutor(registry), **options)
     remote = rg.run(out=tmp_path / "ray.jsonl", registry=registry, executor=executor, on_group=on_group, **options)
     return local, remote
 
 
 @pytest.mark.ray
-def test_ray_run_of_2000_groups_has_the_same_run_file_as_local(ray_registry: Registry, tmp_path: Path) -> None:
+def test_ray_run_of_2000_groups_has_the_same_run_file_as_local(
+    ray_registry: Registry, shared_executor: RayExecutor, tmp_path: Path
+) -> None:
     reported: list[int] = []
-    executor = RayExecutor(registry=ray_registry)
     local, remote = run_both(
         ray_registry,
         tmp_path,
-        executor,
+        shared_executor,
         config="raytest/arith-many-v0",
         policy="oracle",
         seed=0,
@@ -134,12 +148,11 @@ def test_ray_run_of_2000_groups_has_the_same_run_file_as_local(ray_registry: Reg
     assert len(remote.groups) == 2000 and remote.summary.pass_rate == 1.0
     assert sorted(reported) == list(range(2000))  # streamed: each group reported once
     assert normalized(tmp_path / "ray.jsonl") == normalized(tmp_path / "local.jsonl")
-    assert executor.workers == []  # the workers are gone after the run
 
 
 @pytest.mark.ray
 def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(ray_registry: Registry, tmp_path: Path) -> None:
-    executor = RayExecutor(registry=ray_registry, num_workers=2)
+    executor = RayExecutor(registry=ray_registry, num_workers=2, actor_options=HALF_CPU)
     killed: list[Any] = []
     seen: list[int] = []
 
@@ -149,9 +162,18 @@ def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(ray_registry:
             killed.append(executor.workers[0])
             ray.kill(executor.workers[0], no_restart=True)
 
-    options = {"config": "raytest/arith-many-v0", "policy": "oracle", "num_rollouts": 2, "limit": 200, "seed": 3, "concurrency": 8}
+    options = {
+        "config": "raytest/arith-many-v0",
+        "policy": "oracle",
+        "num_rollouts": 2,
+        "limit": 200,
+        "seed": 3,
+        "concurrency": 8,
+    }
     rg.run(out=tmp_path / "local.jsonl", registry=ray_registry, executor=LocalExecutor(ray_registry), **options)
-    result = rg.run(out=tmp_path / "ray.jsonl", registry=ray_registry, executor=executor, on_group=kill_after_some_groups, **options)
+    result = rg.run(
+        out=tmp_path / "ray.jsonl", registry=ray_registry, executor=executor, on_group=kill_after_some_groups, **options
+    )
 
     assert killed, "the test never killed a worker"
     lines = [json.loads(line) for line in (tmp_path / "ray.jsonl").read_text().splitlines()[1:]]
@@ -167,9 +189,15 @@ def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(ray_registry:
 @pytest.mark.ray
 def test_ray_member_whose_retry_dies_too_is_recorded_not_lost(ray_registry: Registry, tmp_path: Path) -> None:
     # One group at a time, so that the crashing task takes no other task's members down with it.
-    executor = RayExecutor(registry=ray_registry, num_workers=1, max_in_flight=2)
+    executor = RayExecutor(registry=ray_registry, num_workers=1, max_in_flight=2, actor_options=HALF_CPU)
     result = rg.run(
-        "raytest/crash-v0", policy="oracle", num_rollouts=2, concurrency=2, registry=ray_registry, executor=executor, out=tmp_path / "crash.jsonl"
+        "raytest/crash-v0",
+        policy="oracle",
+        num_rollouts=2,
+        concurrency=2,
+        registry=ray_registry,
+        executor=executor,
+        out=tmp_path / "crash.jsonl",
     )
     by_task = dict(zip(result.task_indices, result.groups, strict=True))
     assert sorted(by_task) == list(range(6))
@@ -182,16 +210,26 @@ def test_ray_member_whose_retry_dies_too_is_recorded_not_lost(ray_registry: Regi
     others = [group for index, group in by_task.items() if index != 1]
     assert all(len(group.trajectories) == 2 and group.rewards == (1.0, 1.0) for group in others)
     assert all("retried" not in group.metadata for group in others)
+    assert executor.workers == []  # the run's workers are gone after it
 
 
 @pytest.mark.ray
-def test_ray_driver_side_policy_drives_envs_in_workers(ray_registry: Registry, tmp_path: Path) -> None:
+def test_ray_driver_side_policy_drives_envs_in_workers(
+    ray_registry: Registry, shared_executor: RayExecutor, tmp_path: Path
+) -> None:
     # A recorded oracle run of the multi-turn tool-calling env, replayed by a driver-side policy.
-    rg.run("toy/guess-v0", policy="oracle", num_rollouts=2, seed=5, out=tmp_path / "oracle.jsonl", registry=ray_registry)
-    executor = RayExecutor(registry=ray_registry)
-    assert executor.placement(PolicySource(f"replay:{tmp_path / 'oracle.jsonl'}")) == "driver"
+    rg.run(
+        "toy/guess-v0", policy="oracle", num_rollouts=2, seed=5, out=tmp_path / "oracle.jsonl", registry=ray_registry
+    )
+    assert shared_executor.placement(PolicySource(f"replay:{tmp_path / 'oracle.jsonl'}")) == "driver"
     local, remote = run_both(
-        ray_registry, tmp_path, executor, config="toy/guess-v0", policy=f"replay:{tmp_path / 'oracle.jsonl'}", num_rollouts=2, seed=5
+        ray_registry,
+        tmp_path,
+        shared_executor,
+        config="toy/guess-v0",
+        policy=f"replay:{tmp_path / 'oracle.jsonl'}",
+        num_rollouts=2,
+        seed=5,
     )
     assert remote.summary.pass_rate == 1.0 and remote.summary.num_errors == 0
     assert normalized(tmp_path / "ray.jsonl") == normalized(tmp_path / "local.jsonl")
@@ -206,22 +244,33 @@ def test_ray_driver_side_policy_object_and_env_errors_are_records(ray_registry: 
         await asyncio.sleep(0.001)
         return "not a number"
 
-    executor = RayExecutor(registry=ray_registry, policy_placement="driver")
-    result = rg.run("toy/arith-v0", policy="null", limit=10, registry=ray_registry, executor=executor, policy_object=latency_bound_policy)
+    executor = RayExecutor(
+        registry=ray_registry, policy_placement="driver", num_workers=1, keep_workers=True, actor_options=HALF_CPU
+    )
+    result = rg.run(
+        "toy/arith-v0",
+        policy="null",
+        limit=10,
+        registry=ray_registry,
+        executor=executor,
+        policy_object=latency_bound_policy,
+    )
     assert len(calls) == 10 and result.summary.pass_rate == 0.0
     feedback = [group.scores[0].feedback for group in result.groups]
     assert all(text.startswith("no integer found") for text in feedback)
 
     # The oracle needs the env object itself, so on the driver it fails: recorded, named, not raised.
-    executor = RayExecutor(registry=ray_registry, policy_placement="driver")
     result = rg.run("toy/arith-v0", policy="oracle", limit=3, registry=ray_registry, executor=executor)
+    executor.close()
     errors = [error for group in result.groups for error in group.errors]
-    assert len(errors) == 3 and all(error.error_type == "PolicyError" and "oracle_action" in error.error_message for error in errors)
+    assert len(errors) == 3 and all(
+        error.error_type == "PolicyError" and "oracle_action" in error.error_message for error in errors
+    )
 
 
 @pytest.mark.ray
 def test_ray_workers_kept_between_runs_until_closed(ray_registry: Registry) -> None:
-    executor = RayExecutor(registry=ray_registry, keep_workers=True, num_workers=1)
+    executor = RayExecutor(registry=ray_registry, keep_workers=True, num_workers=1, actor_options=HALF_CPU)
     first = rg.run("toy/arith-v0", policy="oracle", limit=5, registry=ray_registry, executor=executor)
     workers = list(executor.workers)
     second = rg.run("toy/guess-v0", policy="oracle", limit=5, registry=ray_registry, executor=executor)
@@ -236,9 +285,27 @@ def test_ray_cli_connects_to_a_running_cluster(ray_registry: Registry, tmp_path:
     address = ray.get_runtime_context().gcs_address
     out = tmp_path / "cli.jsonl"
     completed = subprocess.run(
-        [sys.executable, "-c", "import sys; from rolloutgym.cli import console_main; sys.argv[0] = 'rolloutgym'; console_main()", "run", "toy/arith-v0", "--executor", "ray", "--ray-address", address,
-         "--limit", "4", "-n", "2", "--out", str(out), "--quiet"],
-        capture_output=True, text=True, timeout=120,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from rolloutgym.cli import console_main; sys.argv[0] = 'rolloutgym'; console_main()",
+            "run",
+            "toy/arith-v0",
+            "--executor",
+            "ray",
+            "--ray-address",
+            address,
+            "--limit",
+            "4",
+            "-n",
+            "2",
+            "--out",
+            str(out),
+            "--quiet",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert completed.returncode == 0, completed.stderr[-2000:]
     lines = out.read_text().splitlines()
@@ -271,6 +338,6 @@ def test_ray_worker_reuses_env_instances_across_episodes() -> None:
     fresh, created_fresh = _worker_run(reuse=False)
     assert created_reusing == 2  # one per slot, reset between the 8 episodes
     assert created_fresh == 8
-    strip = lambda outcome: (outcome.to_dict() | {"metadata": {**outcome.metadata, "elapsed_seconds": 0}})  # noqa: E731
+    strip = lambda outcome: outcome.to_dict() | {"metadata": {**outcome.metadata, "elapsed_seconds": 0}}  # noqa: E731
     assert [strip(outcome) for outcome in reused] == [strip(outcome) for outcome in fresh]
     assert [outcome.metadata["member"] for outcome in reused] == list(range(8))

@@ -200,7 +200,9 @@ class RolloutWorker:
 
     # -- actor-side policies: whole members ------------------------------------------
 
-    async def run_members(self, spec: RunSpec, job: GroupJob, members: Sequence[int]) -> list[Trajectory | RolloutError]:
+    async def run_members(
+        self, spec: RunSpec, job: GroupJob, members: Sequence[int]
+    ) -> list[Trajectory | RolloutError]:
         """Run the given members of ``job`` here (the policy runs in this worker)."""
         state = self._state(spec)
         return list(await asyncio.gather(*(self._run_member(state, job, member) for member in members)))

@@ -2,13 +2,14 @@
 
 ``rolloutgym run ENV --executor ray [--ray-address auto]`` or, from Python::
 
-    from rolloutgym.executors import RayExecutor
+    from rolloutgym.executors.ray import RayExecutor
+
     result = rg.run("toy/arith-v0", policy="oracle", executor=RayExecutor(address="auto"))
 
 How it works:
 
 * **Workers.** The executor starts ``num_workers`` actors (:class:`RolloutWorker`, one CPU
-  each by default; one per CPU of the cluster unless told otherwise). Each worker resolves
+  each by default; one per available CPU of the cluster unless told otherwise). Each worker resolves
   the env through its own registry (the same plugins must be installed on every node) and
   keeps a bounded pool of idle env instances per task: members of a group that run on the
   same worker reuse an instance (``reset`` between episodes) instead of building a new one.
@@ -69,14 +70,10 @@ def _unwrap_group_failure(failure: BaseExceptionGroup[Any]) -> BaseException:
 
 
 def _lost_record(exc: BaseException, member: int) -> RolloutError:
-    return RolloutError(
-        "WorkerLost",
-        f"the Ray worker running this member died, and so did the worker of its one retry: {type(exc).__name__}: {exc}"[:2000],
-        "engine",
-        member,
-        None,
-        None,
+    message = (
+        f"the Ray worker running this member died, and so did the worker of its one retry: {type(exc).__name__}: {exc}"
     )
+    return RolloutError("WorkerLost", message[:2000], "engine", member, None, None)
 
 
 class _Groups:
@@ -124,8 +121,8 @@ class RayExecutor(Executor):
         registry: the driver's registry (default: the process-wide one). Plugins added to it
             with ``Registry.register`` are registered on the workers too; their modules must
             be importable there.
-        num_workers: worker actors to start (default: the cluster's CPUs divided by the CPUs
-            one worker asks for; never more than the run's concurrency or members).
+        num_workers: worker actors to start (default: the cluster's available CPUs divided by
+            the CPUs one worker asks for; never more than the run's concurrency or members).
         policy_placement: ``"auto"``, ``"actor"`` or ``"driver"`` (see the module docstring).
         reuse_envs: keep env instances in the workers and reset them for the next episode.
         max_idle_envs: idle env instances a worker keeps per run (oldest closed first).
@@ -208,10 +205,11 @@ class RayExecutor(Executor):
 
     def _default_workers(self) -> int:
         cpus_per_worker = float(self.actor_options.get("num_cpus", 1) or 0)
-        cluster_cpus = float(ray.cluster_resources().get("CPU", 1))
+        # Available, not total: on a shared cluster more workers would only wait for CPUs.
+        cpus = float(ray.available_resources().get("CPU", 1))
         if cpus_per_worker <= 0:
-            return max(1, int(cluster_cpus))
-        return max(1, int(cluster_cpus // cpus_per_worker))
+            return max(1, int(cpus))
+        return max(1, int(cpus // cpus_per_worker))
 
     def _get_pool(self, concurrency: int, members: int) -> WorkerPool:
         if self.pool is not None:
@@ -243,7 +241,9 @@ class RayExecutor(Executor):
                     pool.lost(worker)
                     lost = True
                 elif isinstance(result, BaseException):
-                    what = f"env {spec.env.reference!r}" + (f" with policy {spec.policy.reference!r}" if spec.policy else "")
+                    what = f"env {spec.env.reference!r}" + (
+                        f" with policy {spec.policy.reference!r}" if spec.policy else ""
+                    )
                     raise ConfigError(
                         f"a Ray worker could not set up {what}: {type(result).__name__}: {result}. Every node needs "
                         "the same rolloutgym plugins (and env files) as the driver"
@@ -364,11 +364,23 @@ class RayExecutor(Executor):
     ) -> None:
         """The policy runs here; each member's env instance lives in a worker."""
         budget = asyncio.Semaphore(concurrency)
-        async with asyncio.TaskGroup() as tasks:
-            for position, job in enumerate(jobs):
-                for member in range(job.num_rollouts):
-                    await budget.acquire()
-                    tasks.create_task(self._drive_member(pool, spec, position, job, member, groups, policy, items, budget))
+        releases: list[Any] = []
+        try:
+            async with asyncio.TaskGroup() as tasks:
+                for position, job in enumerate(jobs):
+                    for member in range(job.num_rollouts):
+                        await budget.acquire()
+                        tasks.create_task(
+                            self._drive_member(
+                                pool, spec, position, job, member, groups, policy, items, budget, releases
+                            )
+                        )
+                        if len(releases) > 4 * concurrency:
+                            done, releases[:] = releases[:], []
+                            await asyncio.gather(*done, return_exceptions=True)
+        finally:
+            # Env hand-backs were not waited for one by one; a dead worker's are moot.
+            await asyncio.gather(*releases, return_exceptions=True)
 
     async def _drive_member(
         self,
@@ -381,6 +393,7 @@ class RayExecutor(Executor):
         policy: Any,
         items: Sequence[Any],
         budget: asyncio.Semaphore,
+        releases: list[Any],
     ) -> None:
         try:
             outcome: Trajectory | RolloutError | None = None
@@ -390,7 +403,7 @@ class RayExecutor(Executor):
                 worker.load += 1
 
                 async def open_env(item: Any, handle: Any = handle) -> RemoteEnv:
-                    return await RemoteEnv.open(handle, spec, job.task_index)
+                    return await RemoteEnv.open(handle, spec, job.task_index, releases)
 
                 try:
                     outcome = await _run_member(
