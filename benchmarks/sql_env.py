@@ -32,12 +32,20 @@ def make_database(path: Path, megabytes: int = 10) -> None:
     """A SQLite file of about ``megabytes`` MB: one table of events with text and numbers."""
     generator = random.Random(7)
     connection = sqlite3.connect(path)
-    connection.execute("CREATE TABLE events (event_id INTEGER PRIMARY KEY, user_id INTEGER, kind TEXT, amount REAL, note TEXT)")
+    connection.execute(
+        "CREATE TABLE events (event_id INTEGER PRIMARY KEY, user_id INTEGER, kind TEXT, amount REAL, note TEXT)"
+    )
     rows_needed = megabytes * 1024 * 1024 // 110
     connection.executemany(
         "INSERT INTO events VALUES (?, ?, ?, ?, ?)",
         (
-            (index, generator.randint(1, 5000), generator.choice(("view", "click", "buy")), round(generator.random() * 100, 2), "x" * 70)
+            (
+                index,
+                generator.randint(1, 5000),
+                generator.choice(("view", "click", "buy")),
+                round(generator.random() * 100, 2),
+                "x" * 70,
+            )
             for index in range(rows_needed)
         ),
     )
@@ -85,7 +93,9 @@ def isolation(repeats: int) -> None:
             print("  duckdb: not installed (pip install 'rolloutgym-sql[duckdb]')")
             return
         open_session("duckdb", source, read_only=False, limits=limits).close()
-        duck = per_call_ms(lambda: open_session("duckdb", source, read_only=False, limits=limits).close(), max(3, repeats // 20))
+        duck = per_call_ms(
+            lambda: open_session("duckdb", source, read_only=False, limits=limits).close(), max(3, repeats // 20)
+        )
         print(f"  duckdb episode copy (new instance + Arrow bulk load): {duck:7.2f} ms   (information)")
 
 
@@ -95,7 +105,11 @@ def step_overhead(repeats: int, label: str, statements: list[str]) -> None:
     environment = SqlEnv(task, source=shop_source(), limits=limits)
     environment.reset(seed=0)
     actions = [
-        {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{index}", "name": "run_sql", "arguments": {"sql": sql}}]}
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": f"c{index}", "name": "run_sql", "arguments": {"sql": sql}}],
+        }
         for index, sql in enumerate(statements)
     ]
     raw = sqlite3.connect(":memory:")
@@ -130,7 +144,9 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=50)
     arguments = parser.parse_args()
     isolation(arguments.repeats)
-    step_overhead(max(5, arguments.repeats // 5), "the shop questions' gold queries", [task.gold_sql[0] for task in shop_tasks()])
+    step_overhead(
+        max(5, arguments.repeats // 5), "the shop questions' gold queries", [task.gold_sql[0] for task in shop_tasks()]
+    )
     lookups = [f"SELECT * FROM orders WHERE order_id = {index * 7 + 1}" for index in range(200)]
     step_overhead(max(5, arguments.repeats // 5), "point lookups (worst case: tiny queries)", lookups)
 

@@ -13,7 +13,9 @@ def _require_duckdb() -> None:
         import pyarrow  # noqa: F401
     except ImportError as exc:
         if os.environ.get("CI") == "true":
-            pytest.fail(f"the DuckDB backend tests need the 'test' extra ({exc.name} is missing): pip install -e 'plugins/sql[test]'")
+            pytest.fail(
+                f"the DuckDB backend tests need the 'test' extra ({exc.name} is missing): pip install -e 'plugins/sql[test]'"
+            )
         pytest.skip(f"{exc.name} is not installed (pip install 'rolloutgym-sql[duckdb]')")
 
 

@@ -18,7 +18,11 @@ SLACK_SECONDS = 4.0
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{name}", "name": name, "arguments": arguments}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": f"call_{name}", "name": name, "arguments": arguments}],
+    }
 
 
 @pytest.fixture
@@ -34,10 +38,17 @@ def _digest(path: Path) -> str:
 
 def _environment(path: Path, backend: str, *, changes_data: bool) -> SqlEnv:
     if changes_data:
-        task = SqlTask("abuse-write", "Change nothing.", gold_sql=("UPDATE orders SET status = status WHERE 1 = 0",), changes_data=True)
+        task = SqlTask(
+            "abuse-write",
+            "Change nothing.",
+            gold_sql=("UPDATE orders SET status = status WHERE 1 = 0",),
+            changes_data=True,
+        )
     else:
         task = SqlTask("abuse-read", "How many customers are there?", gold_sql=("SELECT COUNT(*) FROM customers",))
-    return SqlEnv(task, source=SqliteFileSource(str(path)), backend=backend, limits=Limits(statement_seconds=LIMIT_SECONDS))
+    return SqlEnv(
+        task, source=SqliteFileSource(str(path)), backend=backend, limits=Limits(statement_seconds=LIMIT_SECONDS)
+    )
 
 
 def _run(environment: SqlEnv, sql: Any) -> tuple[str, float, dict[str, Any]]:
@@ -52,7 +63,10 @@ def _run(environment: SqlEnv, sql: Any) -> tuple[str, float, dict[str, Any]]:
 ERRORS = {
     "attach a file": ("ATTACH DATABASE '{path}' AS other", ("not authorized", "permission", "attach")),
     "vacuum into a file": ("VACUUM INTO '{tmp}/copy.sqlite'", ("not authorized", "not allowed", "permission")),
-    "load an extension": ("SELECT load_extension('/usr/lib/x86_64-linux-gnu/libsqlite3.so.0')", ("not authorized", "not allowed", "load_extension")),
+    "load an extension": (
+        "SELECT load_extension('/usr/lib/x86_64-linux-gnu/libsqlite3.so.0')",
+        ("not authorized", "not allowed", "load_extension"),
+    ),
     "pragma writable_schema": ("PRAGMA writable_schema = 1", ("not authorized", "not allowed")),
     "infinite recursive cte": (
         "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r) SELECT COUNT(*) FROM r",
@@ -81,7 +95,9 @@ DUCKDB_ONLY = {
 
 
 @pytest.mark.parametrize("changes_data", [False, True], ids=["read-only", "read-write"])
-def test_hostile_statements_end_with_clear_tool_errors(backend: str, changes_data: bool, database_file: Path, tmp_path: Path) -> None:
+def test_hostile_statements_end_with_clear_tool_errors(
+    backend: str, changes_data: bool, database_file: Path, tmp_path: Path
+) -> None:
     before = _digest(database_file)
     environment = _environment(database_file, backend, changes_data=changes_data)
     cases = {**ERRORS, **(DUCKDB_ONLY if backend == "duckdb" else {})}
@@ -108,10 +124,16 @@ def test_large_results_are_cut_with_a_note(backend: str, database_file: Path) ->
     environment = _environment(database_file, backend, changes_data=False)
     try:
         environment.reset(seed=0)
-        content, elapsed, _ = _run(environment, "SELECT a.order_item_id, b.order_item_id FROM order_items a, order_items b")
+        content, elapsed, _ = _run(
+            environment, "SELECT a.order_item_id, b.order_item_id FROM order_items a, order_items b"
+        )
         assert "the result was cut" in content and elapsed < LIMIT_SECONDS + SLACK_SECONDS
         assert len(content.encode()) < 10_000
-        ten_megabytes = "SELECT repeat('x', 10 * 1024 * 1024) AS big" if backend == "duckdb" else "SELECT hex(zeroblob(5 * 1024 * 1024)) AS big"
+        ten_megabytes = (
+            "SELECT repeat('x', 10 * 1024 * 1024) AS big"
+            if backend == "duckdb"
+            else "SELECT hex(zeroblob(5 * 1024 * 1024)) AS big"
+        )
         content, elapsed, _ = _run(environment, ten_megabytes)
         assert not content.startswith("error"), content[:200]
         assert len(content.encode()) < 10_000 and "…" in content
@@ -127,7 +149,12 @@ def test_read_only_tasks_refuse_changes(backend: str, database_file: Path) -> No
     environment = _environment(database_file, backend, changes_data=False)
     try:
         environment.reset(seed=0)
-        for statement in ("DELETE FROM customers", "UPDATE products SET price = 0", "CREATE TABLE t (x INTEGER)", "DROP TABLE orders"):
+        for statement in (
+            "DELETE FROM customers",
+            "UPDATE products SET price = 0",
+            "CREATE TABLE t (x INTEGER)",
+            "DROP TABLE orders",
+        ):
             content, _, _ = _run(environment, statement)
             assert content.startswith("error: ") and "read-only" in content, content
         content, _, _ = _run(environment, "SELECT COUNT(*) FROM customers")
@@ -170,7 +197,9 @@ def test_malformed_tool_calls_are_counted_not_crashes(backend: str) -> None:
             {"id": "6", "name": "describe_schema", "arguments": {"table": "nope"}},
             "not a call",
         ]
-        observation, reward, terminated, _, info = environment.step({"role": "assistant", "content": "", "tool_calls": bad_calls})
+        observation, reward, terminated, _, info = environment.step(
+            {"role": "assistant", "content": "", "tool_calls": bad_calls}
+        )
         assert not terminated and reward == 0.0
         assert len(observation) == len(bad_calls)
         assert all(message["content"].startswith("error: ") for message in observation)

@@ -11,7 +11,11 @@ from rolloutgym_sql.shop import shop_source
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{name}", "name": name, "arguments": arguments}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": f"call_{name}", "name": name, "arguments": arguments}],
+    }
 
 
 def task(identifier: str) -> SqlTask:
@@ -50,14 +54,35 @@ def run_changes(task_id: str, statements: list[str], backend: str = "sqlite") ->
 # -- equivalent queries written differently pass --------------------------------------------
 
 EQUIVALENT = [
-    ("shop-002", "SELECT p.product_id, p.name FROM products AS p WHERE p.price > 40 AND p.category = 'Books' ORDER BY p.price DESC, p.product_id ASC"),
-    ("shop-002", "SELECT name, product_id FROM products WHERE category = 'Books' AND NOT price <= 40 ORDER BY price DESC, product_id"),
-    ("shop-011", "SELECT category, (SELECT COUNT(*) FROM order_items oi WHERE oi.product_id IN (SELECT product_id FROM products p2 WHERE p2.category = p.category)) AS n FROM (SELECT DISTINCT category FROM products) p ORDER BY n DESC"),
-    ("shop-009", "SELECT ROUND(SUM(price) / COUNT(*), 2) AS average_price FROM products WHERE category = 'Electronics'"),
-    ("shop-014", "SELECT c.customer_id FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE o.order_id IS NULL"),
+    (
+        "shop-002",
+        "SELECT p.product_id, p.name FROM products AS p WHERE p.price > 40 AND p.category = 'Books' ORDER BY p.price DESC, p.product_id ASC",
+    ),
+    (
+        "shop-002",
+        "SELECT name, product_id FROM products WHERE category = 'Books' AND NOT price <= 40 ORDER BY price DESC, product_id",
+    ),
+    (
+        "shop-011",
+        "SELECT category, (SELECT COUNT(*) FROM order_items oi WHERE oi.product_id IN (SELECT product_id FROM products p2 WHERE p2.category = p.category)) AS n FROM (SELECT DISTINCT category FROM products) p ORDER BY n DESC",
+    ),
+    (
+        "shop-009",
+        "SELECT ROUND(SUM(price) / COUNT(*), 2) AS average_price FROM products WHERE category = 'Electronics'",
+    ),
+    (
+        "shop-014",
+        "SELECT c.customer_id FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE o.order_id IS NULL",
+    ),
     ("shop-001", "SELECT COUNT(1) AS how_many FROM customers"),
-    ("shop-026", "SELECT p.product_id, p.name, p.category, p.price FROM products p WHERE p.price = (SELECT MAX(price) FROM products q WHERE q.category = p.category)"),
-    ("shop-047", "SELECT ROUND(100.0 * SUM(CASE WHEN coupon_code IS NOT NULL THEN 1 ELSE 0 END) / COUNT(*), 2) FROM orders"),
+    (
+        "shop-026",
+        "SELECT p.product_id, p.name, p.category, p.price FROM products p WHERE p.price = (SELECT MAX(price) FROM products q WHERE q.category = p.category)",
+    ),
+    (
+        "shop-047",
+        "SELECT ROUND(100.0 * SUM(CASE WHEN coupon_code IS NOT NULL THEN 1 ELSE 0 END) / COUNT(*), 2) FROM orders",
+    ),
 ]
 
 
@@ -78,23 +103,35 @@ def test_equivalent_query_passes_on_duckdb(needs_duckdb: None) -> None:
 
 
 def test_wrong_order_fails_when_the_gold_query_orders() -> None:
-    score = submit("shop-002", sql="SELECT product_id, name FROM products WHERE category = 'Books' AND price > 40 ORDER BY price, product_id")
+    score = submit(
+        "shop-002",
+        sql="SELECT product_id, name FROM products WHERE category = 'Books' AND price > 40 ORDER BY price, product_id",
+    )
     assert score["value"] == 0.0
     assert "wrong order" in score["feedback"]
     assert score["components"]["executes"]["value"] == 1.0
 
 
 def test_order_is_free_when_the_gold_query_does_not_order() -> None:
-    score = submit("shop-004", sql="SELECT customer_id, first_name, last_name FROM customers WHERE city = 'Lisbon' ORDER BY last_name DESC, customer_id DESC")
+    score = submit(
+        "shop-004",
+        sql="SELECT customer_id, first_name, last_name FROM customers WHERE city = 'Lisbon' ORDER BY last_name DESC, customer_id DESC",
+    )
     assert score["value"] == 1.0, score["feedback"]
 
 
 def test_missing_duplicates_fail() -> None:
-    portuguese_cities = SqlTask("dup", "List the city of every customer in Portugal (one row per customer).", gold_sql=("SELECT city FROM customers WHERE country = 'Portugal'",))
+    portuguese_cities = SqlTask(
+        "dup",
+        "List the city of every customer in Portugal (one row per customer).",
+        gold_sql=("SELECT city FROM customers WHERE country = 'Portugal'",),
+    )
     score = submit(portuguese_cities, sql="SELECT DISTINCT city FROM customers WHERE country = 'Portugal'")
     assert score["value"] == 0.0
     assert "expected 212 rows, got 2" in score["feedback"]
-    assert submit(portuguese_cities, sql="SELECT c.city FROM customers c WHERE c.country IN ('Portugal')")["value"] == 1.0
+    assert (
+        submit(portuguese_cities, sql="SELECT c.city FROM customers c WHERE c.country IN ('Portugal')")["value"] == 1.0
+    )
 
 
 def test_extra_duplicates_fail() -> None:
@@ -104,17 +141,23 @@ def test_extra_duplicates_fail() -> None:
 
 
 def test_extra_columns_fail() -> None:
-    score = submit("shop-002", sql="SELECT product_id, name, price FROM products WHERE category = 'Books' AND price > 40 ORDER BY price DESC, product_id")
+    score = submit(
+        "shop-002",
+        sql="SELECT product_id, name, price FROM products WHERE category = 'Books' AND price > 40 ORDER BY price DESC, product_id",
+    )
     assert score["value"] == 0.0
     assert "expected 2 columns" in score["feedback"] and "more columns" in score["feedback"]
 
 
-@pytest.mark.parametrize("sql", [
-    "SELECT AVG(price) FROM products WHERE category = 'Electronics'",
-    "SELECT ROUND(AVG(price), 3) FROM products WHERE category = 'Electronics'",
-    "SELECT ROUND(AVG(price)) FROM products WHERE category = 'Electronics'",
-    "SELECT CAST(AVG(price) AS INTEGER) FROM products WHERE category = 'Electronics'",
-])
+@pytest.mark.parametrize(
+    "sql",
+    [
+        "SELECT AVG(price) FROM products WHERE category = 'Electronics'",
+        "SELECT ROUND(AVG(price), 3) FROM products WHERE category = 'Electronics'",
+        "SELECT ROUND(AVG(price)) FROM products WHERE category = 'Electronics'",
+        "SELECT CAST(AVG(price) AS INTEGER) FROM products WHERE category = 'Electronics'",
+    ],
+)
 def test_wrong_rounding_fails(sql: str) -> None:
     score = submit("shop-009", sql=sql)
     assert score["value"] == 0.0
@@ -167,20 +210,25 @@ def test_value_answers_are_compared_as_values() -> None:
 # -- exploits score 0 ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(("task_id", "arguments"), [
-    ("shop-002", {"sql": "SELECT * FROM products"}),
-    ("shop-002", {"sql": "SELECT product_id, name FROM products ORDER BY price DESC, product_id"}),
-    ("shop-001", {"answer": "[1, 2, 3, 499, 500, 501]"}),
-    ("shop-001", {"sql": "SELECT COUNT(*) FROM customers UNION ALL SELECT COUNT(*) FROM orders"}),
-    ("shop-035", {"sql": "SELECT shipment_id FROM shipments"}),
-    ("shop-001", {"sql": "DELETE FROM customers"}),
-])
+@pytest.mark.parametrize(
+    ("task_id", "arguments"),
+    [
+        ("shop-002", {"sql": "SELECT * FROM products"}),
+        ("shop-002", {"sql": "SELECT product_id, name FROM products ORDER BY price DESC, product_id"}),
+        ("shop-001", {"answer": "[1, 2, 3, 499, 500, 501]"}),
+        ("shop-001", {"sql": "SELECT COUNT(*) FROM customers UNION ALL SELECT COUNT(*) FROM orders"}),
+        ("shop-035", {"sql": "SELECT shipment_id FROM shipments"}),
+        ("shop-001", {"sql": "DELETE FROM customers"}),
+    ],
+)
 def test_exploits_score_zero(task_id: str, arguments: dict[str, Any]) -> None:
     assert submit(task_id, **arguments)["value"] == 0.0
 
 
 def test_an_empty_result_can_be_the_right_answer() -> None:
-    score = submit("shop-035", sql="SELECT shipment_id FROM shipments WHERE julianday(delivered_date) < julianday(shipped_date)")
+    score = submit(
+        "shop-035", sql="SELECT shipment_id FROM shipments WHERE julianday(delivered_date) < julianday(shipped_date)"
+    )
     assert score["value"] == 1.0, score["feedback"]
 
 
@@ -227,7 +275,10 @@ def test_database_diff_passes_an_equivalent_change(backend: str) -> None:
 
 
 def test_a_new_table_is_an_unexpected_change() -> None:
-    score = run_changes("shop-ops-001", ["UPDATE orders SET status = 'cancelled' WHERE order_id = 202", "CREATE TABLE scratch (x INTEGER)"])
+    score = run_changes(
+        "shop-ops-001",
+        ["UPDATE orders SET status = 'cancelled' WHERE order_id = 202", "CREATE TABLE scratch (x INTEGER)"],
+    )
     assert score["value"] == 0.0 and "unexpected new table" in score["feedback"]
 
 

@@ -27,17 +27,35 @@ def _database(path: Path, script: str) -> None:
 def benchmark_folder(tmp_path: Path) -> Path:
     """A two-database benchmark_folder folder: dev.json (BIRD and Spider items mixed) + databases/."""
     databases = tmp_path / "databases"
-    _database(databases / "concert" / "concert.sqlite",
-              "CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, age INTEGER, country TEXT);"
-              "INSERT INTO singer VALUES (1, 'Joe', 52, 'France'), (2, 'Ann', 29, 'Netherlands'), (3, 'Li', 41, 'France');")
-    _database(databases / "pets" / "pets.sqlite",
-              "CREATE TABLE pets (pet_id INTEGER PRIMARY KEY, kind TEXT, weight REAL);"
-              "INSERT INTO pets VALUES (1, 'dog', 12.5), (2, 'cat', 4.0), (3, 'dog', 20.0);")
+    _database(
+        databases / "concert" / "concert.sqlite",
+        "CREATE TABLE singer (singer_id INTEGER PRIMARY KEY, name TEXT, age INTEGER, country TEXT);"
+        "INSERT INTO singer VALUES (1, 'Joe', 52, 'France'), (2, 'Ann', 29, 'Netherlands'), (3, 'Li', 41, 'France');",
+    )
+    _database(
+        databases / "pets" / "pets.sqlite",
+        "CREATE TABLE pets (pet_id INTEGER PRIMARY KEY, kind TEXT, weight REAL);"
+        "INSERT INTO pets VALUES (1, 'dog', 12.5), (2, 'cat', 4.0), (3, 'dog', 20.0);",
+    )
     questions = [
-        {"question_id": 0, "db_id": "concert", "question": "How many singers are from France?", "evidence": "France is a country name",
-         "SQL": "SELECT COUNT(*) FROM singer WHERE country = 'France'", "difficulty": "simple"},
-        {"db_id": "concert", "question": "List singer names from the oldest to the youngest.", "query": "SELECT name FROM singer ORDER BY age DESC"},
-        {"db_id": "pets", "question": "What is the average weight of dogs?", "query": "SELECT AVG(weight) FROM pets WHERE kind = 'dog'"},
+        {
+            "question_id": 0,
+            "db_id": "concert",
+            "question": "How many singers are from France?",
+            "evidence": "France is a country name",
+            "SQL": "SELECT COUNT(*) FROM singer WHERE country = 'France'",
+            "difficulty": "simple",
+        },
+        {
+            "db_id": "concert",
+            "question": "List singer names from the oldest to the youngest.",
+            "query": "SELECT name FROM singer ORDER BY age DESC",
+        },
+        {
+            "db_id": "pets",
+            "question": "What is the average weight of dogs?",
+            "query": "SELECT AVG(weight) FROM pets WHERE kind = 'dog'",
+        },
     ]
     (tmp_path / "dev.json").write_text(json.dumps(questions))
     return tmp_path
@@ -52,7 +70,13 @@ def test_load_task_file_reads_bird_and_spider_items(benchmark_folder: Path) -> N
     for task in tasks:
         environment = SqlEnv(task)
         environment.reset(seed=0)
-        environment.step({"role": "assistant", "content": "", "tool_calls": [{"id": "1", "name": "run_sql", "arguments": {"sql": "DROP TABLE IF EXISTS singer"}}]})
+        environment.step(
+            {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "1", "name": "run_sql", "arguments": {"sql": "DROP TABLE IF EXISTS singer"}}],
+            }
+        )
         _, reward, terminated, _, info = environment.step(environment.oracle_action())
         environment.close()
         assert terminated and reward == 1.0, info["score"]["feedback"]
@@ -60,7 +84,9 @@ def test_load_task_file_reads_bird_and_spider_items(benchmark_folder: Path) -> N
     assert before == after
 
 
-def test_benchmarks_registered_by_path_run_through_the_registry(benchmark_folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_benchmarks_registered_by_path_run_through_the_registry(
+    benchmark_folder: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     config = benchmark_folder / "benchmarks.json"
     config.write_text(json.dumps({"mini-dev": {"questions": "dev.json", "databases": "databases", "split": "dev"}}))
     monkeypatch.setenv(BENCHMARKS_VARIABLE, str(config))

@@ -39,7 +39,9 @@ def test_the_generator_is_deterministic() -> None:
     first, second = _fresh(), _fresh()
     try:
         assert _content_digest(first) == _content_digest(second)
-        assert _content_digest(first) == SHOP_CONTENT_DIGEST, "the shop generator's output changed: bump sql/shop-v0 and sql/shop-ops-v0"
+        assert _content_digest(first) == SHOP_CONTENT_DIGEST, (
+            "the shop generator's output changed: bump sql/shop-v0 and sql/shop-ops-v0"
+        )
     finally:
         first.close()
         second.close()
@@ -118,7 +120,9 @@ def test_sqlite_and_duckdb_gold_queries_agree(needs_duckdb: None) -> None:
         for task in shop_tasks():
             expected = sqlite_session.execute(task.gold_for("sqlite")[0], max_rows=100_000)
             got = duckdb_session.execute(task.gold_for("duckdb")[0], max_rows=100_000)
-            comparison = compare_results(expected.columns, expected.rows, got.columns, got.rows, ordered=orders_result(task.gold_sql[0]))
+            comparison = compare_results(
+                expected.columns, expected.rows, got.columns, got.rows, ordered=orders_result(task.gold_sql[0])
+            )
             assert comparison.match, f"{task.id}: {comparison.feedback}"
     finally:
         sqlite_session.close()

@@ -19,7 +19,11 @@ SEED = "INSERT INTO items VALUES (1, 'pen', 1.5), (2, 'book', 12.0), (3, 'lamp',
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:
-    return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{name}", "name": name, "arguments": arguments}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": f"call_{name}", "name": name, "arguments": arguments}],
+    }
 
 
 @pytest.mark.parametrize("policy", ["oracle", "null"])
@@ -30,7 +34,18 @@ def test_the_example_env_file_runs_locally(policy: str, backend: str, tmp_path: 
 
 
 def test_the_cli_runs_an_env_file(tmp_path: Path) -> None:
-    command = [sys.executable, "-m", "rolloutgym", "run", str(EXAMPLE), "--policy", "oracle", "--out", str(tmp_path / "run.jsonl"), "-q"]
+    command = [
+        sys.executable,
+        "-m",
+        "rolloutgym",
+        "run",
+        str(EXAMPLE),
+        "--policy",
+        "oracle",
+        "--out",
+        str(tmp_path / "run.jsonl"),
+        "-q",
+    ]
     completed = subprocess.run(command, capture_output=True, text=True, timeout=120, cwd=tmp_path)
     assert completed.returncode == 0, completed.stderr
     assert "pass rate 100.0%" in completed.stdout
@@ -44,18 +59,29 @@ def test_compiled_env_uses_the_sql_tools_and_grades_with_hidden_ground_truth() -
         schema=SCHEMA,
         seed=SEED,
         tasks=[
-            Task(instruction="Which items have no price?", hidden_ground_truth={"sql": "SELECT name FROM items WHERE price IS NULL"}),
-            Task(instruction="Delete the lamp.", hidden_ground_truth={"sql": ["DELETE FROM items WHERE name = 'lamp'"]}),
+            Task(
+                instruction="Which items have no price?",
+                hidden_ground_truth={"sql": "SELECT name FROM items WHERE price IS NULL"},
+            ),
+            Task(
+                instruction="Delete the lamp.", hidden_ground_truth={"sql": ["DELETE FROM items WHERE name = 'lamp'"]}
+            ),
         ],
     )
     factory = compile_environment(environment)
     question = factory(environment.tasks[0])
-    assert isinstance(question, SqlEnv) and [tool["function"]["name"] for tool in question.tools] == ["describe_schema", "run_sql", "submit_answer"]
+    assert isinstance(question, SqlEnv) and [tool["function"]["name"] for tool in question.tools] == [
+        "describe_schema",
+        "run_sql",
+        "submit_answer",
+    ]
     observation, _ = question.reset(seed=0)
     assert observation[1]["content"] == "Which items have no price?"
     schema, *_ = question.step(call("describe_schema"))
     assert "TABLE items (3 rows)" in schema[0]["content"]
-    _, reward, terminated, _, info = question.step(call("submit_answer", sql="SELECT name FROM items WHERE price = NULL"))
+    _, reward, terminated, _, info = question.step(
+        call("submit_answer", sql="SELECT name FROM items WHERE price = NULL")
+    )
     assert terminated and reward == 0.0 and "expected 1 rows, got 0" in info["score"]["feedback"]
     question.close()
     change = factory(environment.tasks[1])
@@ -69,25 +95,57 @@ def test_compiled_env_uses_the_sql_tools_and_grades_with_hidden_ground_truth() -
 
 def test_task_input_is_appended_like_the_sdk() -> None:
     environment = Environment(
-        slug="items", name="Items", template="sql", schema=SCHEMA, seed=SEED,
-        tasks=[Task(instruction="What does this item cost?", hidden_ground_truth={"sql": "SELECT price FROM items WHERE id = 2"}, input={"id": 2})],
+        slug="items",
+        name="Items",
+        template="sql",
+        schema=SCHEMA,
+        seed=SEED,
+        tasks=[
+            Task(
+                instruction="What does this item cost?",
+                hidden_ground_truth={"sql": "SELECT price FROM items WHERE id = 2"},
+                input={"id": 2},
+            )
+        ],
     )
     environment_instance = compile_sql(environment)(environment.tasks[0])
     observation, _ = environment_instance.reset(seed=0)
     environment_instance.close()
-    assert observation[1]["content"].startswith("What does this item cost?\n\nInput:\n") and '"id": 2' in observation[1]["content"]
+    assert (
+        observation[1]["content"].startswith("What does this item cost?\n\nInput:\n")
+        and '"id": 2' in observation[1]["content"]
+    )
 
 
-@pytest.mark.parametrize(("changes", "message"), [
-    ({"schema": "CREATE TABLE broken ("}, "schema SQL does not run on SQLite"),
-    ({"seed": "INSERT INTO nowhere VALUES (1);"}, "seed SQL does not run on SQLite"),
-    ({"tasks": [Task(instruction="No truth here")]}, "has no ground truth"),
-    ({"tasks": [Task(instruction="Bad truth", hidden_ground_truth={"sql": 42})]}, "must be a string or a list of strings"),
-    ({"tasks": [Task(instruction="Bad option", hidden_ground_truth={"sql": "SELECT 1", "column_order": "sideways"})]}, "column_order"),
-])
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"schema": "CREATE TABLE broken ("}, "schema SQL does not run on SQLite"),
+        ({"seed": "INSERT INTO nowhere VALUES (1);"}, "seed SQL does not run on SQLite"),
+        ({"tasks": [Task(instruction="No truth here")]}, "has no ground truth"),
+        (
+            {"tasks": [Task(instruction="Bad truth", hidden_ground_truth={"sql": 42})]},
+            "must be a string or a list of strings",
+        ),
+        (
+            {
+                "tasks": [
+                    Task(instruction="Bad option", hidden_ground_truth={"sql": "SELECT 1", "column_order": "sideways"})
+                ]
+            },
+            "column_order",
+        ),
+    ],
+)
 def test_malformed_env_files_fail_with_a_clear_message(changes: dict[str, Any], message: str) -> None:
-    fields: dict[str, Any] = {"slug": "bad", "name": "Bad", "template": "sql", "schema": SCHEMA, "seed": SEED,
-                              "tasks": [Task(instruction="q", hidden_ground_truth={"sql": "SELECT 1"})]}
+    fields: dict[str, Any] = {
+        "slug": "bad",
+        "name": "Bad",
+        "template": "sql",
+        "schema": SCHEMA,
+        "seed": SEED,
+        "tasks": [Task(instruction="q", hidden_ground_truth={"sql": "SELECT 1"})],
+    }
     fields.update(changes)
     with pytest.raises(EnvFileError, match=message):
         compile_sql(Environment(**fields))
@@ -101,8 +159,12 @@ def test_a_database_file_can_replace_schema_and_seed(tmp_path: Path) -> None:
     connection.executescript(SCHEMA + SEED)
     connection.commit()
     connection.close()
-    duck_typed = {"slug": "file-env", "template": "sql", "config": {"database": str(path)},
-                  "tasks": [{"instruction": "How many items?", "hidden_ground_truth": {"sql": "SELECT COUNT(*) FROM items"}}]}
+    duck_typed = {
+        "slug": "file-env",
+        "template": "sql",
+        "config": {"database": str(path)},
+        "tasks": [{"instruction": "How many items?", "hidden_ground_truth": {"sql": "SELECT COUNT(*) FROM items"}}],
+    }
     environment = compile_sql(duck_typed)(0)
     environment.reset(seed=0)
     _, reward, _, _, _ = environment.step(environment.oracle_action())

@@ -18,7 +18,9 @@ def check_backend(backend: str) -> str:
     """Validate a backend name (case-insensitive) and return it in lower case."""
     name = str(backend).strip().lower()
     if name not in BACKENDS:
-        raise ConfigError(f"unknown SQL backend {backend!r}; choose one of: {', '.join(BACKENDS)} (e.g. --backend duckdb)")
+        raise ConfigError(
+            f"unknown SQL backend {backend!r}; choose one of: {', '.join(BACKENDS)} (e.g. --backend duckdb)"
+        )
     if name == "duckdb":
         from ._duckdb import import_duckdb
 

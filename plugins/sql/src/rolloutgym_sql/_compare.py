@@ -130,7 +130,9 @@ def _render_row(row: Sequence[Any]) -> str:
     return text if len(text) <= 120 else text[:117] + "...)"
 
 
-def _multiset_difference(expected: list[tuple[Any, ...]], got: list[tuple[Any, ...]], options: MatchOptions) -> tuple[list[Any], list[Any]]:
+def _multiset_difference(
+    expected: list[tuple[Any, ...]], got: list[tuple[Any, ...]], options: MatchOptions
+) -> tuple[list[Any], list[Any]]:
     """Rows of ``expected`` not matched in ``got`` and rows of ``got`` left over (multiset semantics)."""
     buckets: dict[Any, list[tuple[Any, ...]]] = {}
     for row in got:
@@ -174,7 +176,11 @@ def _same_multiset(expected: list[tuple[Any, ...]], got: list[tuple[Any, ...]], 
 
 
 def _column_permutations(
-    expected_columns: Sequence[str], got_columns: Sequence[str], expected: list[tuple[Any, ...]], got: list[tuple[Any, ...]], options: MatchOptions
+    expected_columns: Sequence[str],
+    got_columns: Sequence[str],
+    expected: list[tuple[Any, ...]],
+    got: list[tuple[Any, ...]],
+    options: MatchOptions,
 ) -> list[tuple[int, ...]]:
     """Candidate mappings (expected column i -> got column p[i]), most plausible first."""
     width = len(expected_columns)
@@ -227,8 +233,12 @@ def compare_results(
     if options.column_names == "match":
         expected_names = [name.lower() for name in expected_columns]
         got_names = [name.lower() for name in got_columns]
-        if sorted(expected_names) != sorted(got_names) or (options.column_order == "strict" and expected_names != got_names):
-            return ResultComparison(False, f"expected columns named ({', '.join(expected_columns)}), got ({', '.join(got_columns)})")
+        if sorted(expected_names) != sorted(got_names) or (
+            options.column_order == "strict" and expected_names != got_names
+        ):
+            return ResultComparison(
+                False, f"expected columns named ({', '.join(expected_columns)}), got ({', '.join(got_columns)})"
+            )
     if len(got) != len(expected):
         missing, extra_rows = _multiset_difference(expected, got, options)
         detail = _examples(missing, extra_rows)
@@ -241,7 +251,11 @@ def compare_results(
             if all(_rows_equal(a, b, options) for a, b in zip(expected, reordered, strict=True)):
                 return ResultComparison(True, "the result matches the expected result, in the expected order")
             if _same_multiset(expected, reordered, options):
-                position = next(index for index, (a, b) in enumerate(zip(expected, reordered, strict=True)) if not _rows_equal(a, b, options))
+                position = next(
+                    index
+                    for index, (a, b) in enumerate(zip(expected, reordered, strict=True))
+                    if not _rows_equal(a, b, options)
+                )
                 return ResultComparison(
                     False,
                     f"the rows are right but in the wrong order: the question asks for an ordered result; "

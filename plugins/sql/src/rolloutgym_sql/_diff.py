@@ -38,10 +38,14 @@ class TableDiff:
         parts = []
         if self.missing:
             shown = "; ".join(_render_row(row) for row in self.missing[:3])
-            parts.append(f"{len(self.missing)} missing row{'s' if len(self.missing) != 1 else ''} (expected but not found), e.g. {shown}")
+            parts.append(
+                f"{len(self.missing)} missing row{'s' if len(self.missing) != 1 else ''} (expected but not found), e.g. {shown}"
+            )
         if self.extra:
             shown = "; ".join(_render_row(row) for row in self.extra[:3])
-            parts.append(f"{len(self.extra)} extra row{'s' if len(self.extra) != 1 else ''} (found but not expected), e.g. {shown}")
+            parts.append(
+                f"{len(self.extra)} extra row{'s' if len(self.extra) != 1 else ''} (found but not expected), e.g. {shown}"
+            )
         if self.changed:
             shown = "; ".join(self.changed[:3])
             parts.append(f"{len(self.changed)} changed row{'s' if len(self.changed) != 1 else ''}: {shown}")
@@ -137,5 +141,9 @@ def diff_databases(
             table = TableDiff(name, problem="an unexpected new table (the task does not ask to create it)")
             tables.append(table)
             lines.append(table.describe(actual[name].columns))
-    feedback = "the database matches the expected end state" if not lines else "the database differs from the expected end state: " + " | ".join(lines)
+    feedback = (
+        "the database matches the expected end state"
+        if not lines
+        else "the database differs from the expected end state: " + " | ".join(lines)
+    )
     return DatabaseDiff(tables, feedback)

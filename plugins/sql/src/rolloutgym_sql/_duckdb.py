@@ -115,7 +115,10 @@ def _arrow_column(duck_type: str, values: list[Any]) -> Any:
         return pyarrow.array([None if value is None else bool(value) for value in values], type=pyarrow.bool_())
     if duck_type == "BLOB":
         return pyarrow.array(values, type=pyarrow.binary())
-    converted = [None if value is None else (value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value)) for value in values]
+    converted = [
+        None if value is None else (value.decode("utf-8", "replace") if isinstance(value, bytes) else str(value))
+        for value in values
+    ]
     return pyarrow.array(converted, type=pyarrow.string())
 
 
@@ -144,10 +147,14 @@ def _build_plan(source: DatabaseSource) -> _LoadPlan:
         if key and _unique_key(rows, [names.index(name) for name in key]):
             definitions.append(f"PRIMARY KEY ({', '.join(_quote(name) for name in key)})")
         arrow_table = pyarrow.table(
-            {f"c{index}": _arrow_column(duck_type, values) for index, (duck_type, values) in enumerate(zip(types, columns_values, strict=True))}
+            {
+                f"c{index}": _arrow_column(duck_type, values)
+                for index, (duck_type, values) in enumerate(zip(types, columns_values, strict=True))
+            }
         )
         selected = ", ".join(
-            f"CAST(c{index} AS {duck_type})" if duck_type in ("DATE", "TIMESTAMP") else f"c{index}" for index, duck_type in enumerate(types)
+            f"CAST(c{index} AS {duck_type})" if duck_type in ("DATE", "TIMESTAMP") else f"c{index}"
+            for index, duck_type in enumerate(types)
         )
         plans.append(
             _TablePlan(
@@ -239,7 +246,9 @@ class DuckDBSession:
         try:
             sql.encode("utf-8")
         except UnicodeEncodeError:
-            raise StatementError("the SQL is not valid UTF-8 text (it contains an unpaired surrogate); resend it as plain text") from None
+            raise StatementError(
+                "the SQL is not valid UTF-8 text (it contains an unpaired surrogate); resend it as plain text"
+            ) from None
         duckdb = self._duckdb
         try:
             statements = duckdb.extract_statements(sql)
@@ -256,7 +265,9 @@ class DuckDBSession:
         if kind not in self._allowed_types():
             if self.read_only and kind in {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRANSACTION"}:
                 raise StatementError("this task is read-only: only SELECT queries are allowed")
-            raise StatementError(f"not authorized: {kind} statements are not allowed (the episode works on its own database only)")
+            raise StatementError(
+                f"not authorized: {kind} statements are not allowed (the episode works on its own database only)"
+            )
         connection = self.connection
         timer = threading.Timer(self.limits.statement_seconds, connection.interrupt)
         timer.daemon = True
@@ -289,7 +300,9 @@ class DuckDBSession:
     def tables(self) -> list[TableInfo]:
         """Every user table with columns, keys and row count."""
         result = []
-        names = self._rows("SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary ORDER BY table_name")
+        names = self._rows(
+            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary ORDER BY table_name"
+        )
         for (name,) in names:
             key_rows = self._rows(
                 "SELECT constraint_column_names FROM duckdb_constraints() "

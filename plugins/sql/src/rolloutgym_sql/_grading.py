@@ -58,12 +58,16 @@ def expected_result(
         try:
             result = session.execute(gold[0], max_rows=limits.grading_rows)
         except StatementError as exc:
-            raise ConfigError(f"task {task.id!r}: its gold SQL fails on {backend}: {exc}. Fix the task's gold SQL.") from None
+            raise ConfigError(
+                f"task {task.id!r}: its gold SQL fails on {backend}: {exc}. Fix the task's gold SQL."
+            ) from None
         finally:
             if not reuse:
                 session.close()
         if result.truncated:
-            raise ConfigError(f"task {task.id!r}: its gold SQL returns more than {limits.grading_rows} rows; narrow the question")
+            raise ConfigError(
+                f"task {task.id!r}: its gold SQL returns more than {limits.grading_rows} rows; narrow the question"
+            )
         return result.columns, result.rows
 
     return _cached(("result", source.cache_key(), backend, gold), compute)  # type: ignore[no-any-return]
@@ -150,20 +154,47 @@ def grade_query(
         ordered = bool(gold) and orders_result(gold[0])
     metadata: dict[str, Any] = {"backend": backend, "expected_rows": len(rows), "ordered": ordered}
     if sql is None and (answer is None or (isinstance(answer, str) and not answer.strip())):
-        feedback = "no answer was submitted: call submit_answer with the final SQL query (sql) or the final value (answer)"
-        return Score(0.0, {"executes": Score(0.0, feedback=feedback), "result_match": Score(0.0, feedback=feedback)}, metadata, feedback=feedback)
+        feedback = (
+            "no answer was submitted: call submit_answer with the final SQL query (sql) or the final value (answer)"
+        )
+        return Score(
+            0.0,
+            {"executes": Score(0.0, feedback=feedback), "result_match": Score(0.0, feedback=feedback)},
+            metadata,
+            feedback=feedback,
+        )
     if sql is not None:
         try:
             result = session.execute(sql, max_rows=limits.grading_rows)
         except StatementError as exc:
             feedback = f"the submitted SQL failed: {exc}"
-            return Score(0.0, {"executes": Score(0.0, feedback=feedback), "result_match": Score(0.0, feedback="nothing to compare: the SQL failed")}, metadata, feedback=feedback)
+            return Score(
+                0.0,
+                {
+                    "executes": Score(0.0, feedback=feedback),
+                    "result_match": Score(0.0, feedback="nothing to compare: the SQL failed"),
+                },
+                metadata,
+                feedback=feedback,
+            )
         if not result.returns_rows:
             feedback = "the submitted SQL is not a query: submit the SELECT that answers the question"
-            return Score(0.0, {"executes": Score(1.0, feedback="it ran"), "result_match": Score(0.0, feedback=feedback)}, metadata, feedback=feedback)
+            return Score(
+                0.0,
+                {"executes": Score(1.0, feedback="it ran"), "result_match": Score(0.0, feedback=feedback)},
+                metadata,
+                feedback=feedback,
+            )
         if result.truncated:
-            feedback = f"the submitted query returns more than {limits.grading_rows} rows; the expected result has {len(rows)}"
-            return Score(0.0, {"executes": Score(1.0, feedback="it ran"), "result_match": Score(0.0, feedback=feedback)}, metadata, feedback=feedback)
+            feedback = (
+                f"the submitted query returns more than {limits.grading_rows} rows; the expected result has {len(rows)}"
+            )
+            return Score(
+                0.0,
+                {"executes": Score(1.0, feedback="it ran"), "result_match": Score(0.0, feedback=feedback)},
+                metadata,
+                feedback=feedback,
+            )
         got_columns, got_rows = result.columns, result.rows
         executes = Score(1.0, feedback=f"the submitted SQL ran and returned {len(got_rows)} rows")
         options = task.match
@@ -212,4 +243,9 @@ def grade_changes(
     else:
         executes = Score(1.0, feedback=f"{successful_changes} data-changing statement(s) ran without error")
     metadata = {"backend": backend, **diff.counts()}
-    return Score(value, {"executes": executes, "database_diff": Score(value, feedback=diff.feedback)}, metadata, feedback=diff.feedback)
+    return Score(
+        value,
+        {"executes": executes, "database_diff": Score(value, feedback=diff.feedback)},
+        metadata,
+        feedback=diff.feedback,
+    )

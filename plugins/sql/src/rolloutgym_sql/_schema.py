@@ -39,7 +39,9 @@ class TableInfo:
 
     @property
     def primary_key(self) -> tuple[str, ...]:
-        keyed = sorted((column.primary_key_position, column.name) for column in self.columns if column.primary_key_position)
+        keyed = sorted(
+            (column.primary_key_position, column.name) for column in self.columns if column.primary_key_position
+        )
         return tuple(name for _, name in keyed)
 
 

@@ -88,18 +88,76 @@ CREATE INDEX returns_order_item ON returns(order_item_id);
 """
 
 _FIRST_NAMES = (
-    "Ana", "Ben", "Chloe", "Daniel", "Emma", "Farid", "Grace", "Hugo", "Ines", "Jonas", "Kira", "Liam", "Maya",
-    "Noah", "Olivia", "Pedro", "Quinn", "Rosa", "Sami", "Tara", "Umar", "Vera", "Wei", "Yusuf", "Zoe",
+    "Ana",
+    "Ben",
+    "Chloe",
+    "Daniel",
+    "Emma",
+    "Farid",
+    "Grace",
+    "Hugo",
+    "Ines",
+    "Jonas",
+    "Kira",
+    "Liam",
+    "Maya",
+    "Noah",
+    "Olivia",
+    "Pedro",
+    "Quinn",
+    "Rosa",
+    "Sami",
+    "Tara",
+    "Umar",
+    "Vera",
+    "Wei",
+    "Yusuf",
+    "Zoe",
 )
 _LAST_NAMES = (
-    "Almeida", "Brown", "Costa", "Dubois", "Evans", "Fischer", "Garcia", "Hansen", "Ivanova", "Jensen", "Kowalski",
-    "Larsen", "Meyer", "Nowak", "Okafor", "Peters", "Rossi", "Silva", "Tanaka", "Novak", "Weber", "Young",
+    "Almeida",
+    "Brown",
+    "Costa",
+    "Dubois",
+    "Evans",
+    "Fischer",
+    "Garcia",
+    "Hansen",
+    "Ivanova",
+    "Jensen",
+    "Kowalski",
+    "Larsen",
+    "Meyer",
+    "Nowak",
+    "Okafor",
+    "Peters",
+    "Rossi",
+    "Silva",
+    "Tanaka",
+    "Novak",
+    "Weber",
+    "Young",
 )
 _CITIES = (
-    ("Lisbon", "Portugal"), ("Porto", "Portugal"), ("Madrid", "Spain"), ("Seville", "Spain"), ("Paris", "France"),
-    ("Lyon", "France"), ("Berlin", "Germany"), ("Munich", "Germany"), ("Hamburg", "Germany"), ("Amsterdam", "Netherlands"),
-    ("Rotterdam", "Netherlands"), ("Milan", "Italy"), ("Rome", "Italy"), ("Vienna", "Austria"), ("Warsaw", "Poland"),
-    ("Copenhagen", "Denmark"), ("Dublin", "Ireland"), ("London", "United Kingdom"), ("Manchester", "United Kingdom"),
+    ("Lisbon", "Portugal"),
+    ("Porto", "Portugal"),
+    ("Madrid", "Spain"),
+    ("Seville", "Spain"),
+    ("Paris", "France"),
+    ("Lyon", "France"),
+    ("Berlin", "Germany"),
+    ("Munich", "Germany"),
+    ("Hamburg", "Germany"),
+    ("Amsterdam", "Netherlands"),
+    ("Rotterdam", "Netherlands"),
+    ("Milan", "Italy"),
+    ("Rome", "Italy"),
+    ("Vienna", "Austria"),
+    ("Warsaw", "Poland"),
+    ("Copenhagen", "Denmark"),
+    ("Dublin", "Ireland"),
+    ("London", "United Kingdom"),
+    ("Manchester", "United Kingdom"),
 )
 _CATEGORIES = {
     "Books": ("Novel", "Cookbook", "Atlas", "Biography", "Poetry Collection", "Guidebook"),
@@ -113,8 +171,14 @@ _CATEGORIES = {
 }
 _ADJECTIVES = ("Classic", "Deluxe", "Compact", "Eco", "Premium", "Travel", "Mini", "Pro", "Vintage", "Smart")
 _PRICE_RANGES = {
-    "Books": (6, 60), "Electronics": (15, 400), "Home": (8, 150), "Garden": (5, 120),
-    "Toys": (5, 90), "Sports": (5, 110), "Beauty": (3, 80), "Grocery": (2, 40),
+    "Books": (6, 60),
+    "Electronics": (15, 400),
+    "Home": (8, 150),
+    "Garden": (5, 120),
+    "Toys": (5, 90),
+    "Sports": (5, 110),
+    "Beauty": (3, 80),
+    "Grocery": (2, 40),
 }
 _CARRIERS = ("DHL", "UPS", "FedEx", "PostNL")
 _METHODS = ("card", "card", "card", "paypal", "paypal", "bank_transfer", "gift_card")
@@ -140,7 +204,11 @@ def build_shop(connection: sqlite3.Connection) -> None:
     customers = []
     for customer_id in range(1, 501):
         first, last = generator.choice(_FIRST_NAMES), generator.choice(_LAST_NAMES)
-        city, country = _CITIES[min(int(generator.paretovariate(1.2)) - 1, len(_CITIES) - 1) if generator.random() < 0.5 else generator.randrange(len(_CITIES))]
+        city, country = _CITIES[
+            min(int(generator.paretovariate(1.2)) - 1, len(_CITIES) - 1)
+            if generator.random() < 0.5
+            else generator.randrange(len(_CITIES))
+        ]
         email = None if generator.random() < 0.08 else f"{first}.{last}{customer_id}@example.com".lower()
         signup = _random_date(generator, datetime.date(2022, 1, 1), datetime.date(2024, 10, 1))
         tier_draw = generator.random()
@@ -218,7 +286,16 @@ def build_shop(connection: sqlite3.Connection) -> None:
             delivered = shipped + datetime.timedelta(days=generator.randint(1, 9)) if status == "delivered" else None
             carrier = generator.choice(_CARRIERS)
             shipment_id += 1
-            shipments.append((shipment_id, order_id, carrier, _day(shipped), delivered and _day(delivered), f"{carrier[:2].upper()}{shipment_id:08d}"))
+            shipments.append(
+                (
+                    shipment_id,
+                    order_id,
+                    carrier,
+                    _day(shipped),
+                    delivered and _day(delivered),
+                    f"{carrier[:2].upper()}{shipment_id:08d}",
+                )
+            )
             if delivered is not None:
                 for item in order_items:
                     if generator.random() < 0.045:

@@ -106,7 +106,9 @@ class SqliteFileSource(DatabaseSource):
         try:
             status = os.stat(self.path)
         except OSError as exc:
-            raise ConfigError(f"SQLite database {self.path!r} cannot be read: {exc.strerror}. Check the path.") from None
+            raise ConfigError(
+                f"SQLite database {self.path!r} cannot be read: {exc.strerror}. Check the path."
+            ) from None
         return f"{self.key}:{status.st_size}:{status.st_mtime_ns}"
 
     def build(self, connection: sqlite3.Connection) -> None:

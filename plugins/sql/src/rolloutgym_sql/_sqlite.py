@@ -24,12 +24,24 @@ from ._sources import DatabaseSource
 __all__ = ["SqliteSession"]
 
 # Informational pragmas (read-only, they report the schema); everything else is denied.
-_SAFE_PRAGMAS = frozenset({
-    "table_info", "table_xinfo", "table_list", "index_list", "index_info", "index_xinfo",
-    "foreign_key_list", "collation_list", "function_list", "database_list",
-})
+_SAFE_PRAGMAS = frozenset(
+    {
+        "table_info",
+        "table_xinfo",
+        "table_list",
+        "index_list",
+        "index_info",
+        "index_xinfo",
+        "foreign_key_list",
+        "collation_list",
+        "function_list",
+        "database_list",
+    }
+)
 _DENIED_FUNCTIONS = frozenset({"load_extension", "fts3_tokenizer"})
-_READ_CODES = frozenset({sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)})
+_READ_CODES = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
+)
 _ALWAYS_DENIED = {
     sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM, which attaches a file) is not allowed: the episode works on its own database only",
     sqlite3.SQLITE_DETACH: "DETACH is not allowed",
@@ -79,7 +91,9 @@ class SqliteSession:
 
     # -- safety -------------------------------------------------------------------------
 
-    def _authorize(self, code: int, first: str | None, second: str | None, database: str | None, trigger: str | None) -> int:
+    def _authorize(
+        self, code: int, first: str | None, second: str | None, database: str | None, trigger: str | None
+    ) -> int:
         if self._trusted:
             return sqlite3.SQLITE_OK
         reason = _ALWAYS_DENIED.get(code)
@@ -114,7 +128,9 @@ class SqliteSession:
         try:
             sql.encode("utf-8")
         except UnicodeEncodeError:
-            raise StatementError("the SQL is not valid UTF-8 text (it contains an unpaired surrogate); resend it as plain text") from None
+            raise StatementError(
+                "the SQL is not valid UTF-8 text (it contains an unpaired surrogate); resend it as plain text"
+            ) from None
         connection = self.connection
         self._denied = None
         self._deadline = time.perf_counter() + self.limits.statement_seconds

@@ -58,7 +58,9 @@ class SqlTask:
         if not self.gold_sql and self.expected_rows is None and not self.changes_data:
             raise ValueError(f"task {self.id!r}: give gold_sql or expected_rows, so it can be graded")
         if self.changes_data and not self.gold_sql:
-            raise ValueError(f"task {self.id!r}: a data-changing task needs gold_sql (the statements that make the expected end state)")
+            raise ValueError(
+                f"task {self.id!r}: a data-changing task needs gold_sql (the statements that make the expected end state)"
+            )
         if not self.changes_data and len(self.gold_sql) > 1:
             raise ValueError(f"task {self.id!r}: a question has one gold query, got {len(self.gold_sql)} statements")
 

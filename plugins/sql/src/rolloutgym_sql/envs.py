@@ -158,7 +158,9 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
             )
         return "\n".join(lines)
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         if self._closed:
             raise EnvClosedError(f"SqlEnv for task {self.task.id!r} is closed; make a new environment")
         super().reset(seed=seed)
@@ -207,7 +209,10 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
                 return observations, score.value, True, False, self._final_info(score)
             if name == "describe_schema":
                 content = describe_tables(
-                    self._session.tables(), dialect=self._session.dialect, read_only=self.read_only, only=arguments.get("table")
+                    self._session.tables(),
+                    dialect=self._session.dialect,
+                    read_only=self.read_only,
+                    only=arguments.get("table"),
                 )
                 if content.startswith("error:"):
                     self._counters["invalid_actions"] += 1
@@ -241,7 +246,15 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
                 failed_changes=self._changes["failed"],
                 successful_changes=self._changes["succeeded"],
             )
-        return grade_query(self.task, session=self._session, source=self.source, backend=self.backend, limits=self.limits, sql=sql, answer=answer)
+        return grade_query(
+            self.task,
+            session=self._session,
+            source=self.source,
+            backend=self.backend,
+            limits=self.limits,
+            sql=sql,
+            answer=answer,
+        )
 
     def _final_info(self, score: Score) -> dict[str, Any]:
         return {**self._counters, "score": score.to_dict()}
@@ -254,7 +267,11 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         step = self._oracle_step
         self._oracle_step += 1
         if not self.task.changes_data:
-            arguments = {"sql": gold[0]} if gold else {"answer": json.dumps([list(row) for row in self.task.expected_rows or ()])}
+            arguments = (
+                {"sql": gold[0]}
+                if gold
+                else {"answer": json.dumps([list(row) for row in self.task.expected_rows or ()])}
+            )
             return _assistant_call(f"oracle_{step}", "submit_answer", arguments)
         if step < len(gold):
             return _assistant_call(f"oracle_{step}", "run_sql", {"sql": gold[step]})
@@ -305,7 +322,7 @@ def _parse_call(call: Any) -> tuple[str, dict[str, Any], str | None]:
         return name, {}, f"{name} got unknown argument(s) {', '.join(sorted(unknown))}; its arguments: {allowed}"
     missing = _REQUIRED_ARGUMENTS.get(name, set()) - set(arguments)
     if missing:
-        return name, {}, f"{name} needs the argument(s) {', '.join(sorted(missing))}, e.g. {{\"sql\": \"SELECT ...\"}}"
+        return name, {}, f'{name} needs the argument(s) {", ".join(sorted(missing))}, e.g. {{"sql": "SELECT ..."}}'
     for key, value in arguments.items():
         if value is not None and not isinstance(value, str):
             if name == "submit_answer" and key == "answer":

@@ -55,7 +55,12 @@ def _read_questions(path: Path) -> list[dict[str, Any]]:
 
 
 def _database_path(databases: Path, db_id: str) -> Path:
-    for candidate in (databases / db_id / f"{db_id}.sqlite", databases / db_id / f"{db_id}.db", databases / f"{db_id}.sqlite", databases / f"{db_id}.db"):
+    for candidate in (
+        databases / db_id / f"{db_id}.sqlite",
+        databases / db_id / f"{db_id}.db",
+        databases / f"{db_id}.sqlite",
+        databases / f"{db_id}.db",
+    ):
         if candidate.is_file():
             return candidate
     raise ConfigError(
@@ -64,7 +69,11 @@ def _database_path(databases: Path, db_id: str) -> Path:
 
 
 def load_task_file(
-    questions: str | os.PathLike[str], databases: str | os.PathLike[str], *, split: str = "dev", limit: int | None = None
+    questions: str | os.PathLike[str],
+    databases: str | os.PathLike[str],
+    *,
+    split: str = "dev",
+    limit: int | None = None,
 ) -> list[Any]:
     """Read a BIRD/Spider questions file into :class:`~rolloutgym_sql.SqlTask` s.
 
@@ -91,7 +100,9 @@ def load_task_file(
         if db_id not in sources:
             sources[db_id] = SqliteFileSource(str(_database_path(databases_path, db_id)))
         evidence = item.get("evidence")
-        instruction = question.strip() + (f"\nHint: {evidence.strip()}" if isinstance(evidence, str) and evidence.strip() else "")
+        instruction = question.strip() + (
+            f"\nHint: {evidence.strip()}" if isinstance(evidence, str) and evidence.strip() else ""
+        )
         identifier = item.get("question_id", index)
         tasks.append(
             SqlTask(
@@ -120,9 +131,15 @@ def _benchmarks() -> dict[str, dict[str, Any]]:
         except (OSError, ValueError) as exc:
             raise ConfigError(f"{BENCHMARKS_VARIABLE}: cannot read {str(path)!r}: {exc}") from None
         if not isinstance(data, dict):
-            raise ConfigError(f"{BENCHMARKS_VARIABLE}: {str(path)!r} must map benchmark names to {{'questions', 'databases'}}")
+            raise ConfigError(
+                f"{BENCHMARKS_VARIABLE}: {str(path)!r} must map benchmark names to {{'questions', 'databases'}}"
+            )
         for name, entry in data.items():
-            if not _NAME.match(str(name)) or not isinstance(entry, dict) or not {"questions", "databases"} <= set(entry):
+            if (
+                not _NAME.match(str(name))
+                or not isinstance(entry, dict)
+                or not {"questions", "databases"} <= set(entry)
+            ):
                 raise ConfigError(
                     f"{BENCHMARKS_VARIABLE}: entry {name!r} in {str(path)!r} needs a lowercase name and the keys "
                     "'questions' and 'databases'"
@@ -146,7 +163,8 @@ def local_benchmark_specs() -> list[EnvSpec]:
                 id=f"sql/{name}-v{int(entry.get('version', 0))}",
                 entry_point="rolloutgym_sql.local:make_local_env",
                 tasks=f"rolloutgym_sql.local:benchmark_tasks.{attribute}",
-                description=entry.get("description") or f"Local text-to-SQL benchmark: {entry['questions']} on databases in {entry['databases']}.",
+                description=entry.get("description")
+                or f"Local text-to-SQL benchmark: {entry['questions']} on databases in {entry['databases']}.",
                 tags=("sql", "multi-turn", "tools", "text-to-sql", "local"),
                 splits=(str(entry.get("split", "dev")),),
                 max_steps=20,

@@ -55,7 +55,9 @@ def shop_tasks() -> list[SqlTask]:
 def shop_ops_tasks() -> list[SqlTask]:
     """The data-changing tasks of ``sql/shop-ops-v0``."""
     return [
-        SqlTask(identifier, instruction, split, gold_sql=statements, changes_data=True, skills=skills, difficulty=difficulty)
+        SqlTask(
+            identifier, instruction, split, gold_sql=statements, changes_data=True, skills=skills, difficulty=difficulty
+        )
         for identifier, split, difficulty, skills, instruction, statements in SHOP_OPS
     ]
 
@@ -64,15 +66,29 @@ def _limits(statement_seconds: Any) -> Limits:
     return Limits() if statement_seconds is None else Limits(statement_seconds=float(statement_seconds))
 
 
-def make_shop_env(task: SqlTask | None = None, *, backend: str = "sqlite", statement_seconds: float | None = None) -> SqlEnv:
+def make_shop_env(
+    task: SqlTask | None = None, *, backend: str = "sqlite", statement_seconds: float | None = None
+) -> SqlEnv:
     """A ``sql/shop-v0`` environment for one question (the first one by default)."""
     return SqlEnv(
-        task or shop_tasks()[0], source=_SOURCE, backend=backend, limits=_limits(statement_seconds), name="sql/shop-v0", description=SHOP_DESCRIPTION
+        task or shop_tasks()[0],
+        source=_SOURCE,
+        backend=backend,
+        limits=_limits(statement_seconds),
+        name="sql/shop-v0",
+        description=SHOP_DESCRIPTION,
     )
 
 
-def make_shop_ops_env(task: SqlTask | None = None, *, backend: str = "sqlite", statement_seconds: float | None = None) -> SqlEnv:
+def make_shop_ops_env(
+    task: SqlTask | None = None, *, backend: str = "sqlite", statement_seconds: float | None = None
+) -> SqlEnv:
     """A ``sql/shop-ops-v0`` environment for one data-changing task (the first one by default)."""
     return SqlEnv(
-        task or shop_ops_tasks()[0], source=_SOURCE, backend=backend, limits=_limits(statement_seconds), name="sql/shop-ops-v0", description=SHOP_DESCRIPTION
+        task or shop_ops_tasks()[0],
+        source=_SOURCE,
+        backend=backend,
+        limits=_limits(statement_seconds),
+        name="sql/shop-ops-v0",
+        description=SHOP_DESCRIPTION,
     )

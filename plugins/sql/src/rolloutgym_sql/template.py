@@ -65,7 +65,9 @@ def _source(environment: Any, label: str) -> DatabaseSource:
             "(INSERT statements), or a SQLite database file (database=PATH)"
         )
     if seed is not None and not isinstance(seed, str):
-        raise EnvFileError(f"sql environment {label}: seed must be a string of INSERT statements, got {type(seed).__name__}")
+        raise EnvFileError(
+            f"sql environment {label}: seed must be a string of INSERT statements, got {type(seed).__name__}"
+        )
     source = SqlScriptSource(schema, seed, name=label.strip("'"))
     source.sqlite_image()  # fail now, with the database's message, if the DDL or seed is broken
     return source
@@ -80,7 +82,9 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
         raise EnvFileError(f"sql environment {label}: task {index} needs a non-empty instruction")
     truth = _field(task, "hidden_ground_truth") or _field(task, "hiddenGroundTruth") or {}
     if not isinstance(truth, Mapping):
-        raise EnvFileError(f"sql environment {label}: task {index}: hidden_ground_truth must be an object, got {type(truth).__name__}")
+        raise EnvFileError(
+            f"sql environment {label}: task {index}: hidden_ground_truth must be an object, got {type(truth).__name__}"
+        )
     gold = next((truth[key] for key in _GOLD_KEYS if truth.get(key) is not None), None)
     expected = next((truth[key] for key in _RESULT_KEYS if truth.get(key) is not None), None)
     if gold is None and expected is None:
@@ -95,7 +99,9 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
         elif isinstance(gold, (list, tuple)) and all(isinstance(item, str) for item in gold) and gold:
             statements = tuple(gold)
         else:
-            raise EnvFileError(f"sql environment {label}: task {index}: hidden_ground_truth['sql'] must be a string or a list of strings")
+            raise EnvFileError(
+                f"sql environment {label}: task {index}: hidden_ground_truth['sql'] must be a string or a list of strings"
+            )
     changes = truth.get("changes_data")
     if changes is None:
         changes = len(statements) > 1 or any(not _QUERY_START.match(statement) for statement in statements)
@@ -115,7 +121,15 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
     identifier = _field(task, "id") or f"task-{index:03d}"
     split = _field(task, "split") or "dev"
     try:
-        return SqlTask(str(identifier), instruction, str(split), gold_sql=statements, expected_rows=rows, changes_data=bool(changes), match=match)
+        return SqlTask(
+            str(identifier),
+            instruction,
+            str(split),
+            gold_sql=statements,
+            expected_rows=rows,
+            changes_data=bool(changes),
+            match=match,
+        )
     except ValueError as exc:
         raise EnvFileError(f"sql environment {label}: {exc}") from None
 
@@ -142,7 +156,9 @@ def compile_sql(environment: Any) -> Callable[..., SqlEnv]:
     def factory(task: Any = None, *, backend: str = "sqlite", statement_seconds: float | None = None) -> SqlEnv:
         if task is None:
             if not compiled:
-                raise EnvFileError(f"sql environment {label} has no tasks; add Task(instruction=..., hidden_ground_truth={{'sql': ...}})")
+                raise EnvFileError(
+                    f"sql environment {label} has no tasks; add Task(instruction=..., hidden_ground_truth={{'sql': ...}})"
+                )
             chosen = compiled[0]
         elif isinstance(task, int) and not isinstance(task, bool):
             chosen = compiled[task]
