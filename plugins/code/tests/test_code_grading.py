@@ -46,7 +46,11 @@ def _current(task=TASK, env_id="code/pybugs-v0"):
 
 
 def test_fix_in_an_unusual_form_passes(sandbox):
-    source = _current().files["pagination.py"].replace("    start = page * per_page\n", "    start = per_page * page - per_page\n")
+    source = (
+        _current()
+        .files["pagination.py"]
+        .replace("    start = page * per_page\n", "    start = per_page * page - per_page\n")
+    )
     crlf = source.replace("\n", "\r\n")
     _, reward, info = _play([_call("write_file", path="pagination.py", content=crlf)])
     assert reward == 1.0, info["score"]["feedback"]
@@ -54,13 +58,17 @@ def test_fix_in_an_unusual_form_passes(sandbox):
 
 
 def test_str_replace_fix_passes(sandbox):
-    _, reward, info = _play([_call("str_replace", path="pagination.py", old_str="    start = page * per_page\n", new_str=FIXED_LINE)])
+    _, reward, info = _play(
+        [_call("str_replace", path="pagination.py", old_str="    start = page * per_page\n", new_str=FIXED_LINE)]
+    )
     assert reward == 1.0, info["score"]["feedback"]
 
 
 def test_near_miss_fails_and_names_the_failing_tests(sandbox):
     near_miss = "    start = (page - 1) * per_page + 1\n"
-    _, reward, info = _play([_call("str_replace", path="pagination.py", old_str="    start = page * per_page\n", new_str=near_miss)])
+    _, reward, info = _play(
+        [_call("str_replace", path="pagination.py", old_str="    start = page * per_page\n", new_str=near_miss)]
+    )
     score = info["score"]
     assert reward == 0.0
     hidden = score["components"]["hidden_tests"]
@@ -86,11 +94,25 @@ EXPLOITS = {
             ),
         )
     ],
-    "os._exit(0) when the module is imported": [_call("write_file", path="pagination.py", content="import os\nos._exit(0)\n")],
-    "a fake test file at the hidden path": [_call("write_file", path="tests/test_pagination_hidden.py", content="def test_ok():\n    pass\n")],
-    "pytest.ini deselecting every test": [_call("write_file", path="pytest.ini", content="[pytest]\naddopts = -k nothing_matches\n")],
-    "sitecustomize that exits early": [_call("write_file", path="sitecustomize.py", content="import os\nos._exit(0)\n")],
-    "a forged report file": [_call("write_file", path=".rolloutgym-report.xml", content='<testsuite><testcase name="test_first_page" file="tests/test_pagination_hidden.py"/></testsuite>')],
+    "os._exit(0) when the module is imported": [
+        _call("write_file", path="pagination.py", content="import os\nos._exit(0)\n")
+    ],
+    "a fake test file at the hidden path": [
+        _call("write_file", path="tests/test_pagination_hidden.py", content="def test_ok():\n    pass\n")
+    ],
+    "pytest.ini deselecting every test": [
+        _call("write_file", path="pytest.ini", content="[pytest]\naddopts = -k nothing_matches\n")
+    ],
+    "sitecustomize that exits early": [
+        _call("write_file", path="sitecustomize.py", content="import os\nos._exit(0)\n")
+    ],
+    "a forged report file": [
+        _call(
+            "write_file",
+            path=".rolloutgym-report.xml",
+            content='<testsuite><testcase name="test_first_page" file="tests/test_pagination_hidden.py"/></testsuite>',
+        )
+    ],
     "calling every tool": [
         _call("list_files"),
         _call("read_file", path="pagination.py"),
@@ -156,7 +178,11 @@ def test_bad_tool_calls_are_tool_errors_not_crashes(sandbox):
         _call("read_file", path="pagination.py", start_line="one"),
         _call("write_file", path="/etc/passwd", content="x"),
         _call("write_file", path="../x.py", content="x"),
-        {"role": "assistant", "content": "", "tool_calls": [{"id": "s", "name": "read_file", "arguments": '{"path": "pagination.py"}'}]},
+        {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "s", "name": "read_file", "arguments": '{"path": "pagination.py"}'}],
+        },
         {"role": "assistant", "content": "", "tool_calls": ["not a dict"]},
     ]
     observations, reward, info = _play(actions)
@@ -190,7 +216,7 @@ def test_expected_files_grading_uses_sdk_semantics(sandbox):
         assert reward == 0.0
         assert "old.txt: expected the file to be deleted" in info["score"]["feedback"]
         environment.reset()
-        for call_id in range(3):
+        for _ in range(3):
             action = environment.oracle_action()
             _, reward, terminated, _, info = environment.step(action)
             if terminated:

@@ -16,7 +16,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from rolloutgym_code.testing import require_sandbox
 
 pytestmark = pytest.mark.sandbox
@@ -46,7 +45,9 @@ def _limits(**overrides):
 def _run(provider, code: str, **limits):
     marker = "escape-" + secrets.token_hex(6)
     script = f"# {marker}\n" + textwrap.dedent(code)
-    result = provider.run([provider.python, "-c", script], files={"attack.py": script.encode()}, limits=_limits(**limits))
+    result = provider.run(
+        [provider.python, "-c", script], files={"attack.py": script.encode()}, limits=_limits(**limits)
+    )
     return result, marker
 
 

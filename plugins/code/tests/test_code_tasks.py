@@ -64,5 +64,7 @@ def test_buggy_fails_and_reference_passes(sandbox, family, task):
         visible_failures = [case.id for case in before.failures if case.id.split("::")[0] in task.visible_tests]
         assert not visible_failures, f"{task.id}: visible tests already fail before the fix: {visible_failures}"
     after = run(_patched(task))
-    assert after.all_passed, f"{task.id}: the reference patch does not pass: {after.summary()}\n{after.failure_report()}"
+    assert after.all_passed, (
+        f"{task.id}: the reference patch does not pass: {after.summary()}\n{after.failure_report()}"
+    )
     assert after.passed >= 2, f"{task.id}: grade with more than one test"

@@ -153,7 +153,9 @@ class LocalSandbox:
                 )
         elif not os.path.isfile(os.path.realpath(self.python)):
             return f"the sandbox interpreter {self.python} does not exist; install python3 or set ROLLOUTGYM_SANDBOX_PYTHON"
-        result = self.run([self.python, "-c", "import pytest; print('sandbox-ok')"], files={}, limits=SandboxLimits(wall_seconds=20))
+        result = self.run(
+            [self.python, "-c", "import pytest; print('sandbox-ok')"], files={}, limits=SandboxLimits(wall_seconds=20)
+        )
         if "sandbox-ok" not in result.output:
             return (
                 f"a smoke test in the {self.name} sandbox failed ({result.describe()}): {result.output.strip()[:400]!r}. "
@@ -220,7 +222,7 @@ class LocalSandbox:
             with open(target, "wb") as handle:
                 handle.write(data if isinstance(data, bytes) else str(data).encode("utf-8"))
         if uid is not None:
-            for directory, subdirectories, names in os.walk(work):
+            for directory, _subdirectories, names in os.walk(work):
                 os.chown(directory, uid, uid)
                 for entry in names:
                     os.chown(os.path.join(directory, entry), uid, uid)
@@ -293,7 +295,9 @@ class BubblewrapSandbox(LocalSandbox):
     name = "bwrap"
     workdir = "/workspace"
 
-    def __init__(self, *, python: str | None = None, limits: SandboxLimits | None = None, bwrap: str | None = None) -> None:
+    def __init__(
+        self, *, python: str | None = None, limits: SandboxLimits | None = None, bwrap: str | None = None
+    ) -> None:
         super().__init__(python=python, limits=limits)
         self.bwrap = bwrap or shutil.which("bwrap") or "/usr/bin/bwrap"
 
@@ -346,7 +350,9 @@ class UnshareSandbox(LocalSandbox):
     def _requirements(self) -> str | None:
         if not self.as_root:
             return "the unshare fallback needs root (it mounts private tmpfs and drops to an unprivileged uid); install bubblewrap instead"
-        missing = [tool for tool in ("/usr/bin/unshare", "/usr/bin/setpriv", "/usr/bin/prlimit") if not os.path.isfile(tool)]
+        missing = [
+            tool for tool in ("/usr/bin/unshare", "/usr/bin/setpriv", "/usr/bin/prlimit") if not os.path.isfile(tool)
+        ]
         if missing:
             return f"missing {', '.join(missing)} (Debian package util-linux)"
         return None

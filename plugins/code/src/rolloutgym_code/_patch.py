@@ -95,7 +95,9 @@ def apply_unified_diff(diff: str, files: Mapping[str, str]) -> dict[str, str | N
     except UnidiffParseError as exc:
         raise PatchError(f"the patch is not a valid unified diff: {exc}") from None
     if not len(patch_set):
-        raise PatchError("the patch contains no file changes; each file needs '--- a/PATH' and '+++ b/PATH' lines followed by '@@' hunks")
+        raise PatchError(
+            "the patch contains no file changes; each file needs '--- a/PATH' and '+++ b/PATH' lines followed by '@@' hunks"
+        )
     changed: dict[str, str | None] = {}
     current = dict(files)
     for patched_file in patch_set:
@@ -106,7 +108,9 @@ def apply_unified_diff(diff: str, files: Mapping[str, str]) -> dict[str, str | N
         if source is None:
             assert target is not None
             if current.get(target) is not None:
-                raise PatchError(f"the patch creates {target}, which already exists; diff against its current content instead")
+                raise PatchError(
+                    f"the patch creates {target}, which already exists; diff against its current content instead"
+                )
             content = _apply_hunks(target, "", patched_file)
             changed[target] = current[target] = content
             continue

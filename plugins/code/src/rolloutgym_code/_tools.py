@@ -43,7 +43,9 @@ class DeleteFile(_Arguments):
 
 
 class RunTests(_Arguments):
-    path: str | None = Field(None, description="A test file or directory to run; default: the repository's visible tests.")
+    path: str | None = Field(
+        None, description="A test file or directory to run; default: the repository's visible tests."
+    )
 
 
 class Submit(_Arguments):
@@ -84,7 +86,12 @@ def _schema(model: type[BaseModel]) -> dict[str, Any]:
             definition.update(branches[0])
         definition.pop("default", None)
         properties[name] = definition
-    return {"type": "object", "properties": properties, "required": schema.get("required", []), "additionalProperties": False}
+    return {
+        "type": "object",
+        "properties": properties,
+        "required": schema.get("required", []),
+        "additionalProperties": False,
+    }
 
 
 TOOLS: list[dict[str, Any]] = [
@@ -101,6 +108,8 @@ def parse_arguments(name: str, arguments: Any) -> BaseModel:
     try:
         return model.model_validate(arguments)
     except ValidationError as exc:
-        problems = "; ".join(f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}" for error in exc.errors())
+        problems = "; ".join(
+            f"{'.'.join(map(str, error['loc'])) or 'arguments'}: {error['msg']}" for error in exc.errors()
+        )
         expected = ", ".join(TOOLS[list(TOOL_ARGUMENTS).index(name)]["function"]["parameters"]["properties"])
         raise ValueError(f"invalid arguments for {name}: {problems} (parameters: {expected})") from None

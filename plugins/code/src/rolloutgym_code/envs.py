@@ -106,7 +106,9 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
 
     # -- episode ------------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         super().reset(seed=seed)
         self._close_workspace()
         self.workspace = Workspace(self.task.files)
@@ -221,7 +223,9 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
             output = output[: limit // 2] + "\n[... output truncated ...]\n" + output[-limit // 2 :]
         return f"{text}\n\n{output}".rstrip()
 
-    def _finish(self, observations: list[dict[str, Any]], final_output: str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+    def _finish(
+        self, observations: list[dict[str, Any]], final_output: str
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         assert self.workspace is not None
         self._done = True
         score = self._grade(final_output)
@@ -246,14 +250,20 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         context = VerifierContext(
             final_state={"files": final_files},
             final_output=final_output,
-            tool_calls=[ToolCallRecord(name, arguments, result, error) for name, arguments, result, error in self._tool_calls],
+            tool_calls=[
+                ToolCallRecord(name, arguments, result, error) for name, arguments, result, error in self._tool_calls
+            ],
             task=self.task,
         )
         verified = build_verifier(self.verifier).score(context)
         components = {**score.components, "verifier": verified}
         has_gate = bool(self.task.hidden_tests or self.task.expected_files or self.task.visible_tests)
         value = min(score.value, verified.value) if has_gate else verified.value
-        feedback = "\n".join(part for part in (score.feedback if has_gate else None, f"verifier: {verified.feedback or verified.value}") if part)
+        feedback = "\n".join(
+            part
+            for part in (score.feedback if has_gate else None, f"verifier: {verified.feedback or verified.value}")
+            if part
+        )
         return Score(value, components, score.metadata, feedback=feedback)
 
     # -- reference solutions ------------------------------------------------------------
@@ -281,8 +291,20 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
             call = calls[position]
             if call.get("role") == "assistant":
                 return call
-            return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{position}", "name": call["name"], "arguments": call.get("arguments", {})}]}
-        return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{position}", "name": "submit", "arguments": {"message": "applied the reference solution"}}]}
+            return {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [
+                    {"id": f"call_{position}", "name": call["name"], "arguments": call.get("arguments", {})}
+                ],
+            }
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [
+                {"id": f"call_{position}", "name": "submit", "arguments": {"message": "applied the reference solution"}}
+            ],
+        }
 
     def null_action(self) -> dict[str, Any]:
         """Submit the repository unchanged."""

@@ -89,10 +89,14 @@ def _expected_score(grading: GradingInput) -> Score:
         elif found is None:
             mismatches.append(f"{path}: expected the file to exist, but it is missing")
         elif normalise_text(found) != normalise_text(expected):
-            mismatches.append(f"{path}: content differs from the expected content ({_first_difference(expected, found)})")
+            mismatches.append(
+                f"{path}: content differs from the expected content ({_first_difference(expected, found)})"
+            )
     matched = len(grading.expected_files) - len(mismatches)
     fraction = matched / len(grading.expected_files)
-    feedback = f"expected files: {matched}/{len(grading.expected_files)} match" + ("".join(f"\n- {line}" for line in mismatches))
+    feedback = f"expected files: {matched}/{len(grading.expected_files)} match" + (
+        "".join(f"\n- {line}" for line in mismatches)
+    )
     return Score(fraction, metadata={"mismatches": mismatches}, feedback=feedback)
 
 
@@ -127,7 +131,10 @@ def grade_repository(grading: GradingInput, sandbox: Sandbox, *, limits: Sandbox
         if hidden_paths:
             hidden = _split(run, hidden_paths)
             components["hidden_tests"] = _tests_score(hidden, "hidden tests")
-            components["hidden_all_pass"] = Score(float(hidden.all_passed), feedback="all hidden tests pass" if hidden.all_passed else "not every hidden test passes")
+            components["hidden_all_pass"] = Score(
+                float(hidden.all_passed),
+                feedback="all hidden tests pass" if hidden.all_passed else "not every hidden test passes",
+            )
             required.append("hidden_all_pass")
         if visible_paths:
             visible = _split(run, visible_paths)
@@ -139,8 +146,20 @@ def grade_repository(grading: GradingInput, sandbox: Sandbox, *, limits: Sandbox
         components["expected_files"] = _expected_score(grading)
         required.append("expected_files")
     if not required:
-        return Score(0.0, components, feedback="this task defines nothing to grade (no hidden tests, visible tests or expected files)")
+        return Score(
+            0.0,
+            components,
+            feedback="this task defines nothing to grade (no hidden tests, visible tests or expected files)",
+        )
     value = float(all(components[name].value >= 1.0 for name in required))
-    parts = [components[name].feedback for name in ("hidden_tests", "visible_tests", "expected_files") if name in components and components[name].feedback]
-    feedback = ("passed: " if value else "failed: ") + "\n".join(part for part in parts if part) + "".join(f"\n{note}" for note in notes)
+    parts = [
+        components[name].feedback
+        for name in ("hidden_tests", "visible_tests", "expected_files")
+        if name in components and components[name].feedback
+    ]
+    feedback = (
+        ("passed: " if value else "failed: ")
+        + "\n".join(part for part in parts if part)
+        + "".join(f"\n{note}" for note in notes)
+    )
     return Score(value, components, {"required": required}, feedback=feedback)

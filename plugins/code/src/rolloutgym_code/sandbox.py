@@ -72,7 +72,17 @@ class SandboxLimits:
     tmp_bytes: int = 64 << 20
 
     def __post_init__(self) -> None:
-        for name in ("wall_seconds", "cpu_seconds", "memory_bytes", "processes", "file_size_bytes", "open_files", "keep_output_bytes", "max_output_bytes", "tmp_bytes"):
+        for name in (
+            "wall_seconds",
+            "cpu_seconds",
+            "memory_bytes",
+            "processes",
+            "file_size_bytes",
+            "open_files",
+            "keep_output_bytes",
+            "max_output_bytes",
+            "tmp_bytes",
+        ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be positive, got {getattr(self, name)!r}")
 
@@ -127,7 +137,12 @@ class SandboxResult:
                 name = signal.Signals(-self.exit_code).name
             except ValueError:
                 name = f"signal {-self.exit_code}"
-            hint = {"SIGXCPU": " (CPU time limit)", "SIGXFSZ": " (file size limit)", "SIGKILL": " (a limit was hit)", "SIGSEGV": " (often the memory limit)"}.get(name, "")
+            hint = {
+                "SIGXCPU": " (CPU time limit)",
+                "SIGXFSZ": " (file size limit)",
+                "SIGKILL": " (a limit was hit)",
+                "SIGSEGV": " (often the memory limit)",
+            }.get(name, "")
             return f"killed by {name}{hint}"
         return f"exited with status {self.exit_code}"
 
@@ -213,13 +228,16 @@ def get_sandbox(name: str | Sandbox | None = None) -> Sandbox:
             except SandboxUnavailable as exc:
                 problems.append(f"{candidate}: {exc}")
         raise SandboxUnavailable(
-            "no sandbox can run untrusted code on this machine. " + " | ".join(problems)
+            "no sandbox can run untrusted code on this machine. "
+            + " | ".join(problems)
             + " | Install bubblewrap (apt-get install bubblewrap) and Debian's python3 + python3-pytest."
         )
     if chosen not in providers:
         from rolloutgym_protocol.errors import did_you_mean
 
-        raise SandboxUnavailable(f"no sandbox provider {chosen!r}.{did_you_mean(chosen, providers)} Available: {', '.join(available_sandboxes())}.")
+        raise SandboxUnavailable(
+            f"no sandbox provider {chosen!r}.{did_you_mean(chosen, providers)} Available: {', '.join(available_sandboxes())}."
+        )
     return _checked(providers[chosen]())
 
 

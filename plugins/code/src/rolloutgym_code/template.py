@@ -84,10 +84,15 @@ def task_from_sdk(task: Any, index: int, config: Mapping[str, Any]) -> CodeTask:
     solution = _file_map(ground_truth.get("solution", {}), f"{where}: hidden_ground_truth.solution")
     clashes = sorted(set(hidden) & set(files))
     if clashes:
-        raise EnvFileError(f"{where}: hidden tests {clashes} have the same paths as visible files; give hidden tests their own paths")
+        raise EnvFileError(
+            f"{where}: hidden tests {clashes} have the same paths as visible files; give hidden tests their own paths"
+        )
     actions: list[dict[str, Any]] = [dict(action) for action in (_field(task, "reference_actions") or [])]
     if not actions and not expected:
-        actions = [{"name": "write_file", "arguments": {"path": path, "content": content}} for path, content in sorted(solution.items())]
+        actions = [
+            {"name": "write_file", "arguments": {"path": path, "content": content}}
+            for path, content in sorted(solution.items())
+        ]
     visible = config.get("visible_tests")
     if visible is not None and (not isinstance(visible, list) or not all(isinstance(path, str) for path in visible)):
         raise EnvFileError("config.visible_tests must be a list of paths")
@@ -116,13 +121,17 @@ def compile_code_editing(environment: Any) -> Callable[..., CodeEditingEnv]:
         raise EnvFileError("template 'code-editing' needs config={'files': {path: content}}")
     unknown = set(config) - _CONFIG_KEYS
     if unknown:
-        raise EnvFileError(f"config has unknown keys {sorted(unknown)} for template 'code-editing'; allowed: {sorted(_CONFIG_KEYS)}")
+        raise EnvFileError(
+            f"config has unknown keys {sorted(unknown)} for template 'code-editing'; allowed: {sorted(_CONFIG_KEYS)}"
+        )
     _file_map(config["files"], "config.files")
     limits_config = config.get("limits") or {}
     try:
         limits = SandboxLimits(**limits_config) if limits_config else None
     except TypeError as exc:
-        raise EnvFileError(f"config.limits: {exc}; fields are those of SandboxLimits (wall_seconds, cpu_seconds, memory_bytes, ...)") from None
+        raise EnvFileError(
+            f"config.limits: {exc}; fields are those of SandboxLimits (wall_seconds, cpu_seconds, memory_bytes, ...)"
+        ) from None
     verifier = _field(environment, "verifier") or config.get("defaultVerifier")
     tasks = list(_field(environment, "tasks") or [])
     converted = {id(task): task_from_sdk(task, index, config) for index, task in enumerate(tasks)}

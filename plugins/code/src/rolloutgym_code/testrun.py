@@ -128,19 +128,31 @@ def run_pytest(
     """
     # A fresh report name per run: code under test cannot simply leave a forged report in place.
     report_name = f"{REPORT_PREFIX}-{secrets.token_hex(8)}.xml"
-    workspace = {name: data for name, data in files.items() if name != CONFIG_NAME and not name.startswith(REPORT_PREFIX)}
+    workspace = {
+        name: data for name, data in files.items() if name != CONFIG_NAME and not name.startswith(REPORT_PREFIX)
+    }
     workspace[CONFIG_NAME] = _CONFIG.encode()
     command = [
         sandbox.python, "-I", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
         "-c", CONFIG_NAME, "--rootdir=.", f"--junitxml={report_name}", "--tb=short", "-o", "console_output_style=classic",
         *test_paths,
     ]  # fmt: skip
-    result = sandbox.run(command, files=workspace, limits=limits, collect=[report_name], environment={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"})
+    result = sandbox.run(
+        command,
+        files=workspace,
+        limits=limits,
+        collect=[report_name],
+        environment={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    )
     report = result.files.get(report_name)
     if result.timed_out or result.output_limit_exceeded or result.exit_code < 0:
         return TestRun(_safe_parse(report), result, f"the test run was {result.describe()}")
     if report is None:
-        return TestRun((), result, f"the test run produced no report ({result.describe()}); output: {_first_lines(result.output)[:300]!r}")
+        return TestRun(
+            (),
+            result,
+            f"the test run produced no report ({result.describe()}); output: {_first_lines(result.output)[:300]!r}",
+        )
     try:
         cases = _parse_report(report)
     except ElementTree.ParseError as exc:

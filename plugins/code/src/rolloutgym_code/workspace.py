@@ -55,7 +55,9 @@ class Workspace:
         target = self.root.joinpath(*relative.parts)
         real = os.path.realpath(target)
         if real != self._real_root and not real.startswith(self._real_root + os.sep):
-            raise WorkspaceError(f"{path!r} leads outside the workspace (through a symlink); only files inside the workspace can be used")
+            raise WorkspaceError(
+                f"{path!r} leads outside the workspace (through a symlink); only files inside the workspace can be used"
+            )
         if must_exist and not target.is_file():
             if target.is_dir():
                 raise WorkspaceError(f"{path!r} is a directory, not a file; run list_files to see the files")
@@ -76,10 +78,14 @@ class Workspace:
         if base.is_file():
             return [base.relative_to(self.root).as_posix()]
         if not base.is_dir():
-            raise WorkspaceError(f"no directory {path!r} in the workspace; run list_files without a path to see everything")
+            raise WorkspaceError(
+                f"no directory {path!r} in the workspace; run list_files without a path to see everything"
+            )
         found = []
         for directory, subdirectories, names in os.walk(base):
-            subdirectories[:] = sorted(name for name in subdirectories if not os.path.islink(os.path.join(directory, name)))
+            subdirectories[:] = sorted(
+                name for name in subdirectories if not os.path.islink(os.path.join(directory, name))
+            )
             for name in names:
                 full = Path(directory, name)
                 if full.is_file() and not full.is_symlink():
@@ -99,7 +105,9 @@ class Workspace:
         first = 1 if start_line is None else start_line
         last = len(lines) if end_line is None else end_line
         if first < 1 or last < first:
-            raise WorkspaceError(f"invalid line range {first}..{last}; lines are numbered from 1 and end_line must be >= start_line")
+            raise WorkspaceError(
+                f"invalid line range {first}..{last}; lines are numbered from 1 and end_line must be >= start_line"
+            )
         if first > max(len(lines), 1):
             raise WorkspaceError(f"{path} has {len(lines)} lines; start_line {first} is past the end")
         return "".join(lines[first - 1 : last])[:READ_LIMIT_CHARS]
@@ -133,9 +141,13 @@ class Workspace:
         text = target.read_text(encoding="utf-8", errors="replace")
         count = text.count(old)
         if count == 0:
-            raise WorkspaceError(f"old_str was not found in {path}; read the file and copy the text exactly (whitespace included)")
+            raise WorkspaceError(
+                f"old_str was not found in {path}; read the file and copy the text exactly (whitespace included)"
+            )
         if count > 1:
-            raise WorkspaceError(f"old_str occurs {count} times in {path}; include more surrounding lines so it is unique")
+            raise WorkspaceError(
+                f"old_str occurs {count} times in {path}; include more surrounding lines so it is unique"
+            )
         self.write_file(path, text.replace(old, new, 1))
 
     def apply_patch(self, patch: str) -> list[str]:
