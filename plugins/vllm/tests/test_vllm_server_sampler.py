@@ -18,7 +18,6 @@ from rolloutgym.registry import get_registry
 from rolloutgym.rollouts import arollout
 from rolloutgym_protocol import Trajectory
 from rolloutgym_protocol.errors import ConfigError, PolicyError
-from rolloutgym_testing import PolicyConformanceTests
 from rolloutgym_vllm import make_policy
 from rolloutgym_vllm.testing import CompletionsServer, byte_tokenizer
 
@@ -53,17 +52,6 @@ def play(env_id: str, policy: Any, task: int = 0, max_steps: int = 6) -> Traject
 def policy_for(server: CompletionsServer, **options: Any) -> Any:
     options.setdefault("timeout", 10)
     return make_policy("test-model", base_url=server.url, tokenizer=TOKENIZER, **options)
-
-
-class TestVLLMServerPolicyConformance(PolicyConformanceTests):
-    @pytest.fixture(autouse=True)
-    def _server(self) -> Any:
-        with CompletionsServer([encode("42") + [END]], decode=decode) as server:
-            self.server = server
-            yield
-
-    def make_policy(self) -> Any:
-        return policy_for(self.server)
 
 
 def test_multi_turn_tool_episode_is_token_exact() -> None:
