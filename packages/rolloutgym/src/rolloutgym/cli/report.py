@@ -1,0 +1,77 @@
+"""``rolloutgym report`` and ``rolloutgym view``: the HTML report of run files."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Optional
+
+import typer
+
+from ._app import app, console, error_console, fail
+
+
+def _build(run_files: list[Path], out: Optional[Path], title: Optional[str]) -> Path:
+    from ..report import build_report
+
+    result = build_report(run_files, out, title=title)
+    megabytes = result.bytes / 1e6
+    console.print(
+        f"wrote {result.path} ({result.num_trajectories} trajectories from {len(result.runs)} run(s), "
+        f"{megabytes:.1f} MB, {result.seconds:.1f} s)"
+    )
+    for digest in result.runs:
+        summary = digest.summary
+        console.print(
+            f"  {digest.path.name}: {digest.header['env']['id']} · policy {digest.header.get('policy')} · "
+            f"pass rate {summary.pass_rate:.1%} · mean reward {summary.mean_reward:.3f} · errors {summary.num_errors}"
+        )
+    return result.path
+
+
+@app.command("report")
+def report_command(
+    run_files: list[Path] = typer.Argument(..., help="One or more run files; with several, the first is the baseline of the comparison."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The HTML file to write (default: RUN.html next to the first run)."),
+    title: Optional[str] = typer.Option(None, "--title", help="The page title."),
+) -> None:
+    """Write a self-contained HTML report: summary, plots, per-task table and trajectory viewer."""
+    path = _build(run_files, out, title)
+    console.print(f"open it in a browser: {path.resolve().as_uri()}")
+
+
+@app.command("view")
+def view_command(
+    run_files: list[Path] = typer.Argument(..., help="Run files (or an existing .html report) to view."),
+    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the report at this path (default: a temporary file)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to serve on (loopback by default)."),
+    port: int = typer.Option(0, "--port", help="Port to serve on; 0 picks a free one."),
+    no_open: bool = typer.Option(False, "--no-open", help="Do not open a browser; just print the URL."),
+    title: Optional[str] = typer.Option(None, "--title", help="The page title."),
+) -> None:
+    """Build the report and serve it on 127.0.0.1, opening it in the browser; Ctrl-C stops."""
+    from ..report import ReportServer
+
+    with tempfile.TemporaryDirectory(prefix="rolloutgym-view-") as folder:
+        if len(run_files) == 1 and run_files[0].suffix.lower() in {".html", ".htm"}:
+            if not run_files[0].is_file():
+                fail(f"report '{run_files[0]}' does not exist; build one with 'rolloutgym report RUN -o {run_files[0]}'")
+            path = run_files[0]
+        else:
+            path = _build(run_files, out or Path(folder) / "report.html", title)
+        try:
+            server = ReportServer(path, host=host, port=port)
+        except OSError as exc:
+            fail(f"cannot serve on {host}:{port} ({exc.strerror or exc}); pick another --port, or 0 for a free one")
+        console.print(f"serving the report at {server.url} (Ctrl-C to stop)")
+        if not no_open:
+            import webbrowser
+
+            if not webbrowser.open(server.url):
+                error_console.print(f"could not open a browser here; open {server.url} yourself")
+        try:
+            server.serve_forever()
+        except KeyboardInterrupt:
+            console.print("stopped")
+        finally:
+            server.stop()

@@ -1,0 +1,220 @@
+"""One streaming pass over a run file: the summary, a compact index and one compressed blob per group.
+
+Memory stays bounded by the index (a few numbers per trajectory): each group is read,
+reduced to what :func:`rolloutgym.runs.summarize` looks at (its *skeleton*), compressed
+into a blob for the trajectory viewer and dropped before the next one is read.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import math
+import zlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from rolloutgym_protocol import RolloutError, Score, Step, Trajectory, TrajectoryGroup
+
+from ..runs import RunSummary, iter_run, read_header, summarize
+
+__all__ = ["RunDigest", "collect_run", "group_blob", "skeleton"]
+
+# A step that carries nothing: summarize() only counts steps and token lengths.
+_EMPTY_STEP = Step(None, None, 0.0, None, False, False)
+# Error messages in the index are cut; the blob keeps the whole message and traceback.
+_INDEX_MESSAGE_CHARS = 300
+_COMPRESSION_LEVEL = 6
+
+
+@dataclass
+class RunDigest:
+    """What the report needs from one run file, gathered in one streaming pass.
+
+    Attributes:
+        path: the run file.
+        header: its header line.
+        summary: the :class:`RunSummary` (the same numbers as ``rolloutgym show``).
+        tasks: one index entry per group: the task's numbers and its members.
+        errors: every failed member (message cut to a few hundred characters).
+        rewards: every trajectory's score value, for the histogram.
+        blob_ids: the element id of each group's compressed blob, in group order.
+        blob_bytes: total size of the blobs as written.
+        raw_bytes: total size of the groups' JSON before compression.
+    """
+
+    path: Path
+    header: dict[str, Any]
+    summary: RunSummary
+    tasks: list[dict[str, Any]] = field(default_factory=list)
+    errors: list[dict[str, Any]] = field(default_factory=list)
+    rewards: list[float] = field(default_factory=list)
+    blob_ids: list[str] = field(default_factory=list)
+    blob_bytes: int = 0
+    raw_bytes: int = 0
+
+    @property
+    def complete(self) -> bool:
+        """Every task named in the header has a group."""
+        wanted = set(self.header.get("task_indices", ()))
+        return wanted <= {task["task_index"] for task in self.tasks}
+
+    @property
+    def num_missing(self) -> int:
+        wanted = set(self.header.get("task_indices", ()))
+        return len(wanted - {task["task_index"] for task in self.tasks})
+
+
+def skeleton(group: TrajectoryGroup) -> TrajectoryGroup:
+    """A copy of ``group`` holding only what :func:`summarize` reads, in a few hundred bytes.
+
+    Kept: item id, score values, error types, the number of steps of each trajectory, its
+    token counts (as ``range`` objects: only their lengths are read) and elapsed seconds.
+    ``summarize(skeletons)`` therefore equals ``summarize(groups)``.
+    """
+    trajectories = []
+    for trajectory in group.trajectories:
+        policy_count = observation_count = 0
+        has_policy_tokens = has_observation_tokens = False
+        for step in trajectory.steps:
+            if step.policy_tokens is not None:
+                has_policy_tokens = True
+                policy_count += len(step.policy_tokens)
+            if step.observation_tokens is not None:
+                has_observation_tokens = True
+                observation_count += len(step.observation_tokens)
+        steps: tuple[Step, ...] = ()
+        if trajectory.steps:
+            first = _EMPTY_STEP
+            if has_policy_tokens or has_observation_tokens:
+                first = Step._trusted(
+                    None, None, 0.0, None, False, False, {}, {},
+                    range(policy_count) if has_policy_tokens else None,  # type: ignore[arg-type]
+                    None, None,
+                    range(observation_count) if has_observation_tokens else None,  # type: ignore[arg-type]
+                )
+            steps = (first,) + (_EMPTY_STEP,) * (len(trajectory.steps) - 1)
+        elapsed = trajectory.metadata.get("elapsed_seconds")
+        trajectories.append(Trajectory(None, steps, metadata={} if elapsed is None else {"elapsed_seconds": elapsed}))
+    return TrajectoryGroup(
+        None,
+        group.item_id,
+        tuple(trajectories),
+        tuple(Score(score.value) for score in group.scores),
+        tuple(RolloutError(error.error_type, "", error.where, error.member) for error in group.errors),
+    )
+
+
+def group_blob(group: TrajectoryGroup) -> tuple[str, int]:
+    """The group as zlib-compressed, base64-encoded JSON for lazy expansion in the browser.
+
+    Each step's ``observation`` is left out: it repeats the previous step's
+    ``next_observation`` (or the trajectory's ``initial_observation``), and the viewer
+    rebuilds the conversation from those. Returns ``(blob, uncompressed size)``.
+    """
+    data = group.to_dict()
+    for trajectory in data["trajectories"]:
+        for step in trajectory["steps"]:
+            step.pop("observation", None)
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=repr).encode("utf-8")
+    return base64.b64encode(zlib.compress(text, _COMPRESSION_LEVEL)).decode("ascii"), len(text)
+
+
+def _finite(value: float) -> float | None:
+    return value if math.isfinite(value) else None
+
+
+def _member_rows(group: TrajectoryGroup, threshold: float) -> list[list[Any]]:
+    """``[member, score, passed, turns, stop_reason, invalid_actions]`` for each trajectory."""
+    rows = []
+    for position, (trajectory, score) in enumerate(zip(group.trajectories, group.scores, strict=True)):
+        member = trajectory.metadata.get("member", position)
+        invalid = trajectory.steps[-1].info.get("invalid_actions") if trajectory.steps else None
+        rows.append(
+            [
+                member if isinstance(member, int) else position,
+                score.value,
+                score.value >= threshold,
+                len(trajectory.steps),
+                trajectory.stop_reason,
+                invalid if isinstance(invalid, int) else None,
+            ]
+        )
+    return rows
+
+
+def _error_rows(group: TrajectoryGroup) -> list[dict[str, Any]]:
+    return [
+        {
+            "member": error.member,
+            "where": error.where,
+            "type": error.error_type,
+            "message": error.error_message[:_INDEX_MESSAGE_CHARS],
+            "step": error.step,
+        }
+        for error in group.errors
+    ]
+
+
+def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) -> RunDigest:
+    """Stream ``path`` once; write each group's blob element to ``blob_sink``; return the digest.
+
+    Args:
+        path: a run file written by ``rolloutgym run``.
+        blob_sink: a text file receiving one ``<script type="application/x-rolloutgym-group">``
+            element per group (the report appends it to the HTML body).
+        run_number: the run's position in the report, used in the blobs' element ids.
+
+    Raises:
+        RunFileError: the file is missing, has no valid header, or has a corrupt line.
+    """
+    path = Path(path)
+    header = read_header(path)
+    threshold = float(header.get("pass_threshold", 1.0))
+    skeletons: list[TrajectoryGroup] = []
+    indices: list[int] = []
+    tasks: list[dict[str, Any]] = []
+    errors: list[dict[str, Any]] = []
+    rewards: list[float] = []
+    blob_ids: list[str] = []
+    blob_bytes = raw_bytes = 0
+    for position, (task_index, group) in enumerate(_groups(path)):
+        blob, size = group_blob(group)
+        blob_id = f"rg-blob-{run_number}-{position}"
+        blob_sink.write(f'<script type="application/x-rolloutgym-group" id="{blob_id}">{blob}</script>\n')
+        blob_ids.append(blob_id)
+        blob_bytes += len(blob)
+        raw_bytes += size
+        skeletons.append(skeleton(group))
+        indices.append(task_index)
+        rewards.extend(score.value for score in group.scores)
+        group_errors = _error_rows(group)
+        for error in group_errors:
+            errors.append({"task_id": group.item_id, "group": position, **error})
+        tasks.append(
+            {
+                "task_id": group.item_id,
+                "task_index": task_index,
+                "group": position,
+                "members": _member_rows(group, threshold),
+                "failed": group_errors,
+            }
+        )
+    summary = summarize(skeletons, header=header, task_indices=indices)
+    for entry, task in zip(tasks, summary.tasks, strict=True):
+        entry.update(
+            trajectories=task.trajectories,
+            passes=task.passes,
+            pass_rate=task.pass_rate,
+            mean_reward=task.mean_reward,
+            mean_turns=task.mean_turns,
+            errors=task.errors,
+        )
+    return RunDigest(path, header, summary, tasks, errors, rewards, blob_ids, blob_bytes, raw_bytes)
+
+
+def _groups(path: Path) -> Iterator[tuple[int, TrajectoryGroup]]:
+    # A run killed mid-write may end in a cut line; report what finished, like 'show' on resume.
+    return iter_run(path, allow_partial_tail=True)
