@@ -170,3 +170,34 @@ def test_a_database_file_can_replace_schema_and_seed(tmp_path: Path) -> None:
     _, reward, _, _, _ = environment.step(environment.oracle_action())
     environment.close()
     assert reward == 1.0
+
+
+def test_an_end_state_written_by_hand_is_graded_on_the_named_tables_and_columns() -> None:
+    environment = Environment(
+        slug="items",
+        name="Items",
+        template="sql",
+        schema=SCHEMA,
+        seed=SEED,
+        tasks=[
+            Task(
+                instruction="Give the lamp a price of 30.",
+                hidden_ground_truth={
+                    "end_state": {"items": [{"id": 1, "price": 1.5}, {"id": 2, "price": 12.0}, {"id": 3, "price": 30}]}
+                },
+            )
+        ],
+    )
+    factory = compile_sql(environment)
+    for statement, expected in [
+        ("UPDATE items SET price = 30 WHERE name = 'lamp'", 1.0),
+        ("UPDATE items SET price = 3 WHERE id = 3", 0.0),
+    ]:
+        instance = factory(environment.tasks[0])
+        instance.reset(seed=0)
+        instance.step(call("run_sql", sql=statement))
+        _, reward, _, _, info = instance.step(call("submit_answer"))
+        instance.close()
+        assert reward == expected, info["score"]["feedback"]
+        if not expected:
+            assert "items id=3: price is 3.0, expected 30" in info["score"]["feedback"]

@@ -216,6 +216,38 @@ def grade_query(
     )
 
 
+def _listed_tables(
+    task: SqlTask, actual: dict[str, TableContents]
+) -> tuple[dict[str, TableContents], dict[str, TableContents]]:
+    """Expected and actual contents of the tables (and columns) named in ``task.expected_tables``."""
+    expected_tables: dict[str, TableContents] = {}
+    projected: dict[str, TableContents] = {}
+    by_lower = {name.lower(): name for name in actual}
+    for table, rows in (task.expected_tables or {}).items():
+        found = actual.get(by_lower.get(table.lower(), ""))
+        if found is None:
+            expected_tables[table] = TableContents(
+                table, tuple(rows[0]) if rows else (), (), [tuple(row.values()) for row in rows]
+            )
+            continue
+        lowered = {name.lower(): name for name in found.columns}
+        named = [name for name in (rows[0] if rows else found.columns)]
+        columns = tuple(lowered.get(str(name).lower(), str(name)) for name in named)
+        indices = [found.columns.index(name) if name in found.columns else None for name in columns]
+        key = found.primary_key if set(found.primary_key) <= set(columns) else ()
+        expected_rows = [tuple(_value(row, name) for name in named) for row in rows]
+        actual_rows = [tuple(None if index is None else row[index] for index in indices) for row in found.rows]
+        expected_tables[found.name] = TableContents(found.name, columns, key, expected_rows)
+        projected[found.name] = TableContents(found.name, columns, key, actual_rows)
+    return expected_tables, projected
+
+
+def _value(row: Any, name: Any) -> Any:
+    if isinstance(row, dict):
+        return row.get(name)
+    raise ConfigError(f"expected_tables rows must be objects {{column: value}}, got {type(row).__name__}")
+
+
 def grade_changes(
     task: SqlTask,
     *,
@@ -232,8 +264,12 @@ def grade_changes(
     task whose right answer is to change nothing also passes it) and ``database_diff``; the
     score is ``database_diff``.
     """
-    expected = expected_state(task, source, backend, limits)
-    diff = diff_databases(expected, session.contents(), options=task.match)
+    actual = session.contents()
+    if task.gold_for(backend):
+        expected = expected_state(task, source, backend, limits)
+    else:
+        expected, actual = _listed_tables(task, actual)
+    diff = diff_databases(expected, actual, options=task.match)
     value = 1.0 if diff.match else 0.0
     if failed_changes:
         executes = Score(

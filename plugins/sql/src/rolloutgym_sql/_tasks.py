@@ -32,6 +32,9 @@ class SqlTask:
         difficulty: ``easy``, ``medium`` or ``hard``.
         database: the task's own database (benchmarks with one database per question);
             None means the environment's database.
+        expected_tables: for data-changing tasks without gold SQL: the expected end state of
+            some tables, ``{table: [{column: value, ...}, ...]}`` (only those tables, and only
+            the columns named in the rows, are compared).
     """
 
     id: str
@@ -46,6 +49,7 @@ class SqlTask:
     skills: tuple[str, ...] = ()
     difficulty: str = ""
     database: DatabaseSource | None = None
+    expected_tables: Mapping[str, tuple[Mapping[str, Any], ...]] | None = None
 
     def __post_init__(self) -> None:
         if isinstance(self.gold_sql, str):
@@ -57,9 +61,10 @@ class SqlTask:
         object.__setattr__(self, "gold_sql_by_backend", by_backend)
         if not self.gold_sql and self.expected_rows is None and not self.changes_data:
             raise ValueError(f"task {self.id!r}: give gold_sql or expected_rows, so it can be graded")
-        if self.changes_data and not self.gold_sql:
+        if self.changes_data and not self.gold_sql and not self.expected_tables:
             raise ValueError(
-                f"task {self.id!r}: a data-changing task needs gold_sql (the statements that make the expected end state)"
+                f"task {self.id!r}: a data-changing task needs gold_sql (the statements that make the expected end state) "
+                "or expected_tables"
             )
         if not self.changes_data and len(self.gold_sql) > 1:
             raise ValueError(f"task {self.id!r}: a question has one gold query, got {len(self.gold_sql)} statements")

@@ -10,7 +10,6 @@ with ``backend="duckdb"``).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 from typing import Any
 
 import gymnasium as gym
@@ -24,7 +23,7 @@ from ._schema import describe_tables
 from ._sources import DatabaseSource
 from ._tasks import SqlTask
 
-__all__ = ["SQL_TOOLS", "SqlEnv", "make_env", "task_list"]
+__all__ = ["SQL_TOOLS", "SqlEnv"]
 
 SQL_TOOLS: list[dict[str, Any]] = [
     {
@@ -330,21 +329,3 @@ def _parse_call(call: Any) -> tuple[str, dict[str, Any], str | None]:
                 continue
             return name, {}, f"the argument {key!r} of {name} must be a string, got {type(value).__name__}"
     return name, arguments, None
-
-
-def make_env(task: SqlTask, *, source: DatabaseSource, backend: str = "sqlite", **kwargs: Any) -> SqlEnv:
-    """Build a :class:`SqlEnv` (helper for factories)."""
-    return SqlEnv(task, source=source, backend=backend, **kwargs)
-
-
-def _limits(statement_seconds: float | str | None) -> Limits | None:
-    return None if statement_seconds is None else Limits(statement_seconds=float(statement_seconds))
-
-
-def task_list(tasks: Sequence[SqlTask]) -> list[SqlTask]:
-    """Check ids are unique and return the tasks as a list."""
-    ids = [task.id for task in tasks]
-    duplicates = sorted({identifier for identifier in ids if ids.count(identifier) > 1})
-    if duplicates:
-        raise ValueError(f"duplicate task ids: {', '.join(duplicates)}")
-    return list(tasks)

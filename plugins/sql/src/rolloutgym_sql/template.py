@@ -15,6 +15,9 @@ attribute, or ``config={"database": PATH}``). ``hidden_ground_truth`` keys:
 * ``sql`` (or ``gold_sql``, ``query``): the gold query of a question, or a list of statements
   for a data-changing task;
 * ``result`` (or ``expected_result``): the expected rows, when there is no gold query;
+* ``end_state`` (or ``expected_state``): for a data-changing task without gold statements,
+  the expected rows of some tables, ``{"books": [{"id": 1, "title": "Emma"}, ...]}`` (only
+  those tables and the columns named in the rows are compared; the oracle cannot play it);
 * ``changes_data``: true for a data-changing task (implied by a list of statements or by a
   gold statement that is not a query); graded by the database diff;
 * ``ordered``, ``column_order`` (``any``/``strict``), ``column_names`` (``ignore``/``match``),
@@ -42,6 +45,7 @@ __all__ = ["compile_sql", "task_from_declarative"]
 _QUERY_START = re.compile(r"^\s*(\(|select\b|with\b|values\b)", re.IGNORECASE)
 _GOLD_KEYS = ("sql", "gold_sql", "query")
 _RESULT_KEYS = ("result", "expected_result")
+_STATE_KEYS = ("end_state", "expected_state")
 _MATCH_KEYS = ("ordered", "column_order", "column_names", "rel_tol", "abs_tol")
 
 
@@ -87,7 +91,18 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
         )
     gold = next((truth[key] for key in _GOLD_KEYS if truth.get(key) is not None), None)
     expected = next((truth[key] for key in _RESULT_KEYS if truth.get(key) is not None), None)
-    if gold is None and expected is None:
+    end_state = next((truth[key] for key in _STATE_KEYS if truth.get(key) is not None), None)
+    if end_state is not None and (
+        not isinstance(end_state, Mapping)
+        or not all(
+            isinstance(rows, list) and all(isinstance(row, Mapping) for row in rows) for rows in end_state.values()
+        )
+    ):
+        raise EnvFileError(
+            f"sql environment {label}: task {index}: hidden_ground_truth['end_state'] must map table names to lists of "
+            "row objects, e.g. {'books': [{'id': 1, 'title': 'Emma'}]}"
+        )
+    if gold is None and expected is None and end_state is None:
         raise EnvFileError(
             f"sql environment {label}: task {index} ({instruction[:60]!r}) has no ground truth; put the gold SQL in "
             "hidden_ground_truth={'sql': 'SELECT ...'} (or the expected rows in {'result': [[...], ...]})"
@@ -104,7 +119,11 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
             )
     changes = truth.get("changes_data")
     if changes is None:
-        changes = len(statements) > 1 or any(not _QUERY_START.match(statement) for statement in statements)
+        changes = (
+            end_state is not None
+            or len(statements) > 1
+            or any(not _QUERY_START.match(statement) for statement in statements)
+        )
     match_arguments = {key: truth[key] for key in _MATCH_KEYS if key in truth}
     try:
         match = MatchOptions(**match_arguments)
@@ -129,6 +148,9 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
             expected_rows=rows,
             changes_data=bool(changes),
             match=match,
+            expected_tables={str(table): tuple(dict(row) for row in rows) for table, rows in end_state.items()}
+            if end_state
+            else None,
         )
     except ValueError as exc:
         raise EnvFileError(f"sql environment {label}: {exc}") from None
