@@ -141,3 +141,11 @@ def test_sqlite_and_duckdb_end_states_agree(task_id: str, needs_duckdb: None) ->
     duckdb_state = expected_state(task, shop_source(), "duckdb", Limits())
     diff = diff_databases(sqlite_state, duckdb_state)
     assert diff.match, diff.feedback
+
+
+def test_the_package_exports_lazily_what_it_lists() -> None:
+    import rolloutgym_sql
+
+    assert set(rolloutgym_sql.__all__) == set(rolloutgym_sql._EXPORTS)
+    for name in rolloutgym_sql.__all__:
+        assert getattr(rolloutgym_sql, name) is not None
