@@ -10,12 +10,14 @@ from __future__ import annotations
 import asyncio
 import email.utils
 import random
+import ssl
 import time
 import weakref
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import certifi
 import httpx
 from rolloutgym_protocol.errors import PolicyError
 
@@ -80,19 +82,43 @@ class RetrySettings:
         return min(max(seconds, 0.0), self.max_retry_after)
 
 
-@dataclass
+_CONNECTIONS_PER_CLIENT = 8
+
+
 class _LoopResources:
-    client: httpx.AsyncClient
-    semaphore: asyncio.Semaphore
+    """The clients and the semaphore of one event loop.
+
+    Connections are spread over several small ``httpx`` pools: httpcore scans its whole
+    pool for every request, which costs quadratic time with dozens of requests in flight.
+    """
+
+    def __init__(self, make_client: Any, connections: int) -> None:
+        self._make_client = make_client
+        self.semaphore = asyncio.Semaphore(connections)
+        self.clients: list[httpx.AsyncClient | None] = [None] * max(1, -(-connections // _CONNECTIONS_PER_CLIENT))
+        self._next = 0
+
+    def client(self) -> httpx.AsyncClient:
+        index = self._next
+        self._next = (index + 1) % len(self.clients)
+        client = self.clients[index]
+        if client is None:
+            client = self.clients[index] = self._make_client()
+        return client
+
+    async def aclose(self) -> None:
+        for client in self.clients:
+            if client is not None:
+                await client.aclose()
 
 
 async def _keep_until_loop_shutdown(resources: _LoopResources) -> AsyncIterator[_LoopResources]:
     # Suspended at the yield for the loop's lifetime; asyncio.run's shutdown_asyncgens()
-    # resumes it with aclose(), which closes the client on its own loop.
+    # resumes it with aclose(), which closes the clients on their own loop.
     try:
         yield resources
     finally:
-        await resources.client.aclose()
+        await resources.aclose()
 
 
 def _error_message(response: httpx.Response) -> str:
@@ -149,6 +175,7 @@ class JSONClient:
         self._headers = {"Content-Type": "application/json", **dict(headers or {})}
         if api_key:
             self._headers["Authorization"] = f"Bearer {api_key}"
+        self._ssl_context: ssl.SSLContext | None = None
         self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[_LoopResources, Any]] = (
             weakref.WeakKeyDictionary()
         )
@@ -160,14 +187,22 @@ class JSONClient:
             # The keeper references its loop, so entries of finished loops are purged by hand.
             for finished in [known for known in self._by_loop if known.is_closed()]:
                 del self._by_loop[finished]
-            limits = httpx.Limits(max_connections=self.max_concurrency, max_keepalive_connections=self.max_concurrency)
-            client = httpx.AsyncClient(timeout=self.timeout, limits=limits, headers=self._headers)
-            resources = _LoopResources(client, asyncio.Semaphore(self.max_concurrency))
+            resources = _LoopResources(self._make_client, self.max_concurrency)
             keeper = _keep_until_loop_shutdown(resources)
             await keeper.__anext__()
             entry = (resources, keeper)
             self._by_loop[loop] = entry
         return entry[0]
+
+    def _make_client(self) -> httpx.AsyncClient:
+        if self._ssl_context is None and self.base_url.startswith("https:"):
+            # Loading the CA bundle costs ~0.1 s; do it once, not once per event loop.
+            self._ssl_context = ssl.create_default_context(cafile=certifi.where())
+        per_client = min(self.max_concurrency, _CONNECTIONS_PER_CLIENT)
+        limits = httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client)
+        return httpx.AsyncClient(
+            timeout=self.timeout, limits=limits, headers=self._headers, verify=self._ssl_context or False
+        )
 
     async def aclose(self) -> None:
         """Close this loop's connections now (they are also closed when the loop ends)."""
@@ -194,7 +229,7 @@ class JSONClient:
             delay: float | None = None
             async with resources.semaphore:
                 try:
-                    response = await resources.client.post(url, json=body)
+                    response = await resources.client().post(url, json=body)
                 except httpx.TimeoutException:
                     last_problem = f"no answer within the {self.timeout:g} s timeout"
                 except httpx.TransportError as exc:
