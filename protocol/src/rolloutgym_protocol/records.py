@@ -6,6 +6,7 @@ trip through ``to_dict``/``from_dict`` for JSON-valued observations and actions.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -29,6 +30,11 @@ def to_jsonable(value: Any) -> Any:
     tolist = getattr(value, "tolist", None)
     if callable(tolist):  # numpy scalars and arrays
         return tolist()
+    to_dict = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)
+    if callable(to_dict) and not isinstance(value, type):  # records, pydantic models
+        return to_jsonable(to_dict())
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # task dataclasses
+        return {field.name: to_jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
     if isinstance(value, (set, frozenset)):
         return sorted(to_jsonable(item) for item in value)
     return repr(value)
