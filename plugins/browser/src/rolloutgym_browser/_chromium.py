@@ -96,10 +96,19 @@ class BrowserPool:
         self._browser: Any = None
         self._spare: asyncio.Task[Any] | None = None
         self._closing: set[asyncio.Task[None]] = set()
+        self._acquiring: set[asyncio.Task[tuple[Any, Any]]] = set()
+        self._launch_lock = asyncio.Lock()
         self.launches = 0
         self.open_contexts = 0
 
     async def _ensure_browser(self) -> Any:
+        if self._browser is not None and self._browser.is_connected():
+            return self._browser
+        # One launch at a time: concurrent first episodes must share one browser.
+        async with self._launch_lock:
+            return await self._launch_if_needed()
+
+    async def _launch_if_needed(self) -> Any:
         if self._browser is not None and not self._browser.is_connected():
             self._browser = None
             self._spare = None
@@ -127,11 +136,17 @@ class BrowserPool:
         context = await browser.new_context(viewport={"width": 1024, "height": 768}, service_workers="block")
         self.open_contexts += 1
         context.set_default_timeout(ACTION_TIMEOUT_MS)
-        page = await context.new_page()
+        try:
+            page = await context.new_page()
+        except BaseException:
+            self.release(context)
+            raise
         return context, page
 
     def _refill(self) -> None:
-        self._spare = asyncio.ensure_future(self._new_context())
+        # Concurrent acquires may both get here: keep one spare, never orphan one.
+        if self._spare is None:
+            self._spare = asyncio.ensure_future(self._new_context())
 
     async def acquire(self) -> tuple[Any, Any]:
         """A fresh ``(context, page)``; starts preparing the next one."""
@@ -149,6 +164,13 @@ class BrowserPool:
         self._refill()
         return pair
 
+    def start_acquire(self) -> asyncio.Task[tuple[Any, Any]]:
+        """:meth:`acquire` as a task the pool tracks (so :meth:`settle` can wait for it)."""
+        task = asyncio.ensure_future(self.acquire())
+        self._acquiring.add(task)
+        task.add_done_callback(self._acquiring.discard)
+        return task
+
     def release(self, context: Any) -> None:
         """Close ``context`` in the background (tracked; :meth:`close` waits for it)."""
 
@@ -162,9 +184,10 @@ class BrowserPool:
         task.add_done_callback(self._closing.discard)
 
     async def settle(self) -> None:
-        """Wait until released contexts are closed."""
-        while self._closing:
-            await asyncio.gather(*list(self._closing), return_exceptions=True)
+        """Wait until acquisitions in flight are done and released contexts are closed."""
+        while self._closing or self._acquiring:
+            await asyncio.gather(*self._acquiring, *self._closing, return_exceptions=True)
+            await asyncio.sleep(0)  # let done-callbacks release what cancelled episodes acquired
 
     def browser_pid(self) -> int | None:
         """The main Chromium process id (for crash tests), when known."""
@@ -187,6 +210,17 @@ class BrowserPool:
         if playwright is not None:
             with contextlib.suppress(Exception):
                 await playwright.stop()
+        # Chromium's helper processes exit shortly after the browser: wait for them.
+        deadline = asyncio.get_running_loop().time() + 10
+        while _browser_processes() and asyncio.get_running_loop().time() < deadline:
+            await asyncio.sleep(0.05)
+
+
+def _browser_processes() -> list[int]:
+    """Chromium processes descended from this process."""
+    from ._processes import descendants
+
+    return [pid for pid, command in descendants(os.getpid()) if command and os.path.basename(command[0]).startswith(("chromium", "chrome"))]
 
 
 def _find_browser_pid(executable: str) -> int | None:
@@ -197,6 +231,11 @@ def _find_browser_pid(executable: str) -> int | None:
         if command and os.path.basename(command[0]).startswith(("chromium", "chrome")) and not any(part.startswith("--type=") for part in command):
             return pid
     return None
+
+
+def _release_result(pool: BrowserPool, done: asyncio.Future[Any]) -> None:
+    if not done.cancelled() and done.exception() is None:
+        pool.release(done.result()[0])
 
 
 async def get_pool(executable_path: str) -> BrowserPool:
@@ -246,7 +285,14 @@ class ChromiumBackend(Backend):
             self._server = server
         self._server.app = app
         pool = await get_pool(self.executable_path)
-        self._context, self._page = await pool.acquire()
+        # The context must not be lost if this episode is cancelled while it is being
+        # acquired: a cancelled acquisition hands the context straight back to the pool.
+        acquiring = pool.start_acquire()
+        try:
+            self._context, self._page = await asyncio.shield(acquiring)
+        except asyncio.CancelledError:
+            acquiring.add_done_callback(lambda done: _release_result(pool, done))
+            raise
         self._blocked = []
         origin = self._server.origin
         blocked = self._blocked
@@ -326,7 +372,7 @@ class ChromiumBackend(Backend):
             pool.release(context)
 
     async def stop(self) -> None:
-        if self._context is None or not self._service.running:
+        if not self._service.running:
             self._context = self._page = None
             return
         await self._service.call(self._stop())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import weakref
 from urllib.parse import parse_qsl
 
 import h11
@@ -16,9 +17,15 @@ import h11
 from ._html import render_html
 from ._site import SiteApp
 
-__all__ = ["SiteServer"]
+__all__ = ["SiteServer", "live_servers"]
 
 _READ_SIZE = 65536
+_LIVE: weakref.WeakSet[SiteServer] = weakref.WeakSet()
+
+
+def live_servers() -> list[SiteServer]:
+    """Servers started and not yet closed (for leak checks)."""
+    return [server for server in _LIVE if server._server is not None]
 
 
 class SiteServer:
@@ -40,6 +47,7 @@ class SiteServer:
     async def start(self) -> None:
         self._server = await asyncio.start_server(self._serve_connection, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
+        _LIVE.add(self)
 
     async def close(self) -> None:
         """Stop listening and drop open connections. Safe to call twice."""

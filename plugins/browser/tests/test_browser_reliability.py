@@ -1,0 +1,135 @@
+"""Many episodes, cancelled ones included, leave nothing behind; a killed Chromium is an env error.
+
+Counts are scaled for CI time: 500 episodes on ``dom``, 48 on ``chromium``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import os
+import signal
+import threading
+from typing import Any
+
+import pytest
+from rolloutgym.builtin.policies import OraclePolicy
+from rolloutgym.rollouts import arollout_group
+from rolloutgym_browser import BrowserEnv, shutdown_browser
+from rolloutgym_browser._processes import descendants
+from rolloutgym_browser._server import live_servers
+from rolloutgym_browser._service import get_service
+from rolloutgym_browser.shop import make_shop_env, shop_tasks
+from rolloutgym_testing import LeakSnapshot
+
+
+def _open_envs() -> list[BrowserEnv]:
+    gc.collect()
+    return [item for item in gc.get_objects() if isinstance(item, BrowserEnv) and not item._closed]
+
+
+class AsyncOracle(OraclePolicy):
+    """The oracle as an async policy that yields to the loop before each action, like a model call."""
+
+    def for_env(self, environment: Any) -> Any:
+        act = super().for_env(environment)
+
+        async def step(observation: Any) -> Any:
+            await asyncio.sleep(0)
+            return act(observation)
+
+        return step
+
+
+async def _episodes(backend: str, groups: int, members: int, cancel_every: int, cancel_after: float) -> tuple[int, int]:
+    """Run ``groups`` oracle groups; every ``cancel_every``-th group is cancelled after ``cancel_after`` s."""
+    tasks = shop_tasks()
+    finished = cancelled = 0
+    for index in range(groups):
+        task = tasks[index % len(tasks)]
+        run = asyncio.ensure_future(
+            arollout_group(task, lambda item: make_shop_env(item, backend=backend), AsyncOracle(), num_rollouts=members, concurrency=members, max_steps=60)
+        )
+        if index % cancel_every == cancel_every - 1:
+            if cancel_after:
+                await asyncio.sleep(cancel_after * (1 + index % 3))
+            else:  # a few loop turns: the members are mid-episode
+                for _ in range(2 + index % 3):
+                    await asyncio.sleep(0)
+            run.cancel()
+            try:
+                await run
+            except asyncio.CancelledError:
+                cancelled += members
+                continue
+        group = await run
+        assert not group.errors, [error.error_message for error in group.errors]
+        assert all(score.value == 1.0 for score in group.scores)
+        finished += members
+    return finished, cancelled
+
+
+def _chromium_processes() -> list[int]:
+    return [pid for pid, command in descendants(os.getpid()) if command and "chrom" in os.path.basename(command[0])]
+
+
+def test_500_dom_episodes_with_cancellations_leave_nothing_behind() -> None:
+    before = LeakSnapshot.take()
+    finished, cancelled = asyncio.run(_episodes("dom", groups=125, members=4, cancel_every=5, cancel_after=0))
+    assert finished + cancelled == 500 and cancelled == 100
+    assert not _open_envs(), "every environment is closed, cancelled ones included"
+    assert not LeakSnapshot.take().leaks_since(before)
+
+
+@pytest.mark.chromium
+@pytest.mark.slow
+def test_chromium_episodes_with_cancellations_leave_no_context_server_or_process(chromium: str) -> None:
+    asyncio.run(_episodes("chromium", groups=1, members=2, cancel_every=10, cancel_after=0.1))  # warm the pool
+    before = LeakSnapshot.take()
+    finished, cancelled = asyncio.run(_episodes("chromium", groups=12, members=4, cancel_every=3, cancel_after=0.3))
+    assert finished + cancelled == 48 and cancelled == 16
+    assert not _open_envs()
+    assert not live_servers(), "every site server is closed"
+    service = get_service()
+    pool = service.pool
+    service.call_blocking(pool.settle())
+    assert pool.open_contexts <= 1, f"{pool.open_contexts} contexts open; only the pooled spare may remain"
+    assert not LeakSnapshot.take().leaks_since(before, settle=5.0)
+    shutdown_browser()
+    assert not _chromium_processes(), "shutdown_browser() ends every Chromium process"
+    assert not any(thread.name == "rolloutgym-browser" for thread in threading.enumerate())
+
+
+@pytest.mark.chromium
+def test_killing_chromium_mid_episode_is_an_env_error_and_the_next_episode_gets_a_new_browser(chromium: str) -> None:
+    task = next(task for task in shop_tasks() if task.id == "buy-tote-standard")
+
+    class KillingOracle(OraclePolicy):
+        """The oracle, but it kills the browser before its third action."""
+
+        def for_env(self, environment: Any) -> Any:
+            act = super().for_env(environment)
+            steps = iter(range(1000))
+
+            def step(observation: Any) -> Any:
+                if next(steps) == 2:
+                    for pid in _chromium_processes():
+                        os.kill(pid, signal.SIGKILL)
+                return act(observation)
+
+            return step
+
+    async def go() -> tuple[Any, Any]:
+        broken = await arollout_group(task, lambda item: make_shop_env(item, backend="chromium"), KillingOracle(), num_rollouts=1)
+        healthy = await arollout_group(task, lambda item: make_shop_env(item, backend="chromium"), OraclePolicy(), num_rollouts=1)
+        return broken, healthy
+
+    asyncio.run(go())  # make sure a browser is running before counting launches
+    launches = get_service().pool.launches
+    broken, healthy = asyncio.run(go())
+    assert len(broken.errors) == 1 and not broken.trajectories
+    error = broken.errors[0]
+    assert error.error_type == "BrowserError" and "Chromium failed" in error.error_message, error
+    assert healthy.scores[0].value == 1.0 and not healthy.errors
+    assert get_service().pool.launches == launches + 1, "the next episode started a new browser"
+    assert not _open_envs() and not live_servers()
