@@ -49,16 +49,29 @@ class RemoteEnv(AsyncEnv[Any, Any]):
         self.rolloutgym_env_id = description.get("rolloutgym_env_id")
         self._healthy = True
         self._closed = False
+        self._first_reset: tuple[tuple[Any, Any], Any] | None = None
 
     @classmethod
-    async def open(cls, worker: Any, spec: RunSpec, task_index: int, releases: list[Any] | None = None) -> RemoteEnv:
+    async def open(
+        cls,
+        worker: Any,
+        spec: RunSpec,
+        task_index: int,
+        releases: list[Any] | None = None,
+        reset: tuple[int | None, dict[str, Any] | None] | None = None,
+    ) -> RemoteEnv:
         """Lease an instance of task ``task_index``.
 
         With ``releases``, ``close()`` does not wait for the worker: it appends the pending
-        call there, for the caller to await once (saves a round trip per episode).
+        call there, for the caller to await once. With ``reset=(seed, options)`` the worker
+        resets the instance right away and the first matching :meth:`reset` returns (or
+        raises) that outcome without another call. Both save a round trip per episode.
         """
-        lease, description = await _result(worker.open_env.remote(spec, task_index))
-        return cls(worker, lease, description, releases)
+        lease, description, outcome = await _result(worker.open_env.remote(spec, task_index, reset))
+        environment = cls(worker, lease, description, releases)
+        if reset is not None:
+            environment._first_reset = (reset, outcome)
+        return environment
 
     async def _call(self, reference: Any) -> Any:
         try:
@@ -70,10 +83,20 @@ class RemoteEnv(AsyncEnv[Any, Any]):
     async def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
+        first, self._first_reset = self._first_reset, None
+        if first is not None and first[0] == (seed, options):
+            outcome = first[1]
+            if isinstance(outcome, BaseException):
+                self._healthy = False
+                raise outcome
+            return outcome  # type: ignore[no-any-return]
         return await self._call(self.worker.reset_env.remote(self.lease, seed, options))  # type: ignore[no-any-return]
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        return await self._call(self.worker.step_env.remote(self.lease, action))  # type: ignore[no-any-return]
+        result, released = await self._call(self.worker.step_env.remote(self.lease, action))
+        if released:  # the worker took the instance back when the episode ended
+            self._closed = True
+        return result  # type: ignore[no-any-return]
 
     async def close(self) -> None:
         if self._closed:

@@ -20,7 +20,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, as_async
+from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, as_async, find_attribute
 
 from ..rollouts import arollout
 from ..rollouts._group import _error_record, _member_metadata
@@ -240,14 +240,17 @@ class RolloutWorker:
 
     # -- driver-side policies: env leases ----------------------------------------------
 
-    async def open_env(self, spec: RunSpec, task_index: int) -> tuple[int, dict[str, Any]]:
-        """Lease an env instance of a task; returns the lease id and what the driver needs of it."""
+    async def open_env(
+        self, spec: RunSpec, task_index: int, reset: tuple[int | None, dict[str, Any] | None] | None = None
+    ) -> tuple[int, dict[str, Any], Any]:
+        """Lease an env instance of a task; returns the lease id, what the driver needs of it,
+        and, when ``reset=(seed, options)`` is given, the outcome of that first ``reset``
+        (its result, or the exception it raised) to save the driver a round trip.
+        """
         state = self._state(spec)
         environment = await state.pool.acquire(task_index)
         lease = next(self._lease_ids)
         self._leases[lease] = (spec.key, task_index, environment)
-        from rolloutgym_protocol import find_attribute
-
         description = {
             "action_space": environment.action_space,
             "observation_space": environment.observation_space,
@@ -255,7 +258,13 @@ class RolloutWorker:
             "rolloutgym_task_id": find_attribute(environment, "rolloutgym_task_id"),
             "rolloutgym_env_id": find_attribute(environment, "rolloutgym_env_id"),
         }
-        return lease, description
+        outcome: Any = None
+        if reset is not None:
+            try:
+                outcome = await environment.reset(seed=reset[0], options=reset[1])
+            except Exception as exc:  # raised on the driver by its reset(), where the engine expects it
+                outcome = exc
+        return lease, description, outcome
 
     def _leased(self, lease: int) -> AsyncEnv[Any, Any]:
         try:
@@ -266,8 +275,17 @@ class RolloutWorker:
     async def reset_env(self, lease: int, seed: int | None, options: dict[str, Any] | None) -> Any:
         return await self._leased(lease).reset(seed=seed, options=options)
 
-    async def step_env(self, lease: int, action: Any) -> Any:
-        return await self._leased(lease).step(action)
+    async def step_env(self, lease: int, action: Any) -> tuple[Any, bool]:
+        """Step a leased env; returns ``(result, released)``.
+
+        The instance goes back to the pool as soon as a step ends the episode (``released``
+        is then true and the driver sends no ``release_env``), saving a round trip.
+        """
+        result = await self._leased(lease).step(action)
+        finished = type(result) is tuple and len(result) == 5 and (result[2] is True or result[3] is True)
+        if finished:
+            await self.release_env(lease, True)
+        return result, finished
 
     async def release_env(self, lease: int, healthy: bool) -> None:
         entry = self._leases.pop(lease, None)

@@ -403,7 +403,12 @@ class RayExecutor(Executor):
                 worker.load += 1
 
                 async def open_env(item: Any, handle: Any = handle) -> RemoteEnv:
-                    return await RemoteEnv.open(handle, spec, job.task_index, releases)
+                    # The first reset travels with the lease; the member's timeout covers both.
+                    opening = RemoteEnv.open(handle, spec, job.task_index, releases, (job.seeds[member], job.options))
+                    if job.timeout is None:
+                        return await opening
+                    async with asyncio.timeout(job.timeout):
+                        return await opening
 
                 try:
                     outcome = await _run_member(
