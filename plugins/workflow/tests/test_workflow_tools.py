@@ -210,3 +210,29 @@ def test_llm_judge_needs_a_judge():
     env.reset()
     _, reward, *_ = env.step({"role": "assistant", "content": "Thank you!"})
     assert reward == 1.0
+
+
+def test_hostile_arguments_are_data_not_templates():
+    env = shop()
+    sneaky = "${args.__class__} ${args.amount}"
+    result = play(env, "refund", {"order_id": sneaky, "amount": 1})
+    assert result["order_id"] == sneaky and env.state["refunds"][0]["order_id"] == sneaky
+    assert play(env, "echo", {"text": "${args.text}" * 1000})["you said"] == "${args.text}" * 1000
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ({"x": "${args.__class__}"}, "unsupported placeholder '${args.__class__}'"),
+        ({"x": "${eval('1')}"}, "unsupported placeholder"),
+        ({"x": "${args.a"}, "unterminated placeholder"),
+    ],
+)
+def test_hostile_templates_in_env_files_fail_at_load(tmp_path, value, message):
+    from rolloutgym.declarative import EnvFileError, resolve_env_file
+
+    path = tmp_path / "hostile_env.json"
+    tool = {"kind": "action", "name": "write", "appendTo": "log", "value": value}
+    path.write_text(json.dumps({"slug": "h", "name": "H", "template": "workflow", "config": {"tools": [tool]}, "tasks": [{"instruction": "x"}]}))
+    with pytest.raises(EnvFileError, match=r"config.tools\[0\].value: " + message.replace("$", r"\$").replace("(", r"\(").replace("{", r"\{").replace("}", r"\}")):
+        resolve_env_file(path)
