@@ -224,3 +224,10 @@ def test_expected_files_grading_uses_sdk_semantics(sandbox):
         assert reward == 1.0, info["score"]["feedback"]
     finally:
         environment.close()
+
+
+def test_run_tests_output_is_deterministic(sandbox):
+    first, _, _ = _play([_call("run_tests")], env_id="code/pyfunc-v0", task="wrap-text")
+    second, _, _ = _play([_call("run_tests")], env_id="code/pyfunc-v0", task="wrap-text")
+    assert first == second
+    assert "rolloutgym-report" not in first[0][0]["content"]

@@ -48,23 +48,19 @@ def test_task_shape(family, task):
 
 @pytest.mark.sandbox
 @pytest.mark.parametrize("family, task", ALL_TASKS, ids=[task.id for _, task in ALL_TASKS])
-def test_buggy_fails_and_reference_passes(sandbox, family, task):
+def test_buggy_repository_fails_the_hidden_tests(sandbox, family, task):
+    """The buggy (or unimplemented) repository fails at least one hidden test, while its
+    visible tests pass (pybugs: they do not give the bug away). That the reference patch
+    passes every hidden test is checked on every task by the conformance kit's oracle test
+    (test_conformance.py), through the env's own apply_patch tool."""
     hidden_paths = sorted(task.hidden_tests)
-    paths = hidden_paths + list(task.visible_tests)
-
-    def run(files):
-        encoded = {path: content.encode() for path, content in {**files, **task.hidden_tests}.items()}
-        return run_pytest(sandbox, encoded, paths)
-
-    before = run(task.files)
+    files = {path: content.encode() for path, content in {**task.files, **task.hidden_tests}.items()}
+    before = run_pytest(sandbox, files, hidden_paths + list(task.visible_tests))
     assert before.problem is None or before.problem.startswith("pytest was interrupted"), before.problem
     hidden_failures = [case for case in before.failures if case.id.split("::")[0] in hidden_paths]
     assert hidden_failures, f"{task.id}: the buggy repository passes every hidden test"
     if family == "pybugs":
         visible_failures = [case.id for case in before.failures if case.id.split("::")[0] in task.visible_tests]
         assert not visible_failures, f"{task.id}: visible tests already fail before the fix: {visible_failures}"
-    after = run(_patched(task))
-    assert after.all_passed, (
-        f"{task.id}: the reference patch does not pass: {after.summary()}\n{after.failure_report()}"
-    )
-    assert after.passed >= 2, f"{task.id}: grade with more than one test"
+    hidden_cases = [case for case in before.cases if case.id.split("::")[0] in hidden_paths]
+    assert len(hidden_cases) >= 2, f"{task.id}: grade with more than one hidden test"

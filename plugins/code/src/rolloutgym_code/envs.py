@@ -19,7 +19,7 @@ from rolloutgym_protocol import Score, spaces
 from ._tools import TOOLS, parse_arguments
 from .grading import GradingInput, grade_repository
 from .sandbox import Sandbox, SandboxLimits, get_sandbox
-from .testrun import run_pytest
+from .testrun import clean_output, run_pytest
 from .workspace import Workspace, WorkspaceError
 
 __all__ = ["CodeEditingEnv", "CodeTask"]
@@ -217,7 +217,7 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         text = run.summary()
         if run.failures:
             text += "\nfailing:\n" + run.failure_report()
-        output = run.sandbox.output if run.sandbox is not None else ""
+        output = clean_output(run.sandbox.output) if run.sandbox is not None else ""
         limit = self.test_output_chars
         if len(output) > limit:
             output = output[: limit // 2] + "\n[... output truncated ...]\n" + output[-limit // 2 :]

@@ -23,6 +23,7 @@ root, else raises :class:`SandboxUnavailable` saying what to install.
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -192,7 +193,9 @@ def _builtin_providers() -> dict[str, Callable[[], Sandbox]]:
     return {"bwrap": BubblewrapSandbox, "unshare": UnshareSandbox}
 
 
+@functools.cache
 def _entry_point_providers() -> dict[str, Callable[[], Sandbox]]:
+    """Providers from installed distributions (read once per process: scanning is slow)."""
     from importlib.metadata import entry_points
 
     found: dict[str, Callable[[], Sandbox]] = {}

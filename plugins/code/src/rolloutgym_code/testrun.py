@@ -8,6 +8,7 @@ output, and a run that produced no report counts as no test passed.
 
 from __future__ import annotations
 
+import re
 import secrets
 import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
@@ -15,7 +16,7 @@ from dataclasses import dataclass, field
 
 from .sandbox import Sandbox, SandboxLimits, SandboxResult
 
-__all__ = ["REPORT_PREFIX", "TestCaseResult", "TestRun", "run_pytest"]
+__all__ = ["REPORT_PREFIX", "TestCaseResult", "TestRun", "clean_output", "run_pytest"]
 
 REPORT_PREFIX = ".rolloutgym-report"
 CONFIG_NAME = ".rolloutgym-pytest.ini"
@@ -87,6 +88,16 @@ class TestRun:
         if len(self.failures) > limit:
             lines.append(f"- ... and {len(self.failures) - limit} more")
         return "\n".join(lines)
+
+
+_TIMING = re.compile(r" in \d+(?:\.\d+)?s(?: \(\d+:\d+:\d+\))?(?=(?: =+)?$)", re.MULTILINE)
+_REPORT_LINE = re.compile(r"^-* generated xml file: .*$\n?", re.MULTILINE)
+
+
+def clean_output(text: str) -> str:
+    """pytest's output without run-specific noise (durations, the report path), so that the
+    same repository always shows the same text."""
+    return _TIMING.sub("", _REPORT_LINE.sub("", text))
 
 
 def _first_lines(text: str) -> str:
