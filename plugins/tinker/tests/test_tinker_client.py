@@ -45,6 +45,10 @@ def silent_service() -> Iterator[str]:
     thread = threading.Thread(target=accept, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        listener.shutdown(socket.SHUT_RDWR)  # wakes the blocked accept()
+    except OSError:
+        pass
     listener.close()
     thread.join(timeout=5)
     for connection in accepted:

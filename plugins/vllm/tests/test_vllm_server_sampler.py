@@ -120,5 +120,6 @@ def test_options_of_the_wrong_mode_are_config_errors() -> None:
 
 
 def test_unloadable_tokenizer_is_a_policy_error(tmp_path: Any) -> None:
+    # An existing folder without tokenizer files: fails locally, no hub lookup.
     with pytest.raises(PolicyError, match="could not load the tokenizer"):
-        make_policy("m", base_url="http://127.0.0.1:1/v1", tokenizer=str(tmp_path / "missing"))
+        make_policy("m", base_url="http://127.0.0.1:1/v1", tokenizer=str(tmp_path))
