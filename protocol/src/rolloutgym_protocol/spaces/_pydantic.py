@@ -11,6 +11,19 @@ from pydantic import TypeAdapter, ValidationError
 
 __all__ = ["PydanticSpace"]
 
+_ADAPTERS: dict[Any, TypeAdapter[Any]] = {}
+
+
+def _adapter_for(annotation: Any) -> TypeAdapter[Any]:
+    """Building a TypeAdapter costs milliseconds; spaces of the same type share one."""
+    try:
+        adapter = _ADAPTERS.get(annotation)
+    except TypeError:  # unhashable annotation
+        return TypeAdapter(annotation)
+    if adapter is None:
+        adapter = _ADAPTERS[annotation] = TypeAdapter(annotation)
+    return adapter
+
 
 class PydanticSpace(gym.Space[Any]):
     """Membership is strict pydantic validation of ``annotation`` (never coerces)."""
@@ -23,7 +36,7 @@ class PydanticSpace(gym.Space[Any]):
         seed: int | np.random.Generator | None = None,
     ) -> None:
         self.annotation = annotation
-        self._adapter: TypeAdapter[Any] = TypeAdapter(annotation)
+        self._adapter: TypeAdapter[Any] = _adapter_for(annotation)
         self._sampler = sampler
         super().__init__(shape=None, dtype=None, seed=seed)
 

@@ -74,10 +74,14 @@ class Environment:
             if not isinstance(task, Task):
                 raise EnvFileError(f"{where}: tasks[{index}] is a {type(task).__name__}; use Task(...) (or Task.from_jsonl)")
         if self.template == "sql":
-            if not self.schema or not isinstance(self.schema, str):
-                raise EnvFileError(f"{where}: template='sql' requires schema (the DDL string)")
-            if self.config is not None:
-                raise EnvFileError(f"{where}: template='sql' takes schema/seed, not config")
+            database = self.config.get("database") if isinstance(self.config, dict) else None
+            if self.config is not None and (set(self.config) - {"database", "description"} or not isinstance(database, str)):
+                raise EnvFileError(
+                    f"{where}: template='sql' takes schema/seed (or config={{'database': PATH}} for an existing "
+                    "database file), not other config keys"
+                )
+            if database is None and (not self.schema or not isinstance(self.schema, str)):
+                raise EnvFileError(f"{where}: template='sql' requires schema (the DDL string) or config={{'database': PATH}}")
             if self.seed is not None and not isinstance(self.seed, str):
                 raise EnvFileError(f"{where}: seed must be SQL text (INSERT statements)")
         else:
@@ -129,9 +133,12 @@ class Environment:
         if self.description:
             payload["description"] = self.description
         if self.template == "sql":
-            payload["schema"] = self.schema
+            if self.schema is not None:
+                payload["schema"] = self.schema
             if self.seed is not None:
                 payload["seed"] = self.seed
+            if self.config is not None:
+                payload["config"] = self.config
         else:
             payload["config"] = self.config
         if self.verifier is not None:
