@@ -16,13 +16,13 @@ from typing import Any
 import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
 
-from ._tools import TOOLS, parse_arguments
+from ._tools import TOOL_ARGUMENTS, TOOLS, parse_arguments
 from .grading import GradingInput, grade_repository
 from .sandbox import Sandbox, SandboxLimits, get_sandbox
 from .testrun import clean_output, run_pytest
 from .workspace import Workspace, WorkspaceError
 
-__all__ = ["CodeEditingEnv", "CodeTask"]
+__all__ = ["CodeEditingEnv", "CodeTask", "visible_test_paths"]
 
 _SYSTEM_PROMPT = (
     "You are a software engineer working in a small Python repository. Use the tools to inspect and edit "
@@ -139,6 +139,8 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         if not calls:
             final = action.get("content") if isinstance(action, dict) else ""
             return self._finish([], str(final or ""))
+        if not isinstance(calls, list):
+            calls = [calls]  # each non-dict entry becomes an "unknown tool" error below
         observations: list[dict[str, Any]] = []
         for call in calls:
             call_id = str(call.get("id", "call")) if isinstance(call, dict) else "call"
@@ -164,10 +166,8 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
 
     def _call_tool(self, name: Any, arguments: Any) -> tuple[str, str | None]:
         """Run one tool; returns ``(content, None)`` or ``("", error message)``."""
-        from ._tools import TOOL_ARGUMENTS
-
         assert self.workspace is not None
-        if name not in TOOL_ARGUMENTS:
+        if not isinstance(name, str) or name not in TOOL_ARGUMENTS:
             return "", f"unknown tool {name!r}; the tools are: {', '.join(TOOL_ARGUMENTS)}"
         try:
             parsed = parse_arguments(name, arguments if arguments is not None else {})
