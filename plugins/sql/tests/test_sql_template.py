@@ -201,3 +201,27 @@ def test_an_end_state_written_by_hand_is_graded_on_the_named_tables_and_columns(
         assert reward == expected, info["score"]["feedback"]
         if not expected:
             assert "items id=3: price is 3.0, expected 30" in info["score"]["feedback"]
+
+
+def test_an_env_file_can_point_at_an_existing_database(tmp_path: Path) -> None:
+    import hashlib
+    import sqlite3
+
+    database = tmp_path / "items.sqlite"
+    connection = sqlite3.connect(database)
+    connection.executescript(SCHEMA + SEED)
+    connection.commit()
+    connection.close()
+    before = hashlib.sha256(database.read_bytes()).hexdigest()
+    env_file = tmp_path / "items_env.py"
+    env_file.write_text(
+        "from rolloutgym.declarative import Environment, Task\n"
+        "env = Environment(slug='items', name='Items', template='sql',\n"
+        f"    config={{'database': {str(database)!r}}},\n"
+        "    tasks=[Task(instruction='How many items have a price?',\n"
+        "                hidden_ground_truth={'gold_sql': 'SELECT COUNT(*) FROM items WHERE price IS NOT NULL'})])\n"
+    )
+    oracle = run(str(env_file), policy="oracle", out=tmp_path / "oracle.jsonl")
+    null = run(str(env_file), policy="null", out=tmp_path / "null.jsonl")
+    assert (oracle.summary.mean_reward, null.summary.mean_reward) == (1.0, 0.0)
+    assert hashlib.sha256(database.read_bytes()).hexdigest() == before  # the source is never written
