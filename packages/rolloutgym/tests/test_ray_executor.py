@@ -150,9 +150,24 @@ def test_ray_run_of_2000_groups_has_the_same_run_file_as_local(
     assert normalized(tmp_path / "ray.jsonl") == normalized(tmp_path / "local.jsonl")
 
 
+async def adding_policy(observation: Any) -> str:
+    """A driver-side policy that solves 'What is A + B?' from the prompt (as a model would)."""
+    await asyncio.sleep(0)
+    numbers = [int(word) for word in observation[-1]["content"].replace("?", " ").split() if word.isdigit()]
+    return str(sum(numbers[:2]))
+
+
 @pytest.mark.ray
-def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(ray_registry: Registry, tmp_path: Path) -> None:
-    executor = RayExecutor(registry=ray_registry, num_workers=2, actor_options=HALF_CPU)
+@pytest.mark.parametrize("placement", ["actor", "driver"])
+def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(
+    ray_registry: Registry, tmp_path: Path, placement: str
+) -> None:
+    executor = RayExecutor(
+        registry=ray_registry,
+        num_workers=2,
+        actor_options=HALF_CPU,
+        policy_placement=placement,  # type: ignore[arg-type]
+    )
     killed: list[Any] = []
     seen: list[int] = []
 
@@ -162,14 +177,16 @@ def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(ray_registry:
             killed.append(executor.workers[0])
             ray.kill(executor.workers[0], no_restart=True)
 
-    options = {
+    options: dict[str, Any] = {
         "config": "raytest/arith-many-v0",
         "policy": "oracle",
         "num_rollouts": 2,
-        "limit": 200,
+        "limit": 200 if placement == "actor" else 100,
         "seed": 3,
         "concurrency": 8,
     }
+    if placement == "driver":
+        options["policy_object"] = adding_policy
     rg.run(out=tmp_path / "local.jsonl", registry=ray_registry, executor=LocalExecutor(ray_registry), **options)
     result = rg.run(
         out=tmp_path / "ray.jsonl", registry=ray_registry, executor=executor, on_group=kill_after_some_groups, **options
@@ -178,7 +195,7 @@ def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(ray_registry:
     assert killed, "the test never killed a worker"
     lines = [json.loads(line) for line in (tmp_path / "ray.jsonl").read_text().splitlines()[1:]]
     task_indices = [line["task_index"] for line in lines]
-    assert sorted(task_indices) == list(range(200))  # none lost, none twice
+    assert sorted(task_indices) == list(range(options["limit"]))  # none lost, none twice
     assert all(len(line["trajectories"]) == 2 and not line["errors"] for line in lines)
     retried = [line for line in lines if line["metadata"].get("retried")]
     assert retried, "no group was marked as retried although a worker died mid-run"
@@ -326,7 +343,7 @@ def _worker_run(reuse: bool, members: int = 8) -> tuple[list[Any], int]:
         worker = RolloutWorker(slots=2)
         spec = RunSpec("run", EnvSource("toy/guess-v0"), PolicySource("oracle"), reuse_envs=reuse)
         job = GroupJob(3, "guess-03", members, list(range(members)))
-        outcomes = await worker.run_members(spec, job, list(range(members)))
+        outcomes = await worker.run_members(spec, [(job, member) for member in range(members)])
         created = await worker.finish("run")
         return outcomes, created
 

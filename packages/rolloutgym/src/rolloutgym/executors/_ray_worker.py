@@ -200,12 +200,13 @@ class RolloutWorker:
 
     # -- actor-side policies: whole members ------------------------------------------
 
-    async def run_members(
-        self, spec: RunSpec, job: GroupJob, members: Sequence[int]
-    ) -> list[Trajectory | RolloutError]:
-        """Run the given members of ``job`` here (the policy runs in this worker)."""
+    async def run_members(self, spec: RunSpec, work: Sequence[tuple[GroupJob, int]]) -> list[Trajectory | RolloutError]:
+        """Run ``(job, member)`` episodes here, at most ``slots`` at once (the policy runs in this worker).
+
+        Returns one outcome per entry, in order: a trajectory or the member's error record.
+        """
         state = self._state(spec)
-        return list(await asyncio.gather(*(self._run_member(state, job, member) for member in members)))
+        return list(await asyncio.gather(*(self._run_member(state, job, member) for job, member in work)))
 
     async def _run_member(self, state: _RunState, job: GroupJob, member: int) -> Trajectory | RolloutError:
         async with self._slots():

@@ -307,49 +307,56 @@ class RayExecutor(Executor):
     async def _run_in_workers(
         self, pool: WorkerPool, spec: RunSpec, jobs: Sequence[GroupJob], groups: _Groups, limit: int
     ) -> None:
-        """Whole members run in the workers; a group is split into pieces of at most one worker's slots."""
+        """Whole members run in the workers, in batches of one worker's slots.
+
+        A batch holds consecutive members, of one group or of several small ones, so a
+        run of many one-member groups costs one call per batch, not one per group.
+        """
         budget = asyncio.Semaphore(limit)
-        chunk = pool.slots
+        size = pool.slots
+        batch: list[tuple[int, GroupJob, int]] = []
         async with asyncio.TaskGroup() as tasks:
             for position, job in enumerate(jobs):
-                for start in range(0, job.num_rollouts, chunk):
-                    members = list(range(start, min(start + chunk, job.num_rollouts)))
-                    for _ in members:
-                        await budget.acquire()
-                    tasks.create_task(self._run_piece(pool, spec, position, job, members, groups, budget))
+                for member in range(job.num_rollouts):
+                    await budget.acquire()
+                    batch.append((position, job, member))
+                    if len(batch) == size:
+                        tasks.create_task(self._run_batch(pool, spec, batch, groups, budget))
+                        batch = []
+            if batch:
+                tasks.create_task(self._run_batch(pool, spec, batch, groups, budget))
 
-    async def _run_piece(
+    async def _run_batch(
         self,
         pool: WorkerPool,
         spec: RunSpec,
-        position: int,
-        job: GroupJob,
-        members: list[int],
+        batch: list[tuple[int, GroupJob, int]],
         groups: _Groups,
         budget: asyncio.Semaphore,
     ) -> None:
+        work = [(job, member) for _, job, member in batch]
         try:
             outcomes: list[Trajectory | RolloutError] = []
             for attempt in (1, 2):
                 worker = pool.pick()
-                worker.load += len(members)
+                worker.load += len(batch)
                 try:
-                    outcomes = await _result(worker.handle.run_members.remote(spec, job, members))
+                    outcomes = await _result(worker.handle.run_members.remote(spec, work))
                 except WORKER_LOST as exc:
                     pool.lost(worker)
                     if attempt == 1:
-                        groups.retried.add(position)
+                        groups.retried.update(position for position, _, _ in batch)
                         continue
-                    outcomes = [_lost_record(exc, member) for member in members]
+                    outcomes = [_lost_record(exc, member) for _, member in work]
                 except Exception as exc:  # a failure of the worker code itself: recorded, never a silent zero
-                    outcomes = [_error_record(exc, member) for member in members]
+                    outcomes = [_error_record(exc, member) for _, member in work]
                 finally:
-                    worker.load -= len(members)
+                    worker.load -= len(batch)
                 break
-            for member, outcome in zip(members, outcomes, strict=True):
+            for (position, _, member), outcome in zip(batch, outcomes, strict=True):
                 await groups.add(position, member, outcome)
         finally:
-            for _ in members:
+            for _ in batch:
                 budget.release()
 
     async def _run_on_driver(
