@@ -9,7 +9,7 @@ every answer. If the adapter and the engine add nothing, the wall time is the id
 * ``raw httpx / ideal`` — the same requests sent by bare ``httpx`` coroutines (the
   floor this machine and the stdlib server allow), measured in the same run.
 
-    python benchmarks/openai_concurrency.py [--episodes 32] [--turns 4] [--latency 0.5]
+    python benchmarks/openai_concurrency.py [--episodes 32] [--turns 4] [--latency 1.0]
 """
 
 from __future__ import annotations
@@ -92,8 +92,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=32)
     parser.add_argument("--turns", type=int, default=4)
-    parser.add_argument("--latency", type=float, default=0.5)
-    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--latency", type=float, default=1.0)
+    parser.add_argument("--repeats", type=int, default=3)
     options = parser.parse_args()
     ideal = options.turns * options.latency
     ours, raw = [], []
