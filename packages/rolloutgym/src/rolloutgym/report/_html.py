@@ -114,7 +114,7 @@ def run_section(index: int, digest: RunDigest, plots: list[str], *, hidden: bool
     versions = ", ".join(f"{name} {version}" for name, version in sorted(header.get("versions", {}).items()) if version)
     meta = (
         f"{escape(str(digest.path))} · run {escape(str(header.get('run_id')))} · created {escape(str(header.get('created_at')))}"
-        f" · seed {escape(str(header.get('seed')))}" + (f" · {escape(versions)}" if versions else "")
+        f" · seed {escape(str(header.get('seed') if header.get('seed') is not None else '-'))}" + (f" · {escape(versions)}" if versions else "")
     )
     warning = ""
     if not digest.complete:

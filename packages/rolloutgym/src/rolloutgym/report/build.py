@@ -175,6 +175,7 @@ def _write_page(path: Path, title: str, tabs: str, sections: list[str], data: di
         page.write(
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
             '<meta name="viewport" content="width=device-width, initial-scale=1">'
+            '<link rel="icon" href="data:,">'  # no favicon request, from disk or from 'view'
             f'<meta name="generator" content="rolloutgym report"><title>{escape(title)}</title>'
             f"<style>{asset('report.css')}</style></head>\n<body>\n"
             f'<header class="top"><h1>rolloutgym report</h1><nav>{tabs}</nav><span class="generated">generated {generated}</span></header>\n'

@@ -8,6 +8,7 @@
   const DATA = JSON.parse(document.getElementById("rg-data").textContent);
   const groupCache = new Map();
   const MAX_TOKENS_SHOWN = 3000;
+  const LONG_SYSTEM_PROMPT = 400;
 
   function h(tag, attributes, ...children) {
     const element = document.createElement(tag);
@@ -123,9 +124,12 @@
     const isToolError = message.role === "tool" && /^\s*error\b/i.test(text);
     const roleLabel = [message.role, message.name ? `(${message.name})` : null, message.tool_call_id ? `· result of ${message.tool_call_id}` : null].filter(Boolean).join(" ");
     const extra = Object.fromEntries(Object.entries(message).filter(([key]) => !["role", "content", "tool_calls", "tool_call_id", "name"].includes(key)));
+    // Long system prompts are folded: the conversation is what one reads first.
+    const folded = message.role === "system" && text.length > LONG_SYSTEM_PROMPT;
     return h("div", { class: `msg role-${message.role}` + (isToolError ? " tool-error" : "") },
       h("div", { class: "role" }, roleLabel),
-      text ? h("div", { class: "content" }, text) : null,
+      folded ? h("details", {}, h("summary", {}, `${text.length} characters: ${text.slice(0, 90)}…`), h("div", { class: "content" }, text))
+        : text ? h("div", { class: "content" }, text) : null,
       (message.tool_calls || []).map(renderToolCall),
       Object.keys(extra).length ? h("details", {}, h("summary", {}, "other fields"), h("pre", {}, pretty(extra))) : null);
   }
@@ -342,6 +346,7 @@
     const groupIndex = Number(match[3]);
     const offset = match[4] === "error" ? DATA.runs[runIndex].tasks[groupIndex].members.length : 0;
     browsers[runIndex].selectTask(groupIndex, match[5] === undefined ? undefined : offset + Number(match[5]));
+    document.querySelector(`#run-${runIndex} .browser`).scrollIntoView({ block: "start" });
   }
   if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", followHash);
   else followHash();
