@@ -22,6 +22,7 @@ import itertools
 import os
 import shutil
 import stat
+import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
@@ -101,10 +102,13 @@ def _remove_tree(path: str) -> None:
         else:
             try:
                 os.unlink(failed)
-            except FileNotFoundError:
+            except OSError:
                 pass
 
-    shutil.rmtree(path, onerror=retry)
+    if sys.version_info >= (3, 12):
+        shutil.rmtree(path, onexc=retry)
+    else:
+        shutil.rmtree(path, onerror=retry)
 
 
 class LocalSandbox:
