@@ -345,3 +345,26 @@ def test_runs_as_an_unprivileged_user_with_a_scrubbed_environment(provider, monk
         assert "uid 0 " not in result.output
         assert "caps 0000000000000000" in result.output, result.output
     _assert_nothing_left(marker)
+
+
+def test_private_tmp_is_writable_and_bounded(provider):
+    result, marker = _run(
+        provider,
+        """
+        import tempfile
+        print("tempdir", tempfile.gettempdir())
+        written = 0
+        try:
+            with open("/tmp/fill.bin", "wb") as handle:
+                while True:
+                    handle.write(b"x" * (1 << 20))
+                    handle.flush()
+                    written += 1
+        except OSError as exc:
+            print("tmp full after", written, "MiB:", type(exc).__name__)
+        """,
+        tmp_bytes=8 << 20,
+    )
+    assert "tempdir /tmp" in result.output, result.output
+    assert "tmp full after" in result.output and "tmp full after 0 " not in result.output, result.output
+    _assert_nothing_left(marker)

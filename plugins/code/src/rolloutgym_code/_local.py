@@ -326,7 +326,7 @@ class BubblewrapSandbox(LocalSandbox):
             "--die-with-parent", "--new-session", "--hostname", "sandbox",
             *_root_binds(), *self._interpreter_binds(),
             "--dev", "/dev", "--proc", "/proc",
-            "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
+            "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
             "--bind", work, self.workdir, "--chdir", self.workdir,
             "--",
         ]  # fmt: skip
