@@ -97,3 +97,9 @@ def test_a_broken_template_names_the_fix(tokenizer) -> None:
         ChatTemplateRenderer(tokenizer, chat_template=DROPS_ASSISTANT, stop_token_ids=[2]).render_continuation([5], [{"role": "user", "content": "x"}], [])
     with pytest.raises(ConfigError, match="tool_prompt"):
         ChatTemplateRenderer(tokenizer, tool_prompt="never")
+
+
+def test_fast_encoding_matches_the_tokenizer(tokenizer) -> None:
+    renderer = ChatTemplateRenderer(tokenizer)
+    sample = "<|im_start|>user\nhéllo 😀 <tool_call>{\"a\": 1}</tool_call><|im_end|>\n"
+    assert renderer.encode(sample) == tokenizer.encode(sample, add_special_tokens=False)

@@ -17,6 +17,7 @@ results in their own envelope (Qwen's ``<tool_response>`` inside a user turn).
 from __future__ import annotations
 
 import json
+from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -142,8 +143,12 @@ class ChatTemplateRenderer:
         if tool_prompt not in ("auto", "template", "system"):
             raise ConfigError(f"tool_prompt must be 'auto', 'template' or 'system', got {tool_prompt!r}")
         self.tokenizer = tokenizer
+        backend = getattr(tokenizer, "backend_tokenizer", None)
+        self._backend = backend if callable(getattr(backend, "encode", None)) else None
         self.chat_template = chat_template or (None if getattr(tokenizer, "chat_template", None) else CHATML_TEMPLATE)
         self.tool_prompt = tool_prompt
+        self.cache_size = 1024
+        self._cache: OrderedDict[str, list[int]] = OrderedDict()
         self.stop_token_ids = tuple(stop_token_ids) if stop_token_ids is not None else self._default_stop_ids()
         self._stop_texts = {token: tokenizer.decode([token], skip_special_tokens=False) for token in self.stop_token_ids}
         self._template_tools: dict[str, bool] = {}
@@ -200,10 +205,32 @@ class ChatTemplateRenderer:
 
     def encode(self, text: str) -> list[int]:
         """Token ids of ``text`` (special tokens in it are recognised; no BOS added)."""
+        if self._backend is not None:  # the Rust tokenizer directly: same ids, less Python
+            return self._backend.encode(text, add_special_tokens=False).ids
         return list(self.tokenizer.encode(text, add_special_tokens=False))
 
+    def _cached(self, key: tuple[Any, ...], render: Any) -> list[int]:
+        """Rendering is deterministic; group members share prompts and envs repeat
+        observations, so remember recent results (a small LRU of token lists)."""
+        try:
+            text_key = json.dumps(key, sort_keys=True, ensure_ascii=False)
+        except (TypeError, ValueError):  # not JSON (odd content): render without caching
+            return render()
+        tokens = self._cache.get(text_key)
+        if tokens is None:
+            tokens = render()
+            self._cache[text_key] = tokens
+            if len(self._cache) > self.cache_size:
+                self._cache.popitem(last=False)
+        else:
+            self._cache.move_to_end(text_key)
+        return list(tokens)
+
     def render_prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> list[int]:
-        return self.encode(self._render_text(messages, tools, add_generation_prompt=True))
+        return self._cached(
+            ("prompt", messages, tools),
+            lambda: self.encode(self._render_text(messages, tools, add_generation_prompt=True)),
+        )
 
     def continuation_text(self, sampled_tokens: Sequence[int], new_messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> str:
         """The text :meth:`render_continuation` tokenises."""
@@ -231,7 +258,11 @@ class ChatTemplateRenderer:
         new_messages: Sequence[Mapping[str, Any]],
         tools: Sequence[Mapping[str, Any]],
     ) -> list[int]:
-        return self.encode(self.continuation_text(sampled_tokens, new_messages, tools))
+        closed = bool(sampled_tokens) and sampled_tokens[-1] in self._stop_texts
+        return self._cached(
+            ("continuation", sampled_tokens[-1] if closed else None, new_messages, tools),
+            lambda: self.encode(self.continuation_text(sampled_tokens, new_messages, tools)),
+        )
 
     def decode(self, tokens: Sequence[int]) -> str:
         end = len(tokens)
