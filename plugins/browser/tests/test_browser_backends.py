@@ -8,11 +8,10 @@ from typing import Any
 
 import pytest
 from rolloutgym.builtin.policies import OraclePolicy
+from rolloutgym.declarative import load_env_file
 from rolloutgym.rollouts import arollout
 from rolloutgym_browser.shop import make_shop_env, shop_tasks
 from rolloutgym_browser.template import compile_browser
-
-from rolloutgym.declarative import load_env_file
 
 EXAMPLE = Path(__file__).resolve().parents[1] / "examples" / "contact_env.py"
 
@@ -68,9 +67,11 @@ def test_a_wrong_trajectory_fails_the_same_way_on_both_backends(chromium: str) -
     task = next(task for task in shop_tasks() if task.id == "buy-tote-standard")
     actions = [
         {"name": "goto", "arguments": {"path": "/product/G-401"}},
+        {"name": "type", "arguments": {"element_id": "quantity", "text": "two"}},
         {"name": "type", "arguments": {"element_id": "quantity", "text": "2"}},
         {"name": "click", "arguments": {"element_id": "add-to-cart"}},
         {"name": "click", "arguments": {"element_id": "does-not-exist"}},
+        {"name": "goto", "arguments": {"path": "/search?q=water bottle"}},
         {"name": "goto", "arguments": {"path": "/nowhere"}},
         {"name": "back", "arguments": {}},
     ]
@@ -92,4 +93,6 @@ def test_a_wrong_trajectory_fails_the_same_way_on_both_backends(chromium: str) -
     assert dom == real
     final_info = dom[-1][4]
     assert final_info["score"]["value"] == 0.0
-    assert final_info["invalid_actions"] == 1 and final_info["page_errors"] == ["404 GET /nowhere"]
+    assert final_info["invalid_actions"] == 2 and final_info["page_errors"] == ["404 GET /nowhere"]
+    assert "error: [quantity] takes a number, e.g. '2'; got 'two'" in dom[2][0]["content"]
+    assert dom[6][0]["content"].startswith("now on /search?q=water%20bottle")

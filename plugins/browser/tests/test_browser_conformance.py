@@ -5,9 +5,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 import pytest
-from rolloutgym_testing import EnvConformanceTests
-
 from rolloutgym_browser.testing import require_chromium
+from rolloutgym_testing import EnvConformanceTests
 
 
 class TestShopDom(EnvConformanceTests):

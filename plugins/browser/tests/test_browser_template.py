@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from rolloutgym.declarative import Environment, Task, browser_config, browser_page, load_env_file, primitive, verifier_config
+from rolloutgym.declarative import (
+    Environment,
+    Task,
+    browser_config,
+    browser_page,
+    load_env_file,
+    primitive,
+    verifier_config,
+)
 from rolloutgym.rollouts import arollout
 from rolloutgym_browser.template import compile_browser
 from rolloutgym_protocol.errors import EnvFileError

@@ -17,10 +17,10 @@ import shutil
 from typing import Any
 
 from ._backend import Backend, BrowserError
-from ._model import Snapshot, SnapshotElement, normalise_text
+from ._model import Page, Snapshot, SnapshotElement, normalise_text
+from ._server import SiteServer
 from ._service import get_service
 from ._site import SiteApp
-from ._server import SiteServer
 
 __all__ = ["CHROMIUM_ARGS", "BrowserPool", "ChromiumBackend", "find_chromium"]
 
@@ -55,6 +55,7 @@ _SNAPSHOT_JS = """() => {
       kind === 'link' ? (el.getAttribute('href') || '') : '',
       kind === 'select' ? Array.from(el.options, o => [o.value, o.textContent || '']) : [],
       kind === 'textbox' ? (el.getAttribute('placeholder') || '') : '',
+      kind === 'textbox' ? (el.tagName === 'TEXTAREA' ? 'textarea' : (el.getAttribute('type') || 'text')) : '',
     ]);
   }
   return [location.href, document.title, out];
@@ -87,6 +88,19 @@ def _playwright_error() -> type[BaseException]:
     return Error
 
 
+class _BlankSite:
+    """The pool's warm-up page."""
+
+    def initial_state(self, setup: Any = None) -> dict[str, Any]:
+        return {}
+
+    def render(self, path: str, query: Any, state: Any) -> Page | None:
+        return Page("/", "")
+
+    def submit(self, path: str, fields: Any, state: Any) -> str | None:
+        return None
+
+
 class BrowserPool:
     """The process's Chromium (on the service loop) with one spare context ready."""
 
@@ -98,6 +112,7 @@ class BrowserPool:
         self._closing: set[asyncio.Task[None]] = set()
         self._acquiring: set[asyncio.Task[tuple[Any, Any]]] = set()
         self._launch_lock = asyncio.Lock()
+        self._warm_server: SiteServer | None = None
         self.launches = 0
         self.open_contexts = 0
 
@@ -138,10 +153,21 @@ class BrowserPool:
         context.set_default_timeout(ACTION_TIMEOUT_MS)
         try:
             page = await context.new_page()
+            # A new page starts in about:blank; its first navigation to the local site
+            # would start a renderer process. Loading a blank page from 127.0.0.1 now
+            # (same site: ports do not count) makes the episode's first load fast.
+            await page.goto(await self._warm_url(), wait_until="load")
         except BaseException:
             self.release(context)
             raise
         return context, page
+
+    async def _warm_url(self) -> str:
+        if self._warm_server is None:
+            server = SiteServer(SiteApp(_BlankSite()), internal=True)
+            await server.start()
+            self._warm_server = server
+        return self._warm_server.origin + "/"
 
     def _refill(self) -> None:
         # Concurrent acquires may both get here: keep one spare, never orphan one.
@@ -202,6 +228,9 @@ class BrowserPool:
                 await context.close()
                 self.open_contexts -= 1
         await self.settle()
+        warm, self._warm_server = self._warm_server, None
+        if warm is not None:
+            await warm.close()
         browser, self._browser = self._browser, None
         if browser is not None:
             with contextlib.suppress(Exception):
@@ -322,9 +351,9 @@ class ChromiumBackend(Backend):
             SnapshotElement(
                 element_id, kind, normalise_text(label), depth, value=value, checked=bool(checked), href=link,
                 options=tuple((option_value, normalise_text(option_label)) for option_value, option_label in options),
-                placeholder=placeholder,
+                placeholder=placeholder, input_type=input_type,
             )
-            for element_id, kind, label, depth, value, checked, link, options, placeholder in raw
+            for element_id, kind, label, depth, value, checked, link, options, placeholder, input_type in raw
         )
         return Snapshot(url, title, elements)
 

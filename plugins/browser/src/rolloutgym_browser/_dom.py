@@ -108,6 +108,7 @@ class DomBackend(Backend):
                         href=element.href if element.kind == "link" else "",
                         options=element.options,
                         placeholder=element.placeholder,
+                        input_type=element.input_type if element.kind == "textbox" else "",
                     )
                 )
             self._snapshot = Snapshot(self._url, self._page.title, tuple(elements))

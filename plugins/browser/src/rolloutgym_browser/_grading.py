@@ -71,6 +71,8 @@ def _same(expected: Any, actual: Any) -> bool:
 def diff_values(expected: Any, actual: Any, path: str = "") -> list[str]:
     """Every difference between ``expected`` and ``actual`` as ``"path: expected X, found Y"``."""
     where = path or "state"
+    if not path and expected == actual:  # the common case, checked at C speed
+        return []
     if isinstance(expected, Mapping) and isinstance(actual, Mapping):
         differences = []
         for key in expected:

@@ -85,6 +85,7 @@ class Page:
     title: str
     elements: tuple[Element, ...] = ()
     _index: dict[str, tuple[Element, int, Element | None]] = field(default_factory=dict, compare=False, repr=False)
+    _ordered: tuple[tuple[Element, int], ...] = field(default=(), compare=False, repr=False)
 
     def __post_init__(self) -> None:
         index: dict[str, tuple[Element, int, Element | None]] = {}
@@ -98,6 +99,7 @@ class Page:
                     if element is not top:
                         index[element.id] = (element, depth, top)
         object.__setattr__(self, "_index", index)
+        object.__setattr__(self, "_ordered", tuple(pair for top in self.elements for pair in top.walk()))
 
     def find(self, element_id: str) -> Element | None:
         """The element with ``element_id`` (None when absent)."""
@@ -111,10 +113,7 @@ class Page:
 
     def ordered(self) -> list[tuple[Element, int]]:
         """Every element with its depth, in document order."""
-        found: list[tuple[Element, int]] = []
-        for top in self.elements:
-            found.extend(top.walk())
-        return found
+        return list(self._ordered)
 
 
 @dataclass(frozen=True)
@@ -130,12 +129,13 @@ class SnapshotElement:
     href: str = ""
     options: tuple[tuple[str, str], ...] = ()
     placeholder: str = ""
+    input_type: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "id": self.id, "kind": self.kind, "label": self.label, "depth": self.depth, "value": self.value,
             "checked": self.checked, "href": self.href, "options": [list(option) for option in self.options],
-            "placeholder": self.placeholder,
+            "placeholder": self.placeholder, "input_type": self.input_type,
         }
 
 
@@ -176,7 +176,8 @@ def _line(element: SnapshotElement) -> str:
         return f"{prefix}button {label}"
     if kind == "textbox":
         extra = f" placeholder={_quote(element.placeholder)}" if element.placeholder and not element.value else ""
-        return f"{prefix}textbox {label} value={_quote(element.value)}{extra}"
+        kind_note = " (number)" if element.input_type == "number" else " (multi-line)" if element.input_type == "textarea" else ""
+        return f"{prefix}textbox {label}{kind_note} value={_quote(element.value)}{extra}"
     if kind == "checkbox":
         return f"{prefix}checkbox {label} checked={'true' if element.checked else 'false'}"
     if kind == "select":

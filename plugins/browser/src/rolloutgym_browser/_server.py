@@ -24,15 +24,16 @@ _LIVE: weakref.WeakSet[SiteServer] = weakref.WeakSet()
 
 
 def live_servers() -> list[SiteServer]:
-    """Servers started and not yet closed (for leak checks)."""
-    return [server for server in _LIVE if server._server is not None]
+    """Episode servers started and not yet closed (for leak checks; the pool's own is not counted)."""
+    return [server for server in _LIVE if server._server is not None and not server.internal]
 
 
 class SiteServer:
     """Serves ``app`` (swap it with :attr:`app` between episodes) until :meth:`close`."""
 
-    def __init__(self, app: SiteApp) -> None:
+    def __init__(self, app: SiteApp, *, internal: bool = False) -> None:
         self.app = app
+        self.internal = internal
         self._server: asyncio.Server | None = None
         self._connections: set[asyncio.Task[None]] = set()
         self._writers: set[asyncio.StreamWriter] = set()

@@ -6,6 +6,8 @@ ground truth and needs a new env version.
 
 from __future__ import annotations
 
+import functools
+import json
 from dataclasses import dataclass
 from typing import Any
 
@@ -104,7 +106,12 @@ _OFFICE = {"name": "Sam Rivera", "email": "sam.rivera@example.com", "address": "
 
 def initial_shop_state() -> dict[str, Any]:
     """The server-side state at the start of every episode (before a task's setup)."""
-    return {
+    return json.loads(_initial_state_json())
+
+
+@functools.cache
+def _initial_state_json() -> str:
+    return json.dumps({
         "cart": [],
         "orders": [
             _past_order("1001", "2026-09-14", "delivered", [("O-203", 2), ("O-204", 1)], "standard", _OFFICE),
@@ -113,4 +120,4 @@ def initial_shop_state() -> dict[str, Any]:
         ],
         "account": {"name": "Sam Rivera", "email": "sam.rivera@example.com", "phone": "", "language": "en", "newsletter": False},
         "tickets": [],
-    }
+    })

@@ -16,9 +16,12 @@ from __future__ import annotations
 
 import base64
 import copy
+import json
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from rolloutgym_protocol import AsyncEnv, Score, spaces
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError, PolicyError
@@ -139,6 +142,19 @@ def make_backend(backend: str | Backend, *, chromium_path: str | None = None) ->
 
 def _is_site_path(path: str) -> bool:
     return path.startswith("/") and not path.startswith("//")
+
+
+def _is_number(text: str) -> bool:
+    """What a browser accepts in a number input (Playwright refuses anything else)."""
+    try:
+        return math.isfinite(float(text.strip())) if text.strip() else True
+    except ValueError:
+        return False
+
+
+def _canonical_path(path: str) -> str:
+    """Percent-encode what browsers encode (spaces, quotes, non-ASCII), so both backends show one URL."""
+    return quote(path, safe="!$&'()*+,;=:@/?%-._~") if _is_site_path(path) else path
 
 
 class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
@@ -293,8 +309,9 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         snapshot = await self._current()
         self._active = False
         info = self._info()
+        state = json.loads(json.dumps(self._app.state))  # a deep copy; states are JSON
         outcome = EpisodeOutcome(
-            state=copy.deepcopy(self._app.state),
+            state=state,
             answer=answer,
             final_url=snapshot.url,
             tool_calls=tuple(self._tool_log),
@@ -304,7 +321,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         )
         score = self.grader(self.task, outcome)
         info["score"] = score.to_dict()
-        info["state"] = copy.deepcopy(self._app.state)
+        info["state"] = json.loads(json.dumps(state))
         await self.backend.stop()
         return messages, score.value, True, False, info
 
@@ -346,6 +363,8 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             return f"clicked [{element.id}]"
         if call.name == "type":
             element = self._element(snapshot, arguments["element_id"], ("textbox",), "type into")
+            if element.input_type == "number" and not _is_number(arguments["text"]):
+                raise ActionError(f"[{element.id}] takes a number, e.g. '2'; got {arguments['text']!r}")
             await self.backend.fill(element.id, arguments["text"])
             self._snapshot = None
             return f"typed into [{element.id}]"
@@ -367,7 +386,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             self._snapshot = None
             return f"[{element.id}] is now {'checked' if arguments['checked'] else 'unchecked'}"
         if call.name == "goto":
-            path = arguments["path"].strip()
+            path = _canonical_path(arguments["path"].strip())
             if not _is_site_path(path):
                 if "://" in path or path.startswith("//"):
                     self._refuse(path)
