@@ -24,7 +24,9 @@ How it works:
   ``"driver"`` for everything else.
 * **Backpressure.** At most ``max_in_flight`` members (default ``2 * concurrency``) are
   submitted at once; each worker runs at most ``ceil(concurrency / num_workers)`` episodes
-  at a time and queues the rest, so memory stays bounded for runs of any size.
+  at a time and queues the rest, so memory stays bounded for runs of any size. With
+  worker-side policies, members travel in batches of one worker's slots (consecutive
+  members of one group or of several small groups): one Ray call per batch.
 * **Streaming.** ``on_group`` is called on the driver as soon as a group's last member is
   back, so the run file grows while the run is going, in completion order.
 * **Worker loss.** When a worker dies (killed, out of memory, node lost) the members it was
