@@ -23,6 +23,7 @@ import rolloutgym as rg
 from rolloutgym.executors import EnvSource, GroupJob, LocalExecutor, PolicySource
 from rolloutgym.executors._ray_worker import RolloutWorker, RunSpec
 from rolloutgym.registry import Registry
+from rolloutgym_protocol.errors import ConfigError
 
 try:
     import ray
@@ -328,6 +329,18 @@ def test_ray_cli_connects_to_a_running_cluster(ray_registry: Registry, tmp_path:
     lines = out.read_text().splitlines()
     assert json.loads(lines[0])["options"]["executor"] == "ray"
     assert len(lines) == 5
+
+
+@pytest.mark.ray
+def test_ray_worker_that_cannot_set_up_the_env_fails_the_run_early(
+    ray_registry: Registry, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The driver's plugin switches travel to the workers: there the built-in plugin is off.
+    monkeypatch.setenv("ROLLOUTGYM_DISABLE_PLUGINS", "builtin")
+    executor = RayExecutor(registry=ray_registry, num_workers=1, actor_options=HALF_CPU)
+    with pytest.raises(ConfigError, match="a Ray worker could not set up env 'toy/arith-v0'.*EnvNotFound"):
+        rg.run("toy/arith-v0", policy="oracle", limit=2, registry=ray_registry, executor=executor)
+    assert executor.workers == []
 
 
 def test_ray_unknown_policy_placement_is_a_config_error() -> None:
