@@ -21,3 +21,15 @@ class TestTinkerPolicyConformance(PolicyConformanceTests):
     def make_policy(self) -> Any:
         reply = TOKENIZER.encode("42", add_special_tokens=False) + [END]
         return policy_from_client(StandInSamplingClient([reply]), TOKENIZER, renderer="template")
+
+
+def test_plugin_module_imports_nothing_heavy() -> None:
+    """'rolloutgym list' imports plugin.py: it must not pull in a client library or a model stack."""
+    import subprocess
+    import sys
+
+    heavy = ["httpx", "openai", "vllm", "tinker", "tinker_cookbook", "torch", "transformers"]
+    code = f"import sys, rolloutgym_tinker.plugin; print([m for m in {heavy!r} if m in sys.modules])"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"

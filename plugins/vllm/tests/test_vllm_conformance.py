@@ -30,3 +30,15 @@ class TestVLLMServerPolicyConformance(PolicyConformanceTests):
 
     def make_policy(self) -> Any:
         return make_policy("test-model", base_url=self.server.url, tokenizer=TOKENIZER, timeout=10)
+
+
+def test_plugin_module_imports_nothing_heavy() -> None:
+    """'rolloutgym list' imports plugin.py: it must not pull in a client library or a model stack."""
+    import subprocess
+    import sys
+
+    heavy = ["httpx", "openai", "vllm", "tinker", "tinker_cookbook", "torch", "transformers"]
+    code = f"import sys, rolloutgym_vllm.plugin; print([m for m in {heavy!r} if m in sys.modules])"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
