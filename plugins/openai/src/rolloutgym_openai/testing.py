@@ -2,8 +2,8 @@
 
 :class:`ChatCompletionsServer` listens on ``127.0.0.1`` (an ephemeral port), speaks the
 ``POST /v1/chat/completions`` wire format, and answers from a script of :class:`Reply`
-objects, then from a default responder. It is a real HTTP server (stdlib
-``http.server`` in a background thread), so the adapter's retries, timeouts and
+objects, then from a default responder. It is a real HTTP server (asyncio
+and ``h11`` in a background thread), so the adapter's retries, timeouts and
 concurrency are exercised over real sockets::
 
     with ChatCompletionsServer([Reply(status=429), Reply(content="42")]) as server:
