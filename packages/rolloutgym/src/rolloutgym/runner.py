@@ -195,6 +195,12 @@ async def arun(
     policy_source = PolicySource(config.policy, dict(config.policy_options))
     if policy is None:
         policy = policy_source.build(registry)  # fail fast on a bad --policy, before any rollout
+    if isinstance(executor, str):
+        config.executor, executor = executor, None
+    chosen = executor or get_executor(config.executor, **config.executor_options)
+    if not isinstance(chosen, Executor):
+        raise ConfigError(f"executor must be 'local', 'ray' or an rolloutgym Executor, got {type(chosen).__name__}")
+    header["options"]["executor"] = getattr(chosen, "name", config.executor)
     writer = RunWriter(config.out, header, resume=config.resume) if config.out is not None else None
     finished: dict[int, TrajectoryGroup] = {}
     if writer is not None:
@@ -211,9 +217,6 @@ async def arun(
         if on_group is not None:
             on_group(job.task_index, group)
 
-    chosen = executor or get_executor(config.executor, **config.executor_options)
-    if not isinstance(chosen, Executor):
-        raise ConfigError(f"executor must be an rolloutgym Executor, got {type(chosen).__name__}")
     try:
         if jobs:
             await chosen.run(

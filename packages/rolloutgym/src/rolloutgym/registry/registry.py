@@ -82,6 +82,7 @@ class Registry:
         self.plugin_manager.add_hookspecs(hookspecs)
         self.plugins: list[PluginInfo] = []
         self._cache: dict[str, dict[str, Registered]] = {}
+        self._tasks: dict[str, list[Any]] = {}
         if load_entry_points:
             for info in discover_plugins():
                 self._add(info)
@@ -94,6 +95,7 @@ class Registry:
                 info.status, info.error, info.module = "failed", f"{type(exc).__name__}: {exc}", None
         self.plugins.append(info)
         self._cache.clear()
+        self._tasks.clear()
 
     def register(self, module: Any, *, name: str | None = None) -> None:
         """Register a hook-implementation module or object directly (tests, notebooks)."""
@@ -196,12 +198,15 @@ class Registry:
         return message
 
     def tasks(self, env_id: str) -> list[Any]:
-        """The env's task items (empty when it has no task loader)."""
+        """The env's task items (empty when it has no task loader); loaded once per registry."""
         spec = self.resolve_env(env_id).spec
         if spec.tasks is None:
             return []
-        loader = import_entry_point(spec.tasks, what=f"task loader of {spec.id}")
-        return list(loader())
+        cached = self._tasks.get(spec.id)
+        if cached is None:
+            loader = import_entry_point(spec.tasks, what=f"task loader of {spec.id}")
+            cached = self._tasks[spec.id] = list(loader())
+        return list(cached)
 
     def resolve_task(self, env_id: str, task: Any) -> tuple[int, Any]:
         """Find a task by index, id or item; returns ``(index, item)``."""
