@@ -106,3 +106,32 @@ __all__ = [
     "run",
     "spaces",
 ]
+
+# The rollout SDK's names for declarative environments, loaded on first use (an SDK env
+# file ports with `from rolloutgym import Environment, Task, ...`).
+_DECLARATIVE = (
+    "Environment",
+    "Task",
+    "action_tool",
+    "browser_config",
+    "browser_page",
+    "code_editing_config",
+    "custom_config",
+    "custom_tool",
+    "lookup_tool",
+    "mock_tool",
+    "primitive",
+    "verifier_config",
+    "workflow_config",
+)
+__all__ += list(_DECLARATIVE)
+
+
+def __getattr__(name: str) -> object:
+    if name in _DECLARATIVE:
+        from . import declarative
+
+        value = getattr(declarative, name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module 'rolloutgym' has no attribute {name!r}")
