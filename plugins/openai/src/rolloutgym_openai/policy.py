@@ -211,7 +211,8 @@ def parse_response(response: Mapping[str, Any], base_url: str, *, latency: float
     if tokens is not None and logprobs is not None and len(tokens) != len(logprobs):
         info["logprobs_unaligned"] = logprobs  # kept, but not passed off as per-token logprobs
         logprobs = None
-    usage_raw = response.get("usage") if isinstance(response.get("usage"), Mapping) else {}
+    raw_usage = response.get("usage")
+    usage_raw: Mapping[str, Any] = raw_usage if isinstance(raw_usage, Mapping) else {}
     usage = {
         key: int(value) for key, value in usage_raw.items() if isinstance(value, int) and not isinstance(value, bool)
     }

@@ -77,7 +77,8 @@ class StandInSamplingClient:
         stop_ids = {stop for stop in stops if isinstance(stop, int)}
         sequences = []
         for number in range(num_samples):
-            tokens, reason = [], "length"
+            tokens: list[int] = []
+            reason = "length"
             for token in reply:
                 if len(tokens) == (sampling_params.max_tokens or len(reply)):
                     break

@@ -108,7 +108,8 @@ def parse_completion(response: Mapping[str, Any], base_url: str, *, latency: flo
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], Mapping):
         raise PolicyError(f"the vLLM server at {base_url} answered without choices: {str(response)[:300]}")
     choice = choices[0]
-    logprobs_block = choice.get("logprobs") if isinstance(choice.get("logprobs"), Mapping) else {}
+    raw_logprobs = choice.get("logprobs")
+    logprobs_block: Mapping[str, Any] = raw_logprobs if isinstance(raw_logprobs, Mapping) else {}
     token_strings = logprobs_block.get("tokens") or []
     token_logprobs = logprobs_block.get("token_logprobs") or []
     token_ids: list[int] | None = None
