@@ -24,7 +24,14 @@ from rolloutgym_browser._dom import DomBackend
 from rolloutgym_browser._service import get_service, shutdown_browser
 from rolloutgym_browser.shop import make_shop_env, shop_tasks
 
-CHROMIUM_TASKS = ("buy-tote-standard", "support-return", "add-board-and-skillet", "email-phone", "cheapest-outdoor-to-cart", "reorder-1001")
+CHROMIUM_TASKS = (
+    "buy-tote-standard",
+    "support-return",
+    "add-board-and-skillet",
+    "email-phone",
+    "cheapest-outdoor-to-cart",
+    "reorder-1001",
+)
 
 
 class RecordingBackend(DomBackend):
@@ -133,6 +140,8 @@ async def _raw_episode(task_id: str, actions: list[tuple[Any, ...]], pooled: boo
         page = await context.new_page()
     await page.goto(server.origin + environment_task.start_url, wait_until="load")
     reset = time.perf_counter() - started
+    if pooled:
+        pool.prepare_spare()  # as the env does, so the next episode finds a spare
     times = []
     for operations in actions:
         started = time.perf_counter()

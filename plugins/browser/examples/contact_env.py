@@ -55,7 +55,12 @@ env = Environment(
                         "action": "/contact",
                         "elements": [
                             {"type": "input", "name": "email", "label": "Your email", "inputType": "email"},
-                            {"type": "select", "name": "topic", "label": "Topic", "options": ["Sales", "Support", "Press"]},
+                            {
+                                "type": "select",
+                                "name": "topic",
+                                "label": "Topic",
+                                "options": ["Sales", "Support", "Press"],
+                            },
                             {"type": "textarea", "name": "message", "label": "Message"},
                             {"type": "checkbox", "name": "newsletter", "label": "Send me the newsletter"},
                             {"type": "button", "text": "Send"},
@@ -70,7 +75,15 @@ env = Environment(
             instruction="Ask the sales team for a quote: send the contact form with your email jo@example.com, topic Sales and the message 'Quote for 200 Pro widgets, please.'",
             hidden_ground_truth={
                 "submissions": [
-                    {"form": "contact", "fields": {"email": "jo@example.com", "topic": "Sales", "message": "Quote for 200 Pro widgets, please.", "newsletter": False}}
+                    {
+                        "form": "contact",
+                        "fields": {
+                            "email": "jo@example.com",
+                            "topic": "Sales",
+                            "message": "Quote for 200 Pro widgets, please.",
+                            "newsletter": False,
+                        },
+                    }
                 ]
             },
             split="train",
@@ -78,7 +91,16 @@ env = Environment(
         Task(
             instruction="Subscribe jo@example.com to the newsletter through the contact form, topic Press, message 'Please add me.'",
             hidden_ground_truth={
-                "submissions": [{"fields": {"email": "jo@example.com", "topic": "Press", "message": "Please add me.", "newsletter": True}}]
+                "submissions": [
+                    {
+                        "fields": {
+                            "email": "jo@example.com",
+                            "topic": "Press",
+                            "message": "Please add me.",
+                            "newsletter": True,
+                        }
+                    }
+                ]
             },
             split="dev",
         ),

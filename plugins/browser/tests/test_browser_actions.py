@@ -14,7 +14,11 @@ from rolloutgym_protocol.errors import ConfigError
 
 
 def _message(*calls: dict[str, Any]) -> dict[str, Any]:
-    return {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{index}", **call} for index, call in enumerate(calls)]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": f"c{index}", **call} for index, call in enumerate(calls)],
+    }
 
 
 def _run(coroutine: Any) -> Any:
@@ -33,28 +37,46 @@ async def _episode(*steps: Any, task_id: str = "add-mug") -> list[Any]:
 
 
 def test_first_observation_has_system_prompt_task_and_page() -> None:
-    (messages, info), = _run(_episode())
+    ((messages, info),) = _run(_episode())
     assert [message["role"] for message in messages] == ["system", "user"]
     assert "click, type" in messages[0]["content"]
     user = messages[1]["content"]
     assert user.startswith("Task: Add one Enamel Coffee Mug to your cart.")
     assert "URL: /\nTitle: Harbor & Pine - Home" in user
     assert '[search-query] textbox "Search products" value=""' in user
-    assert "[category-kitchen] link \"Kitchen\" -> /category/kitchen" in user
+    assert '[category-kitchen] link "Kitchen" -> /category/kitchen' in user
     assert info["url"] == "/" and info["invalid_actions"] == 0
 
 
 @pytest.mark.parametrize(
     ("call", "error"),
     [
-        ({"name": "fly", "arguments": {}}, "error: unknown tool 'fly'; the tools are: click, type, select, check, goto, back, scroll, answer"),
+        (
+            {"name": "fly", "arguments": {}},
+            "error: unknown tool 'fly'; the tools are: click, type, select, check, goto, back, scroll, answer",
+        ),
         ({"name": "click", "arguments": {}}, "error: click: missing argument(s) element_id"),
-        ({"name": "click", "arguments": {"element_id": "nav-cart", "force": True}}, "error: click: unknown argument(s) force"),
-        ({"name": "type", "arguments": {"element_id": "search-query", "text": 5}}, "error: type: argument 'text' must be a string, got int"),
+        (
+            {"name": "click", "arguments": {"element_id": "nav-cart", "force": True}},
+            "error: click: unknown argument(s) force",
+        ),
+        (
+            {"name": "type", "arguments": {"element_id": "search-query", "text": 5}},
+            "error: type: argument 'text' must be a string, got int",
+        ),
         ({"name": "click", "arguments": "nav-cart"}, "error: click: arguments must be a JSON object, got str"),
-        ({"name": "type", "arguments": {"element_id": "nav-cart", "text": "x"}}, "error: [nav-cart] is a link; you can type into only a textbox"),
-        ({"name": "click", "arguments": {"element_id": "buy-now"}}, "error: there is no element [buy-now] on this page; elements you can click:"),
-        ({"name": "goto", "arguments": {"path": "https://evil.test/"}}, "error: goto takes a path of this site starting with '/'"),
+        (
+            {"name": "type", "arguments": {"element_id": "nav-cart", "text": "x"}},
+            "error: [nav-cart] is a link; you can type into only a textbox",
+        ),
+        (
+            {"name": "click", "arguments": {"element_id": "buy-now"}},
+            "error: there is no element [buy-now] on this page; elements you can click:",
+        ),
+        (
+            {"name": "goto", "arguments": {"path": "https://evil.test/"}},
+            "error: goto takes a path of this site starting with '/'",
+        ),
         ({"name": "scroll", "arguments": {"direction": "left"}}, "error: scroll: direction must be 'up' or 'down'"),
         ({"name": "back", "arguments": {}}, "error: there is no previous page to go back to"),
     ],
@@ -79,7 +101,7 @@ def test_several_calls_in_one_message_each_get_a_tool_message() -> None:
         {"name": "nope", "arguments": {}},
         {"name": "click", "arguments": {"element_id": "search-button"}},
     )
-    _, (observation, *_ , info) = _run(_episode(step))
+    _, (observation, *_, info) = _run(_episode(step))
     assert [message["tool_call_id"] for message in observation] == ["c0", "c1", "c2"]
     assert observation[0]["content"] == "typed into [search-query]"
     assert observation[2]["content"].startswith("clicked [search-button]; now on /search?q=mug")
@@ -88,9 +110,13 @@ def test_several_calls_in_one_message_each_get_a_tool_message() -> None:
 
 
 def test_answer_tool_ends_the_episode_and_ignores_later_calls() -> None:
-    step = _message({"name": "answer", "arguments": {"text": "done"}}, {"name": "click", "arguments": {"element_id": "nav-cart"}})
+    step = _message(
+        {"name": "answer", "arguments": {"text": "done"}}, {"name": "click", "arguments": {"element_id": "nav-cart"}}
+    )
     _, (observation, _, terminated, _, info) = _run(_episode(step))
-    assert terminated and observation == [{"role": "tool", "tool_call_id": "c0", "content": "answer recorded; the episode is over"}]
+    assert terminated and observation == [
+        {"role": "tool", "tool_call_id": "c0", "content": "answer recorded; the episode is over"}
+    ]
     assert info["score"]["metadata"]["answer"] == "done"
 
 
@@ -145,7 +171,12 @@ def test_scroll_moves_the_viewport_of_long_pages() -> None:
 
     first, down, up = _run(go())
     assert "[item-9]" in first and "[item-10]" not in first and "(20 lines below; scroll down to see them)" in first
-    assert "(5 lines above; scroll up to see them)" in down and "[item-5]" in down and "[item-14]" in down and "[item-4]" not in down
+    assert (
+        "(5 lines above; scroll up to see them)" in down
+        and "[item-5]" in down
+        and "[item-14]" in down
+        and "[item-4]" not in down
+    )
     assert "[item-0]" in up
 
 

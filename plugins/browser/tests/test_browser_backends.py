@@ -28,11 +28,17 @@ def _oracle_trajectory(make: Any, task: Any, backend: str) -> Any:
 
 
 def _observations(trajectory: Any) -> list[Any]:
-    return [trajectory.initial_observation, *(step.observation for step in trajectory.steps), trajectory.steps[-1].next_observation]
+    return [
+        trajectory.initial_observation,
+        *(step.observation for step in trajectory.steps),
+        trajectory.steps[-1].next_observation,
+    ]
 
 
 def _assert_same(dom: Any, chromium: Any, label: str) -> None:
-    assert len(dom.steps) == len(chromium.steps), f"{label}: {len(dom.steps)} steps on dom, {len(chromium.steps)} on chromium"
+    assert len(dom.steps) == len(chromium.steps), (
+        f"{label}: {len(dom.steps)} steps on dom, {len(chromium.steps)} on chromium"
+    )
     for index, (left, right) in enumerate(zip(_observations(dom), _observations(chromium), strict=True)):
         assert left == right, f"{label}: observation {index} differs between backends:\ndom: {left}\nchromium: {right}"
     assert dom.score.to_dict() == chromium.score.to_dict(), f"{label}: scores differ: {dom.score} vs {chromium.score}"
@@ -81,7 +87,9 @@ def test_a_wrong_trajectory_fails_the_same_way_on_both_backends(chromium: str) -
         try:
             seen = [(await environment.reset(seed=0))[0]]
             for index, call in enumerate(actions):
-                observation, *_ = await environment.step({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{index}", **call}]})
+                observation, *_ = await environment.step(
+                    {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{index}", **call}]}
+                )
                 seen.append(observation)
             seen.append(await environment.step({"role": "assistant", "content": "I added two."}))
             return seen

@@ -22,7 +22,9 @@ def _play(task_id: str, calls: list[dict[str, Any]], final: str = "Done.") -> di
         try:
             await environment.reset(seed=0)
             for index, call in enumerate(calls):
-                _, _, terminated, _, info = await environment.step({"role": "assistant", "content": "", "tool_calls": [{"id": f"c{index}", **call}]})
+                _, _, terminated, _, info = await environment.step(
+                    {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{index}", **call}]}
+                )
                 if terminated:
                     return info
             return (await environment.step({"role": "assistant", "content": final}))[4]
@@ -38,7 +40,16 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
 
 @pytest.mark.parametrize(
     ("answer", "expected"),
-    [("$48.75", 48.75), ("48.75 dollars", 48.75), ("48.750", 48.75), ("It costs $1,048.75.", 1048.75), ("4", 4), ("the linen notebook.", "Linen Notebook"), ("NOT ADDED", "not added"), ("g-405", "G-405")],
+    [
+        ("$48.75", 48.75),
+        ("48.75 dollars", 48.75),
+        ("48.750", 48.75),
+        ("It costs $1,048.75.", 1048.75),
+        ("4", 4),
+        ("the linen notebook.", "Linen Notebook"),
+        ("NOT ADDED", "not added"),
+        ("g-405", "G-405"),
+    ],
 )
 def test_right_answers_in_unusual_forms_pass(answer: str, expected: Any) -> None:
     passed, feedback = answer_matches(answer, expected)
@@ -74,7 +85,11 @@ def test_state_diff_names_each_difference() -> None:
 
 
 def test_near_miss_quantity_fails_with_the_difference_in_feedback() -> None:
-    calls = [_call("goto", path="/product/O-203"), _call("type", element_id="quantity", text="2"), _call("click", element_id="add-to-cart")]
+    calls = [
+        _call("goto", path="/product/O-203"),
+        _call("type", element_id="quantity", text="2"),
+        _call("click", element_id="add-to-cart"),
+    ]
     info = _play("add-three-notebooks", calls)
     assert info["score"]["value"] == 0.0
     assert "cart[0].quantity: expected 3, found 2" in info["score"]["components"]["state"]["feedback"]
@@ -96,10 +111,17 @@ def test_exploit_adding_everything_to_the_cart_scores_zero() -> None:
 
 
 def test_refusal_task_fails_when_the_agent_does_the_forbidden_thing() -> None:
-    calls = [_call("goto", path="/product/K-103"), _call("click", element_id="add-to-cart"), _call("answer", text="added")]
+    calls = [
+        _call("goto", path="/product/K-103"),
+        _call("click", element_id="add-to-cart"),
+        _call("answer", text="added"),
+    ]
     info = _play("kettle-only-if-cheap", calls)
     assert info["score"]["value"] == 0.0
-    assert set(name for name, component in info["score"]["components"].items() if component["value"] < 1) == {"state", "answer"}
+    assert set(name for name, component in info["score"]["components"].items() if component["value"] < 1) == {
+        "state",
+        "answer",
+    }
 
 
 def test_refusal_task_passes_when_the_agent_declines() -> None:

@@ -48,7 +48,14 @@ async def _episodes(backend: str, groups: int, members: int, cancel_every: int, 
     for index in range(groups):
         task = tasks[index % len(tasks)]
         run = asyncio.ensure_future(
-            arollout_group(task, lambda item: make_shop_env(item, backend=backend), AsyncOracle(), num_rollouts=members, concurrency=members, max_steps=60)
+            arollout_group(
+                task,
+                lambda item: make_shop_env(item, backend=backend),
+                AsyncOracle(),
+                num_rollouts=members,
+                concurrency=members,
+                max_steps=60,
+            )
         )
         if index % cancel_every == cancel_every - 1:
             if cancel_after:
@@ -120,8 +127,12 @@ def test_killing_chromium_mid_episode_is_an_env_error_and_the_next_episode_gets_
             return step
 
     async def go() -> tuple[Any, Any]:
-        broken = await arollout_group(task, lambda item: make_shop_env(item, backend="chromium"), KillingOracle(), num_rollouts=1)
-        healthy = await arollout_group(task, lambda item: make_shop_env(item, backend="chromium"), OraclePolicy(), num_rollouts=1)
+        broken = await arollout_group(
+            task, lambda item: make_shop_env(item, backend="chromium"), KillingOracle(), num_rollouts=1
+        )
+        healthy = await arollout_group(
+            task, lambda item: make_shop_env(item, backend="chromium"), OraclePolicy(), num_rollouts=1
+        )
         return broken, healthy
 
     asyncio.run(go())  # make sure a browser is running before counting launches

@@ -16,17 +16,31 @@ def _app(**setup: object) -> SiteApp:
     return SiteApp(ShopSite(), setup or None)
 
 
-CHECKOUT = [("name", "Sam Rivera"), ("email", "sam@example.com"), ("address", "1 A St"), ("city", "Portland"), ("postcode", "97201"), ("shipping", "standard"), ("coupon", "")]
+CHECKOUT = [
+    ("name", "Sam Rivera"),
+    ("email", "sam@example.com"),
+    ("address", "1 A St"),
+    ("city", "Portland"),
+    ("postcode", "97201"),
+    ("shipping", "standard"),
+    ("coupon", ""),
+]
 
 
 def test_task_file_is_the_replay_of_the_reference_solutions() -> None:
     stored = json.loads(TASK_FILE.read_text(encoding="utf-8"))
-    assert stored == json.loads(json.dumps(build_tasks())), "run: python -m rolloutgym_browser.shop (and bump the env version)"
+    assert stored == json.loads(json.dumps(build_tasks())), (
+        "run: python -m rolloutgym_browser.shop (and bump the env version)"
+    )
 
 
 def test_checkout_totals_discounts_shipping_and_gift_wrap() -> None:
     app = _app(cart=[{"sku": "G-402", "quantity": 2}])
-    fields = [pair for pair in CHECKOUT if pair[0] not in ("shipping", "coupon")] + [("shipping", "express"), ("coupon", "save10"), ("gift_wrap", "on")]
+    fields = [pair for pair in CHECKOUT if pair[0] not in ("shipping", "coupon")] + [
+        ("shipping", "express"),
+        ("coupon", "save10"),
+        ("gift_wrap", "on"),
+    ]
     response = app.handle("POST", "/checkout", fields)
     assert response.location == "/orders/1004"
     order = app.state["orders"][-1]
@@ -53,7 +67,9 @@ def test_cart_respects_stock_and_quantities() -> None:
     assert app.handle("POST", "/cart/add/O-202", [("quantity", "2")]).location == "/cart"
     assert app.handle("POST", "/cart/update/O-202", [("quantity", "0")]).location == "/cart"
     assert app.state["cart"] == []
-    assert app.handle("POST", "/cart/add/K-102", [("quantity", "1")]).location == "/product/K-102?error=stock"  # out of stock
+    assert (
+        app.handle("POST", "/cart/add/K-102", [("quantity", "1")]).location == "/product/K-102?error=stock"
+    )  # out of stock
     assert app.handle("GET", "/product/NOPE").status == 404 and app.page_errors == ["404 GET /product/NOPE"]
 
 

@@ -33,7 +33,14 @@ FORM_PAGE = browser_page(
 
 
 def _environment(config: dict[str, Any], truth: dict[str, Any] | None = None, **extra: Any) -> Environment:
-    return Environment(slug="t", name="T", template="browser", config=config, tasks=[Task("Sign up.", truth or {"url": "/signup"})], **extra)
+    return Environment(
+        slug="t",
+        name="T",
+        template="browser",
+        config=config,
+        tasks=[Task("Sign up.", truth or {"url": "/signup"})],
+        **extra,
+    )
 
 
 def _episode(factory: Any, task: Any, policy: str = "oracle") -> Any:
@@ -61,7 +68,11 @@ def test_submissions_are_recorded_with_typed_fields() -> None:
     environment = load_env_file(EXAMPLE)
     trajectory = _episode(compile_browser(environment), environment.tasks[1])
     assert trajectory.steps[-1].info["state"]["submissions"] == [
-        {"form": "contact", "page": "/contact", "fields": {"email": "jo@example.com", "topic": "Press", "message": "Please add me.", "newsletter": True}}
+        {
+            "form": "contact",
+            "page": "/contact",
+            "fields": {"email": "jo@example.com", "topic": "Press", "message": "Please add me.", "newsletter": True},
+        }
     ]
 
 
@@ -83,7 +94,9 @@ def test_env_file_runs_from_the_cli(tmp_path: Path) -> None:
 def test_env_file_and_shop_run_from_the_cli_on_chromium(tmp_path: Path, chromium: str) -> None:
     stdout, _ = _cli_run(tmp_path, str(EXAMPLE), "--policy", "oracle", "--backend", "chromium")
     assert "pass rate 100.0%" in stdout, stdout
-    stdout, lines = _cli_run(tmp_path, "browser/shop-v0", "--policy", "oracle", "--backend", "chromium", "--split", "test")
+    stdout, lines = _cli_run(
+        tmp_path, "browser/shop-v0", "--policy", "oracle", "--backend", "chromium", "--split", "test"
+    )
     assert lines[0]["options"]["env_kwargs"] == {"backend": "chromium"}
     assert "7 trajectories" in stdout and "pass rate 100.0%" in stdout, stdout
 
@@ -92,8 +105,20 @@ def test_a_verifier_grades_instead_of_the_ground_truth() -> None:
     config = browser_config(initial_url="/signup", pages=[FORM_PAGE])
     verifier = verifier_config(primitive("signed_up", "state_match", expected={"submissions.length": 1}))
     environment = Environment(
-        slug="v", name="V", template="browser", config=config, verifier=verifier,
-        tasks=[Task("Sign up.", reference_actions=[{"name": "type", "arguments": {"element_id": "email", "text": "a@b.c"}}, {"name": "click", "arguments": {"element_id": "signup-submit"}}])],
+        slug="v",
+        name="V",
+        template="browser",
+        config=config,
+        verifier=verifier,
+        tasks=[
+            Task(
+                "Sign up.",
+                reference_actions=[
+                    {"name": "type", "arguments": {"element_id": "email", "text": "a@b.c"}},
+                    {"name": "click", "arguments": {"element_id": "signup-submit"}},
+                ],
+            )
+        ],
     )
     factory = compile_browser(environment)
     assert _episode(factory, environment.tasks[0]).score.value == 1.0
@@ -105,19 +130,51 @@ def test_a_verifier_grades_instead_of_the_ground_truth() -> None:
     ("config", "truth", "message"),
     [
         ({"pages": [FORM_PAGE]}, None, "config.initialUrl: required"),
-        (browser_config(initial_url="/home", pages=[FORM_PAGE]), None, "config.initialUrl: '/home' is not one of the pages (/signup)"),
-        (browser_config(initial_url="/signup", pages=[browser_page("/signup", title="S", elements=[{"type": "buton", "text": "Go"}])]), None,
-         "config.pages[0].elements[0].type: unknown element type 'buton'. Did you mean 'button'?"),
-        (browser_config(initial_url="/signup", pages=[browser_page("/signup", title="S", elements=[{"type": "link", "text": "Go"}])]), None,
-         "config.pages[0].elements[0]: a link needs 'href'"),
-        (browser_config(initial_url="/signup", pages=[browser_page("/signup", title="S", elements=[{"type": "select", "name": "x", "options": []}])]), None,
-         "config.pages[0].elements[0].options: a select needs a non-empty list of options"),
-        (browser_config(initial_url="/signup", pages=[FORM_PAGE, FORM_PAGE]), None, "config.pages[1].url: '/signup' is defined twice"),
-        (browser_config(initial_url="/signup", pages=[FORM_PAGE]), {"expected": 1}, "hidden_ground_truth: unknown key(s) expected; the browser template reads submissions, state, url"),
+        (
+            browser_config(initial_url="/home", pages=[FORM_PAGE]),
+            None,
+            "config.initialUrl: '/home' is not one of the pages (/signup)",
+        ),
+        (
+            browser_config(
+                initial_url="/signup",
+                pages=[browser_page("/signup", title="S", elements=[{"type": "buton", "text": "Go"}])],
+            ),
+            None,
+            "config.pages[0].elements[0].type: unknown element type 'buton'. Did you mean 'button'?",
+        ),
+        (
+            browser_config(
+                initial_url="/signup",
+                pages=[browser_page("/signup", title="S", elements=[{"type": "link", "text": "Go"}])],
+            ),
+            None,
+            "config.pages[0].elements[0]: a link needs 'href'",
+        ),
+        (
+            browser_config(
+                initial_url="/signup",
+                pages=[browser_page("/signup", title="S", elements=[{"type": "select", "name": "x", "options": []}])],
+            ),
+            None,
+            "config.pages[0].elements[0].options: a select needs a non-empty list of options",
+        ),
+        (
+            browser_config(initial_url="/signup", pages=[FORM_PAGE, FORM_PAGE]),
+            None,
+            "config.pages[1].url: '/signup' is defined twice",
+        ),
+        (
+            browser_config(initial_url="/signup", pages=[FORM_PAGE]),
+            {"expected": 1},
+            "hidden_ground_truth: unknown key(s) expected; the browser template reads submissions, state, url",
+        ),
         (browser_config(initial_url="/signup", pages=[FORM_PAGE]), {"submissions": [{"fields": {"phone": "1"}}]}, None),
     ],
 )
-def test_malformed_configs_and_ground_truth_name_the_problem(config: dict[str, Any], truth: Any, message: str | None) -> None:
+def test_malformed_configs_and_ground_truth_name_the_problem(
+    config: dict[str, Any], truth: Any, message: str | None
+) -> None:
     if message is None:  # a submission no form can make: no oracle, but the env still builds
         factory = compile_browser(_environment(config, truth))
         environment = factory(Task("Sign up.", truth))

@@ -14,7 +14,12 @@ def _tool(name: str, description: str, properties: dict[str, Any], required: lis
         "function": {
             "name": name,
             "description": description,
-            "parameters": {"type": "object", "properties": properties, "required": required, "additionalProperties": False},
+            "parameters": {
+                "type": "object",
+                "properties": properties,
+                "required": required,
+                "additionalProperties": False,
+            },
         },
     }
 
@@ -108,7 +113,9 @@ def parse_tool_call(call: Any, index: int) -> ToolCall:
     types, required = _SPECS[name]
     unknown = sorted(set(arguments) - set(types))
     if unknown:
-        raise ActionError(f"{name}: unknown argument(s) {', '.join(unknown)}; it takes {', '.join(types) or 'no arguments'}")
+        raise ActionError(
+            f"{name}: unknown argument(s) {', '.join(unknown)}; it takes {', '.join(types) or 'no arguments'}"
+        )
     missing = sorted(required - set(arguments))
     if missing:
         raise ActionError(f"{name}: missing argument(s) {', '.join(missing)}")

@@ -33,6 +33,9 @@ CHROMIUM_ARGS = (
     "--disable-component-update",
     "--disable-sync",
     "--disable-dev-shm-usage",
+    # No back-forward cache and no browsing-instance swap: a same-site navigation reuses
+    # the renderer that the pool's warm-up page started.
+    "--disable-features=BackForwardCache,ProactivelySwapBrowsingInstance",
 )
 """Launch flags: no sandbox (root in containers), and no background traffic to Google."""
 
@@ -68,11 +71,15 @@ def find_chromium(path: str | None = None) -> str:
     Raises:
         BrowserError: naming what was tried and how to install Chromium.
     """
-    candidates = [path] if path else [os.environ.get("ROLLOUTGYM_CHROMIUM") or "", "chromium", "chromium-browser", "/usr/bin/chromium"]
+    configured = path or os.environ.get("ROLLOUTGYM_CHROMIUM")
+    # An explicit choice is used or reported, never silently replaced by another browser.
+    candidates = [configured] if configured else ["chromium", "chromium-browser", "/usr/bin/chromium"]
     for candidate in candidates:
         if not candidate:
             continue
-        found = shutil.which(candidate) or (candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None)
+        found = shutil.which(candidate) or (
+            candidate if os.path.isfile(candidate) and os.access(candidate, os.X_OK) else None
+        )
         if found:
             return found
     tried = ", ".join(candidate for candidate in candidates if candidate)
@@ -175,7 +182,7 @@ class BrowserPool:
             self._spare = asyncio.ensure_future(self._new_context())
 
     async def acquire(self) -> tuple[Any, Any]:
-        """A fresh ``(context, page)``; starts preparing the next one."""
+        """A fresh ``(context, page)``: the prepared spare when there is one."""
         spare, self._spare = self._spare, None
         pair = None
         if spare is not None:
@@ -187,8 +194,13 @@ class BrowserPool:
                 pair = None
         if pair is None:
             pair = await self._new_context()
-        self._refill()
         return pair
+
+    def prepare_spare(self) -> None:
+        """Start preparing the next episode's context (called once a page has loaded, so the
+        work does not compete with that load)."""
+        if self._browser is not None and self._browser.is_connected():
+            self._refill()
 
     def start_acquire(self) -> asyncio.Task[tuple[Any, Any]]:
         """:meth:`acquire` as a task the pool tracks (so :meth:`settle` can wait for it)."""
@@ -249,7 +261,11 @@ def _browser_processes() -> list[int]:
     """Chromium processes descended from this process."""
     from ._processes import descendants
 
-    return [pid for pid, command in descendants(os.getpid()) if command and os.path.basename(command[0]).startswith(("chromium", "chrome"))]
+    return [
+        pid
+        for pid, command in descendants(os.getpid())
+        if command and os.path.basename(command[0]).startswith(("chromium", "chrome"))
+    ]
 
 
 def _find_browser_pid(executable: str) -> int | None:
@@ -257,7 +273,11 @@ def _find_browser_pid(executable: str) -> int | None:
     from ._processes import descendants
 
     for pid, command in descendants(os.getpid()):
-        if command and os.path.basename(command[0]).startswith(("chromium", "chrome")) and not any(part.startswith("--type=") for part in command):
+        if (
+            command
+            and os.path.basename(command[0]).startswith(("chromium", "chrome"))
+            and not any(part.startswith("--type=") for part in command)
+        ):
             return pid
     return None
 
@@ -334,6 +354,7 @@ class ChromiumBackend(Backend):
         # Only requests outside the origin are intercepted, so local traffic pays nothing.
         await self._context.route(re.compile(rf"^(?!{re.escape(origin)}(/|$))"), block)
         await self._page.goto(origin + url, wait_until="load")
+        pool.prepare_spare()
 
     async def start(self, app: SiteApp, url: str) -> None:
         await self._run(f"opening {url}", self._start(app, url))
@@ -349,9 +370,16 @@ class ChromiumBackend(Backend):
         url = href[len(origin) :] or "/" if href.startswith(origin) else href
         elements = tuple(
             SnapshotElement(
-                element_id, kind, normalise_text(label), depth, value=value, checked=bool(checked), href=link,
+                element_id,
+                kind,
+                normalise_text(label),
+                depth,
+                value=value,
+                checked=bool(checked),
+                href=link,
                 options=tuple((option_value, normalise_text(option_label)) for option_value, option_label in options),
-                placeholder=placeholder, input_type=input_type,
+                placeholder=placeholder,
+                input_type=input_type,
             )
             for element_id, kind, label, depth, value, checked, link, options, placeholder, input_type in raw
         )

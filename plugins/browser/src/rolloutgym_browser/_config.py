@@ -39,16 +39,36 @@ __all__ = ["TemplateSite", "parse_browser_config"]
 
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 _KINDS = {
-    "heading": "heading", "h1": "heading", "h2": "heading", "h3": "heading", "title": "heading",
-    "text": "text", "paragraph": "text", "p": "text", "label": "text",
-    "link": "link", "a": "link",
-    "button": "button", "submit": "button",
-    "input": "textbox", "textbox": "textbox", "text_input": "textbox", "email": "textbox", "password": "textbox",
-    "number": "textbox", "search": "textbox", "tel": "textbox", "url": "textbox", "textarea": "textbox",
-    "select": "select", "dropdown": "select", "combobox": "select",
+    "heading": "heading",
+    "h1": "heading",
+    "h2": "heading",
+    "h3": "heading",
+    "title": "heading",
+    "text": "text",
+    "paragraph": "text",
+    "p": "text",
+    "label": "text",
+    "link": "link",
+    "a": "link",
+    "button": "button",
+    "submit": "button",
+    "input": "textbox",
+    "textbox": "textbox",
+    "text_input": "textbox",
+    "email": "textbox",
+    "password": "textbox",
+    "number": "textbox",
+    "search": "textbox",
+    "tel": "textbox",
+    "url": "textbox",
+    "textarea": "textbox",
+    "select": "select",
+    "dropdown": "select",
+    "combobox": "select",
     "checkbox": "checkbox",
     "form": "form",
-    "image": "image", "img": "image",
+    "image": "image",
+    "img": "image",
     "hidden": "hidden",
 }
 _INPUT_TYPES = {"email", "password", "number", "search", "tel", "url", "textarea"}
@@ -75,11 +95,22 @@ class _Builder:
     def site_url(self, url: str, where: str) -> str:
         return site_path(url, self.host, where)
 
+    def local_url(self, url: str, where: str) -> str:
+        """A URL that must stay on the site (form actions, button targets)."""
+        path = self.site_url(url, where)
+        if not path.startswith("/"):
+            raise EnvFileError(
+                f"{where}: {url!r} leaves the site; form actions and buttons must point at a page of this site"
+            )
+        return path
+
     def new_id(self, raw: Mapping[str, Any], where: str, preferred: str | None) -> str:
         explicit = raw.get("id")
         if explicit is not None:
             if not isinstance(explicit, str) or not _ID.match(explicit):
-                raise EnvFileError(f"{where}.id: {explicit!r} is not a valid element id; use letters, digits, '_', '-', '.' or ':'")
+                raise EnvFileError(
+                    f"{where}.id: {explicit!r} is not a valid element id; use letters, digits, '_', '-', '.' or ':'"
+                )
             if explicit in self.used:
                 raise EnvFileError(f"{where}.id: {explicit!r} is used twice on this page; ids must be unique per page")
             self.used.add(explicit)
@@ -96,13 +127,17 @@ class _Builder:
 
     def element(self, raw: Any, where: str, *, in_form: bool) -> Element:
         if not isinstance(raw, Mapping):
-            raise EnvFileError(f"{where}: an element must be an object like {{'type': 'link', 'text': 'Home', 'href': '/'}}, got {type(raw).__name__}")
+            raise EnvFileError(
+                f"{where}: an element must be an object like {{'type': 'link', 'text': 'Home', 'href': '/'}}, got {type(raw).__name__}"
+            )
         declared = _first(raw, "type", "kind")
         if not isinstance(declared, str) or declared.lower() not in _KINDS:
             from rolloutgym_protocol.errors import did_you_mean
 
             hint = did_you_mean(str(declared), list(_KINDS)) if isinstance(declared, str) else ""
-            raise EnvFileError(f"{where}.type: unknown element type {declared!r}.{hint} Use one of: heading, text, link, button, input, textarea, select, checkbox, form, image, hidden")
+            raise EnvFileError(
+                f"{where}.type: unknown element type {declared!r}.{hint} Use one of: heading, text, link, button, input, textarea, select, checkbox, form, image, hidden"
+            )
         declared = declared.lower()
         kind = _KINDS[declared]
         text = _first(raw, "text", "label", "content", "title", default="")
@@ -136,15 +171,31 @@ class _Builder:
         if kind == "button":
             href = raw.get("href") or raw.get("url")
             return Element(
-                element_id, "button", label or "Submit", name=name, value=str(value),
-                href=self.site_url(href, f"{where}.href") if isinstance(href, str) and href else "",
+                element_id,
+                "button",
+                label or "Submit",
+                name=name,
+                value=str(value),
+                href=self.local_url(href, f"{where}.href") if isinstance(href, str) and href else "",
             )
         if kind == "textbox":
-            input_type = declared if declared in _INPUT_TYPES else str(raw.get("inputType") or raw.get("input_type") or "text")
+            input_type = (
+                declared if declared in _INPUT_TYPES else str(raw.get("inputType") or raw.get("input_type") or "text")
+            )
             if input_type not in _INPUT_TYPES | {"text"}:
-                raise EnvFileError(f"{where}.inputType: {input_type!r} is not supported; use text, {', '.join(sorted(_INPUT_TYPES))}")
+                raise EnvFileError(
+                    f"{where}.inputType: {input_type!r} is not supported; use text, {', '.join(sorted(_INPUT_TYPES))}"
+                )
             placeholder = raw.get("placeholder") or ""
-            return Element(element_id, "textbox", label or name, name=name, value=str(value), input_type=input_type, placeholder=str(placeholder))
+            return Element(
+                element_id,
+                "textbox",
+                label or name,
+                name=name,
+                value=str(value),
+                input_type=input_type,
+                placeholder=str(placeholder),
+            )
         if kind == "checkbox":
             return Element(element_id, "checkbox", label or name, name=name, checked=bool(raw.get("checked", False)))
         if kind == "hidden":
@@ -175,15 +226,21 @@ class _Builder:
         children_raw = _first(raw, "elements", "children", "fields", default=[])
         if not isinstance(children_raw, list):
             raise EnvFileError(f"{where}.elements: a form's elements must be a list")
-        children = [self.element(child, f"{where}.elements[{index}]", in_form=True) for index, child in enumerate(children_raw)]
+        children = [
+            self.element(child, f"{where}.elements[{index}]", in_form=True) for index, child in enumerate(children_raw)
+        ]
         if not any(child.kind == "button" and not child.href for child in children):
-            children.append(Element(self.new_id({}, where, f"{form_id}-submit"), "button", str(raw.get("submitLabel") or "Submit")))
+            children.append(
+                Element(self.new_id({}, where, f"{form_id}-submit"), "button", str(raw.get("submitLabel") or "Submit"))
+            )
         children.append(Element(self.new_id({}, where, f"{form_id}-marker"), "hidden", name=_FORM_FIELD, value=form_id))
         method = str(raw.get("method") or "post").lower()
         if method not in ("get", "post"):
             raise EnvFileError(f"{where}.method: use 'get' or 'post', got {method!r}")
         action = raw.get("action")
-        action_path = self.site_url(action, f"{where}.action") if isinstance(action, str) and action else f"/_forms/{form_id}"
+        action_path = (
+            self.local_url(action, f"{where}.action") if isinstance(action, str) and action else f"/_forms/{form_id}"
+        )
         return Element(form_id, "form", label, action=action_path, method=method, children=tuple(children))
 
 
@@ -193,8 +250,8 @@ def site_path(url: str, host: str | None, where: str) -> str:
     if parts.scheme or parts.netloc:
         if parts.scheme not in ("http", "https"):
             raise EnvFileError(f"{where}: {url!r} is not an http(s) URL or a site path")
-        if host is not None and parts.netloc.lower() != host:
-            return url
+        if host is None or parts.netloc.lower() != host:
+            return url  # another site (with a relative initialUrl, every absolute URL is one)
         path = parts.path or "/"
     else:
         path = parts.path if parts.path.startswith("/") else "/" + parts.path
@@ -204,7 +261,13 @@ def site_path(url: str, host: str | None, where: str) -> str:
 class TemplateSite:
     """A static site from a ``browser`` config; forms are recorded in ``state["submissions"]``."""
 
-    def __init__(self, pages: Mapping[str, Page], forms: Mapping[str, tuple[Element, str, str | None]], initial_url: str, initial_state: Mapping[str, Any]) -> None:
+    def __init__(
+        self,
+        pages: Mapping[str, Page],
+        forms: Mapping[str, tuple[Element, str, str | None]],
+        initial_url: str,
+        initial_state: Mapping[str, Any],
+    ) -> None:
         self.pages = dict(pages)
         self.forms = dict(forms)
         self.initial_url = initial_url
@@ -225,10 +288,15 @@ class TemplateSite:
             entry = self.forms.get(form_id)
             back = entry[1] if entry else "/"
             return Page(
-                path, "Form submitted",
+                path,
+                "Form submitted",
                 (
                     Element("submitted-heading", "heading", "Thank you", level=1),
-                    Element("submitted-text", "text", f"Your form '{(entry[0].label if entry else '') or form_id}' was submitted."),
+                    Element(
+                        "submitted-text",
+                        "text",
+                        f"Your form '{(entry[0].label if entry else '') or form_id}' was submitted.",
+                    ),
                     Element("submitted-back", "link", "Back", href=back),
                 ),
             )
@@ -267,7 +335,9 @@ def parse_browser_config(config: Mapping[str, Any]) -> TemplateSite:
         raise EnvFileError("config: the browser template needs a config object with 'initialUrl' and 'pages'")
     initial = config.get("initialUrl")
     if not isinstance(initial, str) or not initial:
-        raise EnvFileError("config.initialUrl: required, the page the episode starts on (e.g. '/' or 'https://acme.test/')")
+        raise EnvFileError(
+            "config.initialUrl: required, the page the episode starts on (e.g. '/' or 'https://acme.test/')"
+        )
     host = urlsplit(initial).netloc.lower() or None
     pages_raw = config.get("pages")
     if not isinstance(pages_raw, list) or not pages_raw:
@@ -283,7 +353,13 @@ def parse_browser_config(config: Mapping[str, Any]) -> TemplateSite:
             raise EnvFileError(f"{where}.url: required")
         path = site_path(url, host, f"{where}.url")
         if "://" in path:
-            raise EnvFileError(f"{where}.url: {url!r} is on another host than initialUrl ({host}); all pages belong to one site")
+            if host is None:
+                raise EnvFileError(
+                    f"{where}.url: {url!r} is absolute but initialUrl is a path; give both as paths ('/about') or both on one host"
+                )
+            raise EnvFileError(
+                f"{where}.url: {url!r} is on another host than initialUrl ({host}); all pages belong to one site"
+            )
         path = path.split("?", 1)[0]
         if path in pages:
             raise EnvFileError(f"{where}.url: {path!r} is defined twice")
@@ -291,15 +367,24 @@ def parse_browser_config(config: Mapping[str, Any]) -> TemplateSite:
         elements_raw = raw.get("elements", [])
         if not isinstance(elements_raw, list):
             raise EnvFileError(f"{where}.elements: must be a list")
-        elements = tuple(builder.element(element, f"{where}.elements[{position}]", in_form=False) for position, element in enumerate(elements_raw))
+        elements = tuple(
+            builder.element(element, f"{where}.elements[{position}]", in_form=False)
+            for position, element in enumerate(elements_raw)
+        )
         page = Page(path, normalise_text(str(raw.get("title") or path)), elements)
         pages[path] = page
         for position, element in enumerate(elements):
             if element.kind == "form":
                 if element.id in forms:
-                    raise EnvFileError(f"{where}.elements[{position}].id: form id {element.id!r} is used on two pages; form ids must be unique in the site")
+                    raise EnvFileError(
+                        f"{where}.elements[{position}].id: form id {element.id!r} is used on two pages; form ids must be unique in the site"
+                    )
                 redirect_raw = elements_raw[position].get("redirect") or elements_raw[position].get("successUrl")
-                redirect = site_path(redirect_raw, host, f"{where}.elements[{position}].redirect") if isinstance(redirect_raw, str) else None
+                redirect = (
+                    site_path(redirect_raw, host, f"{where}.elements[{position}].redirect")
+                    if isinstance(redirect_raw, str)
+                    else None
+                )
                 forms[element.id] = (element, path, redirect)
     initial_path = site_path(initial, host, "config.initialUrl")
     if initial_path.split("?", 1)[0] not in pages:

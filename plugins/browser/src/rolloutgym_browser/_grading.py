@@ -40,7 +40,11 @@ def lookup_path(state: Any, path: str) -> Any:
         if match is None:
             return _MISSING
         key, indices = match.groups()
-        if key == "length" and isinstance(current, (list, dict, str)) and not (isinstance(current, dict) and "length" in current):
+        if (
+            key == "length"
+            and isinstance(current, (list, dict, str))
+            and not (isinstance(current, dict) and "length" in current)
+        ):
             current = len(current)
         elif key:
             if not isinstance(current, Mapping) or key not in current:
@@ -168,7 +172,11 @@ def grade_episode(
     if expected_state is not None or expected_paths or expected_url is not None:
         passed = not differences
         outcome_ok &= passed
-        feedback = "the site's state is as expected" if passed else "; ".join(differences[:12]) + (f"; and {len(differences) - 12} more" if len(differences) > 12 else "")
+        feedback = (
+            "the site's state is as expected"
+            if passed
+            else "; ".join(differences[:12]) + (f"; and {len(differences) - 12} more" if len(differences) > 12 else "")
+        )
         components["state"] = Score(float(passed), feedback=feedback, metadata={"differences": differences})
     if expected_answer is not None:
         passed, feedback = answer_matches(answer or "", expected_answer)
@@ -182,8 +190,19 @@ def grade_episode(
     components["no_errors"] = Score(float(not problems), feedback="; ".join(problems) if problems else "no errors")
     value = (1.0 if not problems else ERROR_FACTOR) if outcome_ok else 0.0
     if outcome_ok:
-        feedback = "task completed" + ("" if not problems else f", but with errors ({'; '.join(problems)}): reward halved")
+        feedback = "task completed" + (
+            "" if not problems else f", but with errors ({'; '.join(problems)}): reward halved"
+        )
     else:
-        feedback = "; ".join(f"{name}: {component.feedback}" for name, component in components.items() if component.value < 1 and name != "no_errors")
-    metadata = {"final_url": final_url, "answer": answer, "invalid_actions": invalid_actions, "blocked_requests": list(blocked_requests)}
+        feedback = "; ".join(
+            f"{name}: {component.feedback}"
+            for name, component in components.items()
+            if component.value < 1 and name != "no_errors"
+        )
+    metadata = {
+        "final_url": final_url,
+        "answer": answer,
+        "invalid_actions": invalid_actions,
+        "blocked_requests": list(blocked_requests),
+    }
     return Score(value, components, metadata, feedback=feedback)

@@ -70,7 +70,9 @@ def _render(element: Element) -> str:
         return f"<input {_attributes(element, type='hidden', name=element.name, value=element.value)}>"
     if kind == "form":
         inner = "".join(_render(child) for child in element.children)
-        attributes = _attributes(element, method=element.method, action=element.action, autocomplete="off", **{"aria-label": element.label})
+        attributes = _attributes(
+            element, method=element.method, action=element.action, autocomplete="off", **{"aria-label": element.label}
+        )
         return f"<form {attributes}>{inner}</form>"
     raise ValueError(f"element {element.id!r} has unknown kind {kind!r}")
 
@@ -79,7 +81,7 @@ def render_html(page: Page) -> str:
     """The whole HTML document of ``page``."""
     body = "\n".join(_render(element) for element in page.elements)
     return (
-        "<!doctype html><html><head><meta charset=\"utf-8\">"
-        f"<title>{escape(page.title)}</title><link rel=\"icon\" href=\"data:,\"><style>{_STYLE}</style></head>"
+        '<!doctype html><html><head><meta charset="utf-8">'
+        f'<title>{escape(page.title)}</title><link rel="icon" href="data:,"><style>{_STYLE}</style></head>'
         f"<body>\n{body}\n</body></html>"
     )

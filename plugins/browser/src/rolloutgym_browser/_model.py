@@ -92,7 +92,9 @@ class Page:
         for top in self.elements:
             for element, depth in top.walk():
                 if element.id in index:
-                    raise ValueError(f"page {self.url!r}: element id {element.id!r} is used twice; ids must be unique per page")
+                    raise ValueError(
+                        f"page {self.url!r}: element id {element.id!r} is used twice; ids must be unique per page"
+                    )
                 index[element.id] = (element, depth, None)
             if top.kind == "form":
                 for element, depth in top.walk():
@@ -133,9 +135,16 @@ class SnapshotElement:
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "id": self.id, "kind": self.kind, "label": self.label, "depth": self.depth, "value": self.value,
-            "checked": self.checked, "href": self.href, "options": [list(option) for option in self.options],
-            "placeholder": self.placeholder, "input_type": self.input_type,
+            "id": self.id,
+            "kind": self.kind,
+            "label": self.label,
+            "depth": self.depth,
+            "value": self.value,
+            "checked": self.checked,
+            "href": self.href,
+            "options": [list(option) for option in self.options],
+            "placeholder": self.placeholder,
+            "input_type": self.input_type,
         }
 
 
@@ -176,12 +185,20 @@ def _line(element: SnapshotElement) -> str:
         return f"{prefix}button {label}"
     if kind == "textbox":
         extra = f" placeholder={_quote(element.placeholder)}" if element.placeholder and not element.value else ""
-        kind_note = " (number)" if element.input_type == "number" else " (multi-line)" if element.input_type == "textarea" else ""
+        kind_note = (
+            " (number)"
+            if element.input_type == "number"
+            else " (multi-line)"
+            if element.input_type == "textarea"
+            else ""
+        )
         return f"{prefix}textbox {label}{kind_note} value={_quote(element.value)}{extra}"
     if kind == "checkbox":
         return f"{prefix}checkbox {label} checked={'true' if element.checked else 'false'}"
     if kind == "select":
-        chosen = next((option_label for value, option_label in element.options if value == element.value), element.value)
+        chosen = next(
+            (option_label for value, option_label in element.options if value == element.value), element.value
+        )
         choices = ", ".join(_quote(option_label) for _, option_label in element.options)
         return f"{prefix}combobox {label} selected={_quote(chosen)} options=[{choices}]"
     return f"{prefix}{kind} {label}"

@@ -97,7 +97,9 @@ class SiteServer:
             with contextlib.suppress(BaseException):
                 await writer.wait_closed()
 
-    async def _read_request(self, connection: h11.Connection, reader: asyncio.StreamReader) -> tuple[h11.Request | None, bytes]:
+    async def _read_request(
+        self, connection: h11.Connection, reader: asyncio.StreamReader
+    ) -> tuple[h11.Request | None, bytes]:
         request: h11.Request | None = None
         body = bytearray()
         while True:

@@ -68,7 +68,11 @@ def _nav(state: Mapping[str, Any]) -> tuple[Element, ...]:
 
 def _search_form(query: str = "") -> Element:
     return Element(
-        "search-form", "form", "Search", action="/search", method="get",
+        "search-form",
+        "form",
+        "Search",
+        action="/search",
+        method="get",
         children=(
             Element("search-query", "textbox", "Search products", name="q", value=query, input_type="search"),
             Element("search-button", "button", "Search"),
@@ -83,7 +87,9 @@ def _error(query: Mapping[str, str]) -> tuple[Element, ...]:
 
 def _product_link(item: Product, prefix: str) -> Element:
     stock = "" if item.stock else " (out of stock)"
-    return Element(f"{prefix}-{item.sku}", "link", f"{item.name} - {money(item.price)}{stock}", href=f"/product/{item.sku}")
+    return Element(
+        f"{prefix}-{item.sku}", "link", f"{item.name} - {money(item.price)}{stock}", href=f"/product/{item.sku}"
+    )
 
 
 def _cart_lines(state: Mapping[str, Any]) -> list[tuple[Product, int]]:
@@ -145,20 +151,38 @@ class ShopSite:
         return None
 
     def _home(self, nav: tuple[Element, ...]) -> Page:
-        categories = tuple(Element(f"category-{slug}", "link", name, href=f"/category/{slug}") for slug, name in CATEGORIES.items())
+        categories = tuple(
+            Element(f"category-{slug}", "link", name, href=f"/category/{slug}") for slug, name in CATEGORIES.items()
+        )
         return Page(
-            "/", f"{SHOP_NAME} - Home",
-            (*nav, Element("home-heading", "heading", f"Welcome to {SHOP_NAME}", level=1), _search_form(),
-             Element("categories-heading", "heading", "Categories"), *categories),
+            "/",
+            f"{SHOP_NAME} - Home",
+            (
+                *nav,
+                Element("home-heading", "heading", f"Welcome to {SHOP_NAME}", level=1),
+                _search_form(),
+                Element("categories-heading", "heading", "Categories"),
+                *categories,
+            ),
         )
 
     def _search(self, nav: tuple[Element, ...], text: str) -> Page:
         found = search_products(text)
-        summary = f"{len(found)} product{'s' if len(found) != 1 else ''} found for \"{text}\"" if text.strip() else "Type words to search for."
+        summary = (
+            f'{len(found)} product{"s" if len(found) != 1 else ""} found for "{text}"'
+            if text.strip()
+            else "Type words to search for."
+        )
         return Page(
-            "/search", f"Search: {text} - {SHOP_NAME}",
-            (*nav, _search_form(text), Element("results-heading", "heading", "Search results", level=1),
-             Element("results-summary", "text", summary), *(_product_link(item, "result") for item in found)),
+            "/search",
+            f"Search: {text} - {SHOP_NAME}",
+            (
+                *nav,
+                _search_form(text),
+                Element("results-heading", "heading", "Search results", level=1),
+                Element("results-summary", "text", summary),
+                *(_product_link(item, "result") for item in found),
+            ),
         )
 
     def _category(self, nav: tuple[Element, ...], slug: str, sort: str) -> Page | None:
@@ -166,22 +190,45 @@ class ShopSite:
             return None
         items = [item for item in PRODUCTS if item.category == slug]
         orders = {
-            "name": lambda item: item.name, "price-asc": lambda item: item.price,
-            "price-desc": lambda item: -item.price, "rating": lambda item: -item.rating,
+            "name": lambda item: item.name,
+            "price-asc": lambda item: item.price,
+            "price-desc": lambda item: -item.price,
+            "rating": lambda item: -item.rating,
         }
         sort = sort if sort in orders else "name"
         items.sort(key=orders[sort])
         sort_form = Element(
-            "sort-form", "form", "Sort", action=f"/category/{slug}", method="get",
+            "sort-form",
+            "form",
+            "Sort",
+            action=f"/category/{slug}",
+            method="get",
             children=(
-                Element("sort", "select", "Sort by", name="sort", value=sort,
-                        options=(("name", "Name"), ("price-asc", "Price: low to high"), ("price-desc", "Price: high to low"), ("rating", "Rating"))),
+                Element(
+                    "sort",
+                    "select",
+                    "Sort by",
+                    name="sort",
+                    value=sort,
+                    options=(
+                        ("name", "Name"),
+                        ("price-asc", "Price: low to high"),
+                        ("price-desc", "Price: high to low"),
+                        ("rating", "Rating"),
+                    ),
+                ),
                 Element("sort-button", "button", "Apply"),
             ),
         )
         return Page(
-            f"/category/{slug}", f"{CATEGORIES[slug]} - {SHOP_NAME}",
-            (*nav, Element("category-heading", "heading", CATEGORIES[slug], level=1), sort_form, *(_product_link(item, "product") for item in items)),
+            f"/category/{slug}",
+            f"{CATEGORIES[slug]} - {SHOP_NAME}",
+            (
+                *nav,
+                Element("category-heading", "heading", CATEGORIES[slug], level=1),
+                sort_form,
+                *(_product_link(item, "product") for item in items),
+            ),
         )
 
     def _product(self, nav: tuple[Element, ...], sku: str, query: Mapping[str, str]) -> Page | None:
@@ -200,7 +247,10 @@ class ShopSite:
         if item.stock:
             buy: tuple[Element, ...] = (
                 Element(
-                    "add-form", "form", "Add to cart", action=f"/cart/add/{item.sku}",
+                    "add-form",
+                    "form",
+                    "Add to cart",
+                    action=f"/cart/add/{item.sku}",
                     children=(
                         Element("quantity", "textbox", "Quantity", name="quantity", value="1", input_type="number"),
                         Element("add-to-cart", "button", "Add to cart"),
@@ -209,7 +259,9 @@ class ShopSite:
             )
         else:
             buy = (Element("unavailable", "text", "This product is out of stock and cannot be ordered."),)
-        category = Element("back-to-category", "link", f"More from {CATEGORIES[item.category]}", href=f"/category/{item.category}")
+        category = Element(
+            "back-to-category", "link", f"More from {CATEGORIES[item.category]}", href=f"/category/{item.category}"
+        )
         return Page(f"/product/{sku}", f"{item.name} - {SHOP_NAME}", (*nav, *_error(query), *details, *buy, category))
 
     def _cart(self, nav: tuple[Element, ...], state: Mapping[str, Any], query: Mapping[str, str]) -> Page:
@@ -218,19 +270,40 @@ class ShopSite:
         if not lines:
             elements.append(Element("cart-empty", "text", "Your cart is empty."))
         for item, quantity in lines:
-            elements.append(Element(f"line-{item.sku}", "text", f"{item.name} - {quantity} x {money(item.price)} = {money(item.price * quantity)}"))
             elements.append(
                 Element(
-                    f"update-form-{item.sku}", "form", f"Change quantity of {item.name}", action=f"/cart/update/{item.sku}",
+                    f"line-{item.sku}",
+                    "text",
+                    f"{item.name} - {quantity} x {money(item.price)} = {money(item.price * quantity)}",
+                )
+            )
+            elements.append(
+                Element(
+                    f"update-form-{item.sku}",
+                    "form",
+                    f"Change quantity of {item.name}",
+                    action=f"/cart/update/{item.sku}",
                     children=(
-                        Element(f"qty-{item.sku}", "textbox", f"Quantity of {item.name}", name="quantity", value=str(quantity), input_type="number"),
+                        Element(
+                            f"qty-{item.sku}",
+                            "textbox",
+                            f"Quantity of {item.name}",
+                            name="quantity",
+                            value=str(quantity),
+                            input_type="number",
+                        ),
                         Element(f"update-{item.sku}", "button", "Update"),
                     ),
                 )
             )
             elements.append(
-                Element(f"remove-form-{item.sku}", "form", f"Remove {item.name}", action=f"/cart/remove/{item.sku}",
-                        children=(Element(f"remove-{item.sku}", "button", f"Remove {item.name}"),))
+                Element(
+                    f"remove-form-{item.sku}",
+                    "form",
+                    f"Remove {item.name}",
+                    action=f"/cart/remove/{item.sku}",
+                    children=(Element(f"remove-{item.sku}", "button", f"Remove {item.name}"),),
+                )
             )
         if lines:
             elements.append(Element("cart-subtotal", "text", f"Subtotal: {money(_subtotal(state))}"))
@@ -250,7 +323,10 @@ class ShopSite:
         shipping = tuple((key, f"{label} - {money(price)}") for key, (label, price) in SHIPPING.items())
         elements.append(
             Element(
-                "checkout-form", "form", "Delivery and payment", action="/checkout",
+                "checkout-form",
+                "form",
+                "Delivery and payment",
+                action="/checkout",
                 children=(
                     Element("full-name", "textbox", "Full name", name="name", value=account["name"]),
                     Element("email", "textbox", "Email", name="email", value=account["email"], input_type="email"),
@@ -269,7 +345,14 @@ class ShopSite:
     def _orders(self, nav: tuple[Element, ...], state: Mapping[str, Any]) -> Page:
         elements: list[Element] = [*nav, Element("orders-heading", "heading", "Your orders", level=1)]
         for order in reversed(state["orders"]):
-            elements.append(Element(f"order-{order['id']}", "link", f"Order {order['id']} - {order['date']} - {money(order['total'])} - {order['status']}", href=f"/orders/{order['id']}"))
+            elements.append(
+                Element(
+                    f"order-{order['id']}",
+                    "link",
+                    f"Order {order['id']} - {order['date']} - {money(order['total'])} - {order['status']}",
+                    href=f"/orders/{order['id']}",
+                )
+            )
         return Page("/orders", f"Orders - {SHOP_NAME}", tuple(elements))
 
     def _order(self, nav: tuple[Element, ...], state: Mapping[str, Any], order_id: str) -> Page | None:
@@ -283,15 +366,29 @@ class ShopSite:
             Element("order-date", "text", f"Date: {order['date']}"),
         ]
         for line in order["items"]:
-            elements.append(Element(f"item-{line['sku']}", "text", f"{line['name']} ({line['sku']}) - {line['quantity']} x {money(line['price'])}"))
+            elements.append(
+                Element(
+                    f"item-{line['sku']}",
+                    "text",
+                    f"{line['name']} ({line['sku']}) - {line['quantity']} x {money(line['price'])}",
+                )
+            )
         elements.extend(
             (
                 Element("order-subtotal", "text", f"Items: {money(order['subtotal'])}"),
-                Element("order-shipping", "text", f"Shipping ({SHIPPING[order['shipping']][0]}): {money(order['shipping_cost'])}"),
+                Element(
+                    "order-shipping",
+                    "text",
+                    f"Shipping ({SHIPPING[order['shipping']][0]}): {money(order['shipping_cost'])}",
+                ),
                 Element("order-discount", "text", f"Discount: {money(order['discount'])}"),
                 Element("order-gift-wrap", "text", f"Gift wrap: {'yes' if order['gift_wrap'] else 'no'}"),
                 Element("order-total", "text", f"Total: {money(order['total'])}"),
-                Element("order-address", "text", f"Deliver to: {order['name']}, {order['address']}, {order['city']} {order['postcode']}"),
+                Element(
+                    "order-address",
+                    "text",
+                    f"Deliver to: {order['name']}, {order['address']}, {order['city']} {order['postcode']}",
+                ),
                 Element("order-email", "text", f"Email: {order['email']}"),
                 Element("all-orders", "link", "All orders", href="/orders"),
             )
@@ -302,35 +399,80 @@ class ShopSite:
         account = state["account"]
         notice = (Element("saved", "text", "Your settings were saved."),) if query.get("saved") else ()
         form = Element(
-            "account-form", "form", "Account settings", action="/account",
+            "account-form",
+            "form",
+            "Account settings",
+            action="/account",
             children=(
                 Element("account-name", "textbox", "Name", name="name", value=account["name"]),
                 Element("account-email", "textbox", "Email", name="email", value=account["email"], input_type="email"),
                 Element("account-phone", "textbox", "Phone", name="phone", value=account["phone"]),
-                Element("account-language", "select", "Language", name="language", value=account["language"], options=tuple(LANGUAGES.items())),
-                Element("account-newsletter", "checkbox", "Send me the newsletter", name="newsletter", checked=account["newsletter"]),
+                Element(
+                    "account-language",
+                    "select",
+                    "Language",
+                    name="language",
+                    value=account["language"],
+                    options=tuple(LANGUAGES.items()),
+                ),
+                Element(
+                    "account-newsletter",
+                    "checkbox",
+                    "Send me the newsletter",
+                    name="newsletter",
+                    checked=account["newsletter"],
+                ),
                 Element("account-save", "button", "Save settings"),
             ),
         )
-        return Page("/account", f"Account - {SHOP_NAME}", (*nav, Element("account-heading", "heading", "Account settings", level=1), *notice, *_error(query), form))
+        return Page(
+            "/account",
+            f"Account - {SHOP_NAME}",
+            (*nav, Element("account-heading", "heading", "Account settings", level=1), *notice, *_error(query), form),
+        )
 
     def _support(self, nav: tuple[Element, ...], state: Mapping[str, Any], query: Mapping[str, str]) -> Page:
         form = Element(
-            "support-form", "form", "Contact support", action="/support",
+            "support-form",
+            "form",
+            "Contact support",
+            action="/support",
             children=(
-                Element("support-topic", "select", "Topic", name="topic", value="order", options=tuple(SUPPORT_TOPICS.items())),
+                Element(
+                    "support-topic",
+                    "select",
+                    "Topic",
+                    name="topic",
+                    value="order",
+                    options=tuple(SUPPORT_TOPICS.items()),
+                ),
                 Element("support-order", "textbox", "Order number (optional)", name="order_id"),
-                Element("support-email", "textbox", "Your email", name="email", value=state["account"]["email"], input_type="email"),
+                Element(
+                    "support-email",
+                    "textbox",
+                    "Your email",
+                    name="email",
+                    value=state["account"]["email"],
+                    input_type="email",
+                ),
                 Element("support-message", "textbox", "Message", name="message", input_type="textarea"),
                 Element("support-send", "button", "Send"),
             ),
         )
-        return Page("/support", f"Support - {SHOP_NAME}", (*nav, Element("support-heading", "heading", "Contact support", level=1), *_error(query), form))
+        return Page(
+            "/support",
+            f"Support - {SHOP_NAME}",
+            (*nav, Element("support-heading", "heading", "Contact support", level=1), *_error(query), form),
+        )
 
     def _support_sent(self, nav: tuple[Element, ...], state: Mapping[str, Any]) -> Page:
         ticket = state["tickets"][-1]["id"] if state["tickets"] else None
         text = f"Thank you. Your request {ticket} was sent." if ticket else "No request was sent yet."
-        return Page("/support/sent", f"Support - {SHOP_NAME}", (*nav, Element("sent-heading", "heading", "Request sent", level=1), Element("sent-text", "text", text)))
+        return Page(
+            "/support/sent",
+            f"Support - {SHOP_NAME}",
+            (*nav, Element("sent-heading", "heading", "Request sent", level=1), Element("sent-text", "text", text)),
+        )
 
     # -- forms --------------------------------------------------------------------------
 
@@ -407,11 +549,25 @@ class ShopSite:
         order_id = str(max(int(order["id"]) for order in state["orders"]) + 1)
         state["orders"].append(
             {
-                "id": order_id, "date": "2026-11-29", "status": "processing",
-                "items": [{"sku": item.sku, "name": item.name, "quantity": quantity, "price": item.price} for item, quantity in lines],
-                "subtotal": subtotal, "shipping": shipping, "shipping_cost": shipping_cost, "discount": discount,
-                "gift_wrap": gift_wrap, "coupon": coupon, "total": total,
-                "name": values["name"], "email": values["email"], "address": values["address"], "city": values["city"], "postcode": values["postcode"],
+                "id": order_id,
+                "date": "2026-11-29",
+                "status": "processing",
+                "items": [
+                    {"sku": item.sku, "name": item.name, "quantity": quantity, "price": item.price}
+                    for item, quantity in lines
+                ],
+                "subtotal": subtotal,
+                "shipping": shipping,
+                "shipping_cost": shipping_cost,
+                "discount": discount,
+                "gift_wrap": gift_wrap,
+                "coupon": coupon,
+                "total": total,
+                "name": values["name"],
+                "email": values["email"],
+                "address": values["address"],
+                "city": values["city"],
+                "postcode": values["postcode"],
             }
         )
         state["cart"] = []

@@ -115,9 +115,15 @@ class SiteApp:
     @property
     def page_errors(self) -> list[str]:
         """``"404 GET /nope"`` for every page (not image) the site could not answer."""
-        return [f"{request.status} {request.method} {request.target}" for request in self.requests if request.status >= 400 and request.document]
+        return [
+            f"{request.status} {request.method} {request.target}"
+            for request in self.requests
+            if request.status >= 400 and request.document
+        ]
 
-    def handle(self, method: str, target: str, pairs: Sequence[tuple[str, str]] = (), *, document: bool = True) -> Response:
+    def handle(
+        self, method: str, target: str, pairs: Sequence[tuple[str, str]] = (), *, document: bool = True
+    ) -> Response:
         """Answer ``method target`` (``pairs``: the decoded form body of a POST).
 
         ``document`` is False for a page's resources (images): their failures are the

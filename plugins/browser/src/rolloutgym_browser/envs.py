@@ -78,7 +78,12 @@ class BrowserTask:
     @property
     def has_ground_truth(self) -> bool:
         """Whether the built-in grader has something to check."""
-        return self.expected_state is not None or bool(self.expected_paths) or self.expected_url is not None or self.answer is not None
+        return (
+            self.expected_state is not None
+            or bool(self.expected_paths)
+            or self.expected_url is not None
+            or self.answer is not None
+        )
 
 
 @dataclass(frozen=True)
@@ -137,7 +142,9 @@ def make_backend(backend: str | Backend, *, chromium_path: str | None = None) ->
         from ._chromium import ChromiumBackend
 
         return ChromiumBackend(chromium_path=chromium_path)
-    raise ConfigError(f"unknown browser backend {backend!r}; choose one of: {', '.join(BACKENDS)} (e.g. --backend chromium)")
+    raise ConfigError(
+        f"unknown browser backend {backend!r}; choose one of: {', '.join(BACKENDS)} (e.g. --backend chromium)"
+    )
 
 
 def _is_site_path(path: str) -> bool:
@@ -215,7 +222,9 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
 
     # -- episode --------------------------------------------------------------------
 
-    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         await super().reset(seed=seed, options=options)
         if self._closed:
             raise EnvClosedError("this browser environment is closed; create a new one")
@@ -232,8 +241,15 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         self._active = True
         page = await self._page_message_content()
         messages = [
-            {"role": "system", "content": f"{SYSTEM_PROMPT}\n\nThe site: {self.name}." + (f"\n{self.description}" if self.description else "")},
-            {"role": "user", "content": f"Task: {self.task.instruction}\n\n{page if isinstance(page, str) else page[0]['text']}"},
+            {
+                "role": "system",
+                "content": f"{SYSTEM_PROMPT}\n\nThe site: {self.name}."
+                + (f"\n{self.description}" if self.description else ""),
+            },
+            {
+                "role": "user",
+                "content": f"Task: {self.task.instruction}\n\n{page if isinstance(page, str) else page[0]['text']}",
+            },
         ]
         if not isinstance(page, str):
             messages[1]["content"] = [{"type": "text", "text": messages[1]["content"]}, *page[1:]]
@@ -265,7 +281,9 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             "blocked_requests": self._refused + self.backend.blocked_requests,
         }
 
-    async def step(self, action: dict[str, Any] | str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+    async def step(
+        self, action: dict[str, Any] | str
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if not self._active:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         if isinstance(action, str):
@@ -288,7 +306,9 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
                 call = parse_tool_call(raw, index)
                 if call.name == "answer":
                     record["result"] = "answer recorded"
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": "answer recorded; the episode is over"})
+                    messages.append(
+                        {"role": "tool", "tool_call_id": call.id, "content": "answer recorded; the episode is over"}
+                    )
                     return await self._finish(messages, call.arguments["text"])
                 result = await self._execute(call)
                 record["result"] = result
@@ -305,7 +325,9 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             last["content"] = [{"type": "text", "text": f"{last['content']}\n\n{page[0]['text']}"}, *page[1:]]
         return messages, 0.0, False, False, self._info()
 
-    async def _finish(self, messages: list[dict[str, Any]], answer: str) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+    async def _finish(
+        self, messages: list[dict[str, Any]], answer: str
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         snapshot = await self._current()
         self._active = False
         info = self._info()
@@ -332,7 +354,9 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         if element is None or element.kind == "hidden":
             ids = [item.id for item in snapshot.elements if item.kind in kinds]
             shown = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
-            raise ActionError(f"there is no element [{element_id}] on this page; elements you can {verb}: {shown or 'none'}")
+            raise ActionError(
+                f"there is no element [{element_id}] on this page; elements you can {verb}: {shown or 'none'}"
+            )
         if element.kind not in kinds:
             raise ActionError(f"[{element_id}] is a {element.kind}; you can {verb} only a {' or '.join(kinds)}")
         return element
@@ -349,10 +373,14 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         snapshot = await self._current()
         arguments = call.arguments
         if call.name == "click":
-            element = self._element(snapshot, arguments["element_id"], ("link", "button", "checkbox", "textbox", "select"), "click")
+            element = self._element(
+                snapshot, arguments["element_id"], ("link", "button", "checkbox", "textbox", "select"), "click"
+            )
             if element.kind == "link" and not _is_site_path(element.href):
                 self._refuse(element.href)
-                raise ActionError(f"[{element.id}] leads to {element.href}, outside this site; only this site can be reached")
+                raise ActionError(
+                    f"[{element.id}] leads to {element.href}, outside this site; only this site can be reached"
+                )
             navigates = element.kind == "link" or (element.kind == "button" and element.depth > 0)
             await self.backend.click(element.id, navigates=navigates)
             if navigates:
@@ -373,7 +401,14 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             wanted = arguments["option"].strip()
             value = next((value for value, label in element.options if label == wanted), None)
             if value is None:
-                value = next((value for value, label in element.options if label.casefold() == wanted.casefold() or value == wanted), None)
+                value = next(
+                    (
+                        value
+                        for value, label in element.options
+                        if label.casefold() == wanted.casefold() or value == wanted
+                    ),
+                    None,
+                )
             if value is None:
                 choices = ", ".join(repr(label) for _, label in element.options)
                 raise ActionError(f"[{element.id}] has no option {wanted!r}; its options are {choices}")
@@ -428,7 +463,11 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             return {"role": "assistant", "content": "Done."}
         call = dict(script[self._oracle_index])
         self._oracle_index += 1
-        tool_call = {"id": f"call_{self._oracle_index}", "name": call["name"], "arguments": dict(call.get("arguments", {}))}
+        tool_call = {
+            "id": f"call_{self._oracle_index}",
+            "name": call["name"],
+            "arguments": dict(call.get("arguments", {})),
+        }
         return {"role": "assistant", "content": "", "tool_calls": [tool_call]}
 
     def null_action(self) -> dict[str, Any]:

@@ -58,13 +58,20 @@ def make_shop_env(task: BrowserTask | None = None, **kwargs: Any) -> BrowserEnv:
     Keyword arguments go to :class:`~rolloutgym_browser.BrowserEnv`: ``backend="chromium"``,
     ``screenshot=True``, ``viewport=40``, ``chromium_path=...``.
     """
-    return BrowserEnv(ShopSite(), task or shop_tasks()[0], name="Harbor & Pine, a web shop", description=SHOP_DESCRIPTION, **kwargs)
+    return BrowserEnv(
+        ShopSite(), task or shop_tasks()[0], name="Harbor & Pine, a web shop", description=SHOP_DESCRIPTION, **kwargs
+    )
 
 
 async def _replay(definition: Any) -> dict[str, Any]:
     provisional = BrowserTask(
-        id=definition.id, split=definition.split, instruction=definition.instruction, start_url=definition.start_url,
-        setup=definition.setup, answer=definition.answer if definition.answer is not None else "", oracle=definition.oracle,
+        id=definition.id,
+        split=definition.split,
+        instruction=definition.instruction,
+        start_url=definition.start_url,
+        setup=definition.setup,
+        answer=definition.answer if definition.answer is not None else "",
+        oracle=definition.oracle,
     )
     environment = BrowserEnv(ShopSite(), provisional)
     try:
@@ -75,7 +82,9 @@ async def _replay(definition: Any) -> dict[str, Any]:
             if info.get("invalid_actions"):
                 raise RuntimeError(f"task {definition.id}: the reference solution made an invalid action: {info}")
             if info.get("page_errors"):
-                raise RuntimeError(f"task {definition.id}: the reference solution hit page errors: {info['page_errors']}")
+                raise RuntimeError(
+                    f"task {definition.id}: the reference solution hit page errors: {info['page_errors']}"
+                )
             if terminated:
                 break
         else:

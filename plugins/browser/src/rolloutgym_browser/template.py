@@ -64,13 +64,17 @@ def _derived_oracle(site: TemplateSite, truth: Mapping[str, Any], where: str) ->
         for name, value in fields.items():
             element = by_name.get(name)
             if element is None:
-                raise EnvFileError(f"{where}.submissions[{index}].fields.{name}: form {form.id!r} has no field {name!r}")
+                raise EnvFileError(
+                    f"{where}.submissions[{index}].fields.{name}: form {form.id!r} has no field {name!r}"
+                )
             if element.kind == "textbox":
                 calls.append({"name": "type", "arguments": {"element_id": element.id, "text": str(value)}})
             elif element.kind == "select":
                 label = _option_label(element, value)
                 if label is None:
-                    raise EnvFileError(f"{where}.submissions[{index}].fields.{name}: {value!r} is not an option of {name!r}")
+                    raise EnvFileError(
+                        f"{where}.submissions[{index}].fields.{name}: {value!r} is not an option of {name!r}"
+                    )
                 calls.append({"name": "select", "arguments": {"element_id": element.id, "option": label}})
             elif element.kind == "checkbox":
                 calls.append({"name": "check", "arguments": {"element_id": element.id, "checked": bool(value)}})
@@ -95,7 +99,9 @@ def _reference(task: Any) -> list[dict[str, Any]] | None:
     calls: list[dict[str, Any]] = []
     for action in actions:
         if isinstance(action, Mapping) and "tool_calls" in action:
-            calls.extend({"name": call["name"], "arguments": dict(call.get("arguments") or {})} for call in action["tool_calls"])
+            calls.extend(
+                {"name": call["name"], "arguments": dict(call.get("arguments") or {})} for call in action["tool_calls"]
+            )
         elif isinstance(action, Mapping):
             calls.append({"name": action["name"], "arguments": dict(action.get("arguments") or {})})
     if answer is not None:
@@ -103,7 +109,9 @@ def _reference(task: Any) -> list[dict[str, Any]] | None:
     return calls
 
 
-def task_from_declarative(task: Any, site: TemplateSite, *, index: int = 0, graded_by_verifier: bool = False) -> BrowserTask:
+def task_from_declarative(
+    task: Any, site: TemplateSite, *, index: int = 0, graded_by_verifier: bool = False
+) -> BrowserTask:
     """Turn a declarative ``Task`` (or a mapping with its fields) into a :class:`BrowserTask`.
 
     Raises:
@@ -116,7 +124,9 @@ def task_from_declarative(task: Any, site: TemplateSite, *, index: int = 0, grad
         raise EnvFileError(f"{where}: must be an object")
     unknown = sorted(set(truth) - set(_TRUTH_KEYS))
     if unknown and not graded_by_verifier:
-        raise EnvFileError(f"{where}: unknown key(s) {', '.join(unknown)}; the browser template reads {', '.join(_TRUTH_KEYS)}")
+        raise EnvFileError(
+            f"{where}: unknown key(s) {', '.join(unknown)}; the browser template reads {', '.join(_TRUTH_KEYS)}"
+        )
     paths: dict[str, Any] = {}
     submissions = truth.get("submissions")
     if submissions is not None:
@@ -125,12 +135,16 @@ def task_from_declarative(task: Any, site: TemplateSite, *, index: int = 0, grad
         paths["submissions.length"] = len(submissions)
         for position, expected in enumerate(submissions):
             if not isinstance(expected, Mapping) or not isinstance(expected.get("fields", {}), Mapping):
-                raise EnvFileError(f"{where}.submissions[{position}]: must be {{'form'?: id, 'fields': {{name: value}}}}")
+                raise EnvFileError(
+                    f"{where}.submissions[{position}]: must be {{'form'?: id, 'fields': {{name: value}}}}"
+                )
             if expected.get("form") is not None:
                 paths[f"submissions[{position}].form"] = str(expected["form"])
             for name, value in (expected.get("fields") or {}).items():
                 if not _PATH_SAFE.match(str(name)):
-                    raise EnvFileError(f"{where}.submissions[{position}].fields: field name {name!r} must use letters, digits, '_' or '-'")
+                    raise EnvFileError(
+                        f"{where}.submissions[{position}].fields: field name {name!r} must use letters, digits, '_' or '-'"
+                    )
                 paths[f"submissions[{position}].fields.{name}"] = value if isinstance(value, bool) else str(value)
     state = truth.get("state")
     if state is not None:
@@ -170,8 +184,13 @@ def _verifier_grader(config: Mapping[str, Any]) -> Callable[[BrowserTask, Episod
     verifier = build_verifier(config)
 
     def grade(task: BrowserTask, outcome: EpisodeOutcome) -> Score:
-        records = [ToolCallRecord(str(call.get("name")), call.get("arguments"), call.get("result"), call.get("error")) for call in outcome.tool_calls]
-        return verifier.score(VerifierContext(final_state=dict(outcome.state), final_output=outcome.answer, tool_calls=records, task=task))
+        records = [
+            ToolCallRecord(str(call.get("name")), call.get("arguments"), call.get("result"), call.get("error"))
+            for call in outcome.tool_calls
+        ]
+        return verifier.score(
+            VerifierContext(final_state=dict(outcome.state), final_output=outcome.answer, tool_calls=records, task=task)
+        )
 
     return grade
 
