@@ -45,7 +45,10 @@ def environments(count: int) -> list[Any]:
     """``count`` episodes, alternating guess and arith tasks, ``GROUP_SIZE`` episodes per task."""
     guess, arith = guess_tasks(), arith_tasks()
     tasks = [index // GROUP_SIZE for index in range(count)]
-    return [GuessNumberEnv(guess[task % len(guess)]) if task % 2 == 0 else ArithmeticEnv(arith[task % len(arith)]) for task in tasks]
+    return [
+        GuessNumberEnv(guess[task % len(guess)]) if task % 2 == 0 else ArithmeticEnv(arith[task % len(arith)])
+        for task in tasks
+    ]
 
 
 def clocks() -> tuple[float, float]:
@@ -61,7 +64,9 @@ async def run_loop(policy: TokenPolicy, count: int) -> tuple[tuple[float, float]
     return (time.perf_counter() - wall, time.process_time() - cpu), trajectories
 
 
-async def run_direct(sampler: TransformersSampler, calls: list[tuple[tuple[int, ...], SamplingParams]]) -> tuple[float, float]:
+async def run_direct(
+    sampler: TransformersSampler, calls: list[tuple[tuple[int, ...], SamplingParams]]
+) -> tuple[float, float]:
     wall, cpu = clocks()
     for prompt, params in calls:
         await sampler.sample(prompt, params)
@@ -98,9 +103,13 @@ def main() -> None:
         direct_times.append(asyncio.run(run_direct(sampler, calls)))
     summary = metrics(trajectories)
     turns = len(calls)
-    print(f"hf:tiny on CPU ({arguments.threads} torch thread), {arguments.episodes} episodes ({arguments.group_size} per task), {turns} turns, "
-          f"<= {arguments.max_tokens} tokens/turn, median of {arguments.rounds} rounds")
-    print(f"mean prompt+observation tokens per sample: {summary['mean_env_tokens_per_sample']:.0f}; generated: {summary['mean_gen_tokens_per_sample']:.1f}")
+    print(
+        f"hf:tiny on CPU ({arguments.threads} torch thread), {arguments.episodes} episodes ({arguments.group_size} per task), {turns} turns, "
+        f"<= {arguments.max_tokens} tokens/turn, median of {arguments.rounds} rounds"
+    )
+    print(
+        f"mean prompt+observation tokens per sample: {summary['mean_env_tokens_per_sample']:.0f}; generated: {summary['mean_gen_tokens_per_sample']:.1f}"
+    )
     for index, clock in enumerate(("wall", "cpu")):
         loop = statistics.median(times[index] for times in loop_times)
         direct = statistics.median(times[index] for times in direct_times)

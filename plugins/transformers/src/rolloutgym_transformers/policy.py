@@ -45,7 +45,9 @@ class TransformersPolicy(TokenPolicy):
 
         self.loaded = load_model(model, device=device, dtype=dtype)
         renderer = ChatTemplateRenderer(self.loaded.tokenizer, chat_template=chat_template, tool_prompt=tool_prompt)
-        sampler = TransformersSampler(self.loaded.model, self.loaded.tokenizer, device=self.loaded.device, name=f"hf:{model}")
+        sampler = TransformersSampler(
+            self.loaded.model, self.loaded.tokenizer, device=self.loaded.device, name=f"hf:{model}"
+        )
         limit = self.loaded.max_position_embeddings
         if max_seq_len is None:
             max_seq_len = limit
@@ -62,8 +64,19 @@ class TransformersPolicy(TokenPolicy):
 
 
 _ALLOWED = {
-    "device", "dtype", "chat_template", "tool_prompt", "max_tokens", "max_seq_len", "max_turns",
-    "temperature", "greedy", "top_p", "stop", "seed", "keep_thinking",
+    "device",
+    "dtype",
+    "chat_template",
+    "tool_prompt",
+    "max_tokens",
+    "max_seq_len",
+    "max_turns",
+    "temperature",
+    "greedy",
+    "top_p",
+    "stop",
+    "seed",
+    "keep_thinking",
 }
 
 
@@ -73,7 +86,9 @@ def make_policy(model: str | None = None, **options: Any) -> TransformersPolicy:
         raise ConfigError("the hf policy needs a model: --policy hf:smollm2, hf:tiny or hf:PATH")
     unknown = sorted(set(options) - _ALLOWED)
     if unknown:
-        raise ConfigError(f"hf policy: unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(_ALLOWED))}")
+        raise ConfigError(
+            f"hf policy: unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(_ALLOWED))}"
+        )
     stop = options.get("stop")
     if isinstance(stop, str):
         options["stop"] = (stop,)

@@ -9,4 +9,12 @@ from .chat import export_dpo, export_sft
 from .hf import export_hf
 from .tokens import export_tinker, export_tokens
 
-__all__ = ["conversation", "export_dpo", "export_hf", "export_sft", "export_tinker", "export_tokens", "group_advantages"]
+__all__ = [
+    "conversation",
+    "export_dpo",
+    "export_hf",
+    "export_sft",
+    "export_tinker",
+    "export_tokens",
+    "group_advantages",
+]

@@ -109,7 +109,9 @@ def iter_records(run: Run, *, invalid_action_penalty: float = 0.0, normalize: bo
         advantages = group_advantages(rewards, normalize=normalize)
         for index, (trajectory, score) in enumerate(zip(group.trajectories, group.scores, strict=True)):
             member = trajectory.metadata.get("member", index)
-            yield ExportRecord(run.env_id, group.item_id, int(member), trajectory, score, rewards[index], advantages[index], group)
+            yield ExportRecord(
+                run.env_id, group.item_id, int(member), trajectory, score, rewards[index], advantages[index], group
+            )
 
 
 def trajectory_tools(trajectory: Trajectory) -> list[dict[str, Any]]:
@@ -139,7 +141,11 @@ def conversation(trajectory: Trajectory, *, openai_format: bool = True) -> list[
     Steps where the policy ended the episode without sampling (``max_turns``,
     ``max_seq_len``) are left out.
     """
-    messages = observation_messages(trajectory.initial_observation) if trajectory.initial_observation not in (None, [], "") else []
+    messages = (
+        observation_messages(trajectory.initial_observation)
+        if trajectory.initial_observation not in (None, [], "")
+        else []
+    )
     for step in trajectory.steps:
         if step.policy_info.get("ended_by"):
             break

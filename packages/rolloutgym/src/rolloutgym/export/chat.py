@@ -17,7 +17,17 @@ from typing import Any
 from rolloutgym_protocol.errors import ConfigError
 
 from ..runs import Run
-from ._common import ExportRecord, as_bool, as_float, check_no_options, conversation, iter_records, pass_threshold, trajectory_tools, write_jsonl
+from ._common import (
+    ExportRecord,
+    as_bool,
+    as_float,
+    check_no_options,
+    conversation,
+    iter_records,
+    pass_threshold,
+    trajectory_tools,
+    write_jsonl,
+)
 
 __all__ = ["export_dpo", "export_sft"]
 
@@ -48,7 +58,9 @@ def export_sft(run: Run, out_path: str | Path, **options: Any) -> Path:
                 row["tools"] = tools
             yield row
 
-    return write_jsonl(out_path, rows(), what=f"passing trajectories (score >= {threshold:g}); lower it with --option min_score=")
+    return write_jsonl(
+        out_path, rows(), what=f"passing trajectories (score >= {threshold:g}); lower it with --option min_score="
+    )
 
 
 def _split(record: ExportRecord) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -112,4 +124,6 @@ def export_dpo(run: Run, out_path: str | Path, **options: Any) -> Path:
                     "non_preferred_output": rejected,
                 }
 
-    return write_jsonl(out_path, rows(), what="pair of trajectories of one task with different rewards (run with -n 2 or more)")
+    return write_jsonl(
+        out_path, rows(), what="pair of trajectories of one task with different rewards (run with -n 2 or more)"
+    )

@@ -43,7 +43,19 @@ def export_hf(run: Run, out_path: str | Path, **options: Any) -> Path:
         raise ConfigError("the 'hf' export needs the datasets package: pip install 'rolloutgym[datasets]'") from None
     rows: dict[str, list[Any]] = {
         key: []
-        for key in ("env_id", "task_id", "member", "reward", "score", "advantage", "passed", "messages", "input_ids", "loss_mask", "logprobs")
+        for key in (
+            "env_id",
+            "task_id",
+            "member",
+            "reward",
+            "score",
+            "advantage",
+            "passed",
+            "messages",
+            "input_ids",
+            "loss_mask",
+            "logprobs",
+        )
     }
     for record in iter_records(run, invalid_action_penalty=penalty, normalize=normalize):
         passed = record.score.value >= threshold

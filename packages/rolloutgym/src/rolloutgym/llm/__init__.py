@@ -17,6 +17,7 @@ Both parse replies into the env's action (text, OpenAI-style tool calls, or Herm
 See ``INTERFACE.md`` in this folder for the contract adapter plugins build on.
 """
 
+from ._episode import token_digest
 from .chat_policy import ChatEpisode, ChatPolicy
 from .messages import content_text, env_tools, from_openai_message, observation_messages, to_openai_messages, tool_names
 from .metrics import TokenSequence, check_provenance, metrics, trajectory_tokens
@@ -25,7 +26,6 @@ from .renderers import CHATML_TEMPLATE, ChatTemplateRenderer, Renderer, hermes_t
 from .sampling import STOP_REASONS, Completion, Sample, Sampler, SamplingParams
 from .testing import CharRenderer, ScriptedSampler
 from .token_policy import TokenEpisode, TokenPolicy
-from ._episode import token_digest
 
 __all__ = [
     "CHATML_TEMPLATE",

@@ -96,7 +96,9 @@ class ChatPolicy(abc.ABC):
         return episode
 
     def __call__(self, observation: Any) -> Any:
-        raise PolicyError("an LLM policy needs its environment: run it through rollout()/arollout() (they call for_env)")
+        raise PolicyError(
+            "an LLM policy needs its environment: run it through rollout()/arollout() (they call for_env)"
+        )
 
 
 class ChatEpisode(EpisodeState):
@@ -166,8 +168,8 @@ class ChatEpisode(EpisodeState):
         policy = self.policy
         self.messages.extend(observation_messages(observation))
         if self.max_turns is not None and self.turn >= self.max_turns:
-            info = {**self.counters(), "ended_by": "max_turns"}
-            return PolicyOutput(self.end_action(), info, (), (), "max_turns")
+            ended = {**self.counters(), "ended_by": "max_turns"}
+            return PolicyOutput(self.end_action(), ended, (), (), "max_turns")
         completion = await policy.complete(list(self.messages), self.tools, self._params())
         if completion.message is None and completion.text is None:
             raise PolicyError(f"{type(policy).__name__}.complete() returned a Completion with neither message nor text")
@@ -199,7 +201,9 @@ class ChatEpisode(EpisodeState):
             info["tools"] = self.tools  # once per trajectory, for exporters
         if policy.name:
             info.setdefault("model", policy.name)
-        return PolicyOutput(action, info, completion.tokens, completion.logprobs, completion.stop_reason, observation_tokens)
+        return PolicyOutput(
+            action, info, completion.tokens, completion.logprobs, completion.stop_reason, observation_tokens
+        )
 
     def count_values(self, invalid: bool, malformed: bool) -> None:
         if invalid:

@@ -107,7 +107,9 @@ def to_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, 
     return converted
 
 
-def from_openai_message(message: Mapping[str, Any], *, call_id_prefix: str = "call") -> tuple[dict[str, Any], list[str]]:
+def from_openai_message(
+    message: Mapping[str, Any], *, call_id_prefix: str = "call"
+) -> tuple[dict[str, Any], list[str]]:
     """Convert an OpenAI-style assistant message to a rolloutgym action message.
 
     Accepts both wire-shaped tool calls (``function.arguments`` as a JSON string) and
@@ -126,7 +128,8 @@ def from_openai_message(message: Mapping[str, Any], *, call_id_prefix: str = "ca
         if not isinstance(call, Mapping):
             problems.append(f"tool call {index} is not an object")
             continue
-        function = call.get("function") if isinstance(call.get("function"), Mapping) else call
+        nested = call.get("function")
+        function: Mapping[str, Any] = nested if isinstance(nested, Mapping) else call
         name = function.get("name")
         raw = function.get("arguments", {})
         arguments: Any = raw
@@ -144,7 +147,11 @@ def from_openai_message(message: Mapping[str, Any], *, call_id_prefix: str = "ca
             name = "unnamed_tool_call"
         call_id = call.get("id")
         parsed_calls.append(
-            {"id": call_id if isinstance(call_id, str) and call_id else f"{call_id_prefix}_{index}", "name": name, "arguments": arguments}
+            {
+                "id": call_id if isinstance(call_id, str) and call_id else f"{call_id_prefix}_{index}",
+                "name": name,
+                "arguments": arguments,
+            }
         )
     if parsed_calls:
         action["tool_calls"] = parsed_calls

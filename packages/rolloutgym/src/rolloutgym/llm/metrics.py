@@ -66,7 +66,9 @@ def trajectory_tokens(trajectory: Trajectory) -> TokenSequence | None:
                 logprobs.extend(step.policy_logprobs)
             elif sampled:
                 logprobs = None
-    return TokenSequence(tuple(input_ids), tuple(loss_mask), None if logprobs is None else tuple(logprobs), tuple(spans))
+    return TokenSequence(
+        tuple(input_ids), tuple(loss_mask), None if logprobs is None else tuple(logprobs), tuple(spans)
+    )
 
 
 def check_provenance(trajectory: Trajectory) -> int:
@@ -87,7 +89,11 @@ def check_provenance(trajectory: Trajectory) -> int:
         digest = info.get("prompt_digest")
         if isinstance(digest, str) and step.policy_tokens is not None and digest != token_digest(running):
             bad = True
-        if step.policy_tokens is not None and step.policy_logprobs is not None and len(step.policy_tokens) != len(step.policy_logprobs):
+        if (
+            step.policy_tokens is not None
+            and step.policy_logprobs is not None
+            and len(step.policy_tokens) != len(step.policy_logprobs)
+        ):
             bad = True
         mismatches += bad
         running.extend(step.policy_tokens or ())
@@ -134,7 +140,9 @@ def metrics(items: Iterable[Trajectory | TrajectoryGroup]) -> dict[str, float | 
     turns, generated, environment, rewards = [], [], [], []
     natural = truncated = max_turns = invalid = malformed = mismatches = 0
     for trajectory in trajectories:
-        sampled_turns = sum(1 for step in trajectory.steps if step.policy_tokens or not step.policy_info.get("ended_by"))
+        sampled_turns = sum(
+            1 for step in trajectory.steps if step.policy_tokens or not step.policy_info.get("ended_by")
+        )
         turns.append(sampled_turns)
         generated.append(sum(len(step.policy_tokens or ()) for step in trajectory.steps))
         environment.append(sum(len(step.observation_tokens or ()) for step in trajectory.steps))

@@ -93,7 +93,9 @@ def parse_hermes_tool_calls(text: str, *, call_id_prefix: str = "call") -> tuple
         except json.JSONDecodeError as exc:
             name_match = _NAME.search(body)
             problems.append(f"tool call {index}: not valid JSON ({exc.msg} at column {exc.colno})")
-            calls.append({"id": call_id, "name": name_match.group(1) if name_match else UNPARSEABLE_TOOL, "arguments": {}})
+            calls.append(
+                {"id": call_id, "name": name_match.group(1) if name_match else UNPARSEABLE_TOOL, "arguments": {}}
+            )
             continue
         if not isinstance(payload, Mapping):
             problems.append(f"tool call {index}: expected a JSON object with 'name' and 'arguments'")

@@ -36,7 +36,7 @@ CHATML_TEMPLATE = (
     "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
     "{% for tool in tools %}{{ '\\n' }}{{ tool | tojson }}{% endfor %}{{ '\\n</tools>\\n\\n' }}"
     "For each function call, return a json object with function name and arguments within "
-    "<tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, \"arguments\": <args-json-object>}\n</tool_call>"
+    '<tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, "arguments": <args-json-object>}\n</tool_call>'
     "<|im_end|>\n"
     "{% elif messages[0].role == 'system' %}<|im_start|>system\n{{ messages[0].content }}<|im_end|>\n{% endif %}"
     "{% for message in messages %}"
@@ -47,7 +47,7 @@ CHATML_TEMPLATE = (
     "{% if loop.last or loop.nextitem.role != 'tool' %}<|im_end|>\n{% endif %}"
     "{% else %}<|im_start|>{{ message.role }}\n{{ message.content }}"
     "{% if message.tool_calls %}{% for call in message.tool_calls %}{{ '\\n<tool_call>\\n' }}"
-    "{\"name\": \"{{ call.function.name }}\", \"arguments\": {{ call.function.arguments | tojson }}}\n</tool_call>"
+    '{"name": "{{ call.function.name }}", "arguments": {{ call.function.arguments | tojson }}}\n</tool_call>'
     "{% endfor %}{% endif %}<|im_end|>\n"
     "{% endif %}"
     "{% endfor %}"
@@ -111,7 +111,11 @@ def _template_message(message: Mapping[str, Any]) -> dict[str, Any]:
     calls = message.get("tool_calls")
     if calls:
         item["tool_calls"] = [
-            {"id": call.get("id", f"call_{index}"), "type": "function", "function": {"name": call.get("name", ""), "arguments": call.get("arguments", {})}}
+            {
+                "id": call.get("id", f"call_{index}"),
+                "type": "function",
+                "function": {"name": call.get("name", ""), "arguments": call.get("arguments", {})},
+            }
             for index, call in enumerate(calls)
         ]
     return item
@@ -150,7 +154,9 @@ class ChatTemplateRenderer:
         self.cache_size = 1024
         self._cache: OrderedDict[str, list[int]] = OrderedDict()
         self.stop_token_ids = tuple(stop_token_ids) if stop_token_ids is not None else self._default_stop_ids()
-        self._stop_texts = {token: tokenizer.decode([token], skip_special_tokens=False) for token in self.stop_token_ids}
+        self._stop_texts = {
+            token: tokenizer.decode([token], skip_special_tokens=False) for token in self.stop_token_ids
+        }
         self._template_tools: dict[str, bool] = {}
         probe = self._render_text([{"role": "user", "content": "x"}], [], add_generation_prompt=True)
         self.thinking_opened = probe.rstrip().endswith("<think>")
@@ -176,7 +182,9 @@ class ChatTemplateRenderer:
             self._template_tools[key] = self._apply(probe, tools, False) != self._apply(probe, [], False)
         return self._template_tools[key]
 
-    def _apply(self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]], add_generation_prompt: bool) -> str:
+    def _apply(
+        self, messages: list[dict[str, Any]], tools: Sequence[Mapping[str, Any]], add_generation_prompt: bool
+    ) -> str:
         try:
             return self.tokenizer.apply_chat_template(
                 messages,
@@ -191,10 +199,14 @@ class ChatTemplateRenderer:
                 f"({type(exc).__name__}: {exc}); pass chat_template= (e.g. rolloutgym.llm.CHATML_TEMPLATE)"
             ) from exc
 
-    def _render_text(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool) -> str:
+    def _render_text(
+        self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]], *, add_generation_prompt: bool
+    ) -> str:
         prepared = [_template_message(message) for message in messages]
         tools = list(tools)
-        if tools and (self.tool_prompt == "system" or (self.tool_prompt == "auto" and not self._template_handles_tools(tools))):
+        if tools and (
+            self.tool_prompt == "system" or (self.tool_prompt == "auto" and not self._template_handles_tools(tools))
+        ):
             instructions = hermes_tool_prompt(tools)
             if prepared and prepared[0]["role"] == "system":
                 prepared[0] = {**prepared[0], "content": f"{prepared[0]['content']}\n\n{instructions}"}
@@ -232,7 +244,12 @@ class ChatTemplateRenderer:
             lambda: self.encode(self._render_text(messages, tools, add_generation_prompt=True)),
         )
 
-    def continuation_text(self, sampled_tokens: Sequence[int], new_messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> str:
+    def continuation_text(
+        self,
+        sampled_tokens: Sequence[int],
+        new_messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
+    ) -> str:
         """The text :meth:`render_continuation` tokenises."""
         conversation = [
             {"role": "user", "content": "x"},

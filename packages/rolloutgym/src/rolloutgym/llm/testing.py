@@ -85,7 +85,11 @@ class CharRenderer:
         for message in messages:
             content = content_text(message.get("content"))
             for call in message.get("tool_calls") or ():
-                content += "<tool_call>" + json.dumps({"name": call.get("name"), "arguments": call.get("arguments")}) + "</tool_call>"
+                content += (
+                    "<tool_call>"
+                    + json.dumps({"name": call.get("name"), "arguments": call.get("arguments")})
+                    + "</tool_call>"
+                )
             tokens += self._turn(str(message["role"]), content)
         return tokens
 
@@ -96,7 +100,10 @@ class CharRenderer:
         return prefix + self._messages(messages) + [self.START, *self.encode("assistant\n")]
 
     def render_continuation(
-        self, sampled_tokens: Sequence[int], new_messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]
+        self,
+        sampled_tokens: Sequence[int],
+        new_messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]],
     ) -> list[int]:
         closing = [] if sampled_tokens and sampled_tokens[-1] == self.END else [self.END]
         return closing + self.encode("\n") + self._messages(new_messages) + [self.START, *self.encode("assistant\n")]
@@ -106,5 +113,7 @@ class CharRenderer:
         for token in tokens:
             if token == self.END:
                 continue
-            pieces.append("<|im_start|>" if token == self.START else chr(token - self.OFFSET) if token >= self.OFFSET else "")
+            pieces.append(
+                "<|im_start|>" if token == self.START else chr(token - self.OFFSET) if token >= self.OFFSET else ""
+            )
         return "".join(pieces)

@@ -99,7 +99,9 @@ class TokenPolicy:
         return episode
 
     def __call__(self, observation: Any) -> Any:
-        raise PolicyError("an LLM policy needs its environment: run it through rollout()/arollout() (they call for_env)")
+        raise PolicyError(
+            "an LLM policy needs its environment: run it through rollout()/arollout() (they call for_env)"
+        )
 
 
 class TokenEpisode(EpisodeState):
