@@ -24,8 +24,13 @@ ROOT = Path(__file__).resolve().parents[2]
 ARTIFACTS = ROOT / "artifacts" / "report"
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMIUM_ARGS = [
-    "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-    "--disable-background-networking", "--disable-component-update", "--disable-sync",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
 ]
 ON_CI = os.environ.get("CI") == "true"
 
@@ -103,7 +108,9 @@ class Page:
         self.page = self.context.new_page()
         self.problems: list[str] = []
         self.page.on("pageerror", lambda error: self.problems.append(f"page error: {error}"))
-        self.page.on("console", lambda message: message.type == "error" and self.problems.append(f"console: {message.text}"))
+        self.page.on(
+            "console", lambda message: message.type == "error" and self.problems.append(f"console: {message.text}")
+        )
         self.page.on("dialog", lambda dialog: (self.problems.append(f"dialog: {dialog.message}"), dialog.dismiss()))
 
     def close(self) -> None:
@@ -146,7 +153,10 @@ def test_report_of_each_env_matches_the_run_and_clicks_through(reports: dict[str
         assert int(_card(section, field)[0]) == getattr(summary, field), field
     for k, value in summary.pass_at.items():
         assert float(section.locator(f'tr[data-field="pass_at"] td[data-k="{k}"]').get_attribute("data-value")) == value
-        assert float(section.locator(f'tr[data-field="pass_hat"] td[data-k="{k}"]').get_attribute("data-value")) == summary.pass_hat[k]
+        assert (
+            float(section.locator(f'tr[data-field="pass_hat"] td[data-k="{k}"]').get_attribute("data-value"))
+            == summary.pass_hat[k]
+        )
     assert section.locator("svg.plot").count() == 3
     _shot(page, f"{env_id.replace('/', '_')}-summary", full_page=True)
 
@@ -256,12 +266,34 @@ def test_hostile_run_content_stays_text(reports: dict[str, Any], page: Any, tmp_
     hostile = "<img src=x onerror=alert(1)></script><script>alert(2)</script>"
     run_file = tmp_path / "hostile.jsonl"
     header = support.hand_header("toy/arith-v0", "hostile", [hostile], 1)
-    step = {"observation": [], "action": {"role": "assistant", "content": hostile, "tool_calls": [{"id": hostile, "name": hostile, "arguments": {hostile: hostile}}]},
-            "reward": 0.0, "next_observation": [{"role": "tool", "tool_call_id": hostile, "content": hostile}], "terminated": True, "truncated": False,
-            "info": {}}
-    group = {"kind": "group", "task_index": 0, "item_id": hostile, "item": hostile,
-             "trajectories": [{"initial_observation": [{"role": "user", "content": hostile}], "steps": [step], "terminated": True, "truncated": False}],
-             "scores": [{"value": 0.0, "feedback": hostile, "components": {hostile: {"value": 0.0, "feedback": hostile}}}]}
+    step = {
+        "observation": [],
+        "action": {
+            "role": "assistant",
+            "content": hostile,
+            "tool_calls": [{"id": hostile, "name": hostile, "arguments": {hostile: hostile}}],
+        },
+        "reward": 0.0,
+        "next_observation": [{"role": "tool", "tool_call_id": hostile, "content": hostile}],
+        "terminated": True,
+        "truncated": False,
+        "info": {},
+    }
+    group = {
+        "kind": "group",
+        "task_index": 0,
+        "item_id": hostile,
+        "item": hostile,
+        "trajectories": [
+            {
+                "initial_observation": [{"role": "user", "content": hostile}],
+                "steps": [step],
+                "terminated": True,
+                "truncated": False,
+            }
+        ],
+        "scores": [{"value": 0.0, "feedback": hostile, "components": {hostile: {"value": 0.0, "feedback": hostile}}}],
+    }
     run_file.write_text(json.dumps(header) + "\n" + json.dumps(group) + "\n")
     report = build_report([run_file], tmp_path / "hostile.html")
     page.goto(report.path.as_uri() + "#run-0/task/0/member/0")

@@ -110,6 +110,10 @@ def test_every_trajectory_is_embedded_and_expands_to_the_run_file(runs: dict[str
             for trajectory in expected["trajectories"]:
                 for step in trajectory["steps"]:
                     del step["observation"]  # the viewer rebuilds it from the previous step
+                    step.pop("observation_tokens", None)  # not shown; counted in the summary
+                    step["policy_info"].pop("tools", None)
+                    if "policy_logprobs" in step:
+                        step["policy_logprobs"] = [round(value, 4) for value in step["policy_logprobs"]]
             assert blobs[f"rg-blob-{run_number}-{position}"] == expected
     first_step = next(iter(blobs.values()))["trajectories"][0]["steps"][0]
     assert first_step["policy_tokens"] and len(first_step["policy_logprobs"]) == len(first_step["policy_tokens"])
@@ -117,8 +121,12 @@ def test_every_trajectory_is_embedded_and_expands_to_the_run_file(runs: dict[str
 
 
 def test_the_page_is_self_contained(runs: dict[str, Path], tmp_path: Path) -> None:
-    html = build_report([runs["guess-oracle"], runs["guess-random"]], tmp_path / "page.html").path.read_text(encoding="utf-8")
-    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html), "the report loads something from the network"
+    html = build_report([runs["guess-oracle"], runs["guess-random"]], tmp_path / "page.html").path.read_text(
+        encoding="utf-8"
+    )
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", html), (
+        "the report loads something from the network"
+    )
     assert all(href.startswith("data:") for href in re.findall(r'<link[^>]*href="([^"]*)"', html))
     assert "@import" not in html and not re.search(r"url\(\s*['\"]?https?:", html)
     assert html.count("<svg") >= 4  # three plots per run... and the delta chart
@@ -130,13 +138,28 @@ def test_run_content_cannot_inject_markup(tmp_path: Path) -> None:
     run_file = tmp_path / "hostile.jsonl"
     header = support.hand_header("toy/arith-v0", hostile, [hostile], 1)
     group = {
-        "kind": "group", "task_index": 0, "item_id": hostile, "item": hostile,
-        "trajectories": [{
-            "initial_observation": [{"role": "user", "content": hostile}],
-            "steps": [{"observation": [], "action": hostile, "reward": 0.0, "next_observation": [], "terminated": True,
-                       "truncated": False, "info": {"score": {"value": 0.0, "feedback": hostile}}}],
-            "terminated": True, "truncated": False,
-        }],
+        "kind": "group",
+        "task_index": 0,
+        "item_id": hostile,
+        "item": hostile,
+        "trajectories": [
+            {
+                "initial_observation": [{"role": "user", "content": hostile}],
+                "steps": [
+                    {
+                        "observation": [],
+                        "action": hostile,
+                        "reward": 0.0,
+                        "next_observation": [],
+                        "terminated": True,
+                        "truncated": False,
+                        "info": {"score": {"value": 0.0, "feedback": hostile}},
+                    }
+                ],
+                "terminated": True,
+                "truncated": False,
+            }
+        ],
         "scores": [{"value": 0.0, "feedback": hostile}],
         "errors": [{"error_type": hostile, "error_message": hostile, "where": "policy", "member": 1}],
     }
@@ -150,13 +173,17 @@ def test_two_runs_compare_per_task_like_rolloutgym_compare(runs: dict[str, Path]
     result = build_report([runs["arith-null"], runs["arith-oracle"]], tmp_path / "compare.html")
     data = support.report_data(result.path.read_text(encoding="utf-8"))
     (comparison,) = data["comparisons"]
-    assert [row["task_id"] for row in comparison["rows"]] == sorted(task.task_id for task in result.runs[0].summary.tasks)
+    assert [row["task_id"] for row in comparison["rows"]] == sorted(
+        task.task_id for task in result.runs[0].summary.tasks
+    )
     assert all(row["pass_a"] == 0.0 and row["pass_b"] == 1.0 and row["delta_pass"] == 1.0 for row in comparison["rows"])
     assert all(math.isclose(row["delta_reward"], 1.0) for row in comparison["rows"])
 
 
 def test_runs_of_different_envs_are_shown_but_not_compared(runs: dict[str, Path], tmp_path: Path) -> None:
-    html = build_report([runs["guess-oracle"], runs["arith-oracle"]], tmp_path / "mixed.html").path.read_text(encoding="utf-8")
+    html = build_report([runs["guess-oracle"], runs["arith-oracle"]], tmp_path / "mixed.html").path.read_text(
+        encoding="utf-8"
+    )
     assert "Not compared" in html and support.report_data(html)["comparisons"] == []
     assert 'id="run-1"' in html
 
@@ -176,7 +203,13 @@ def test_default_report_path_sits_next_to_the_run() -> None:
 
 
 def cli(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, timeout=120, env=dict(os.environ, COLUMNS="200"))
+    return subprocess.run(
+        [sys.executable, "-m", "rolloutgym", *args],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=dict(os.environ, COLUMNS="200"),
+    )
 
 
 def test_cli_report_writes_next_to_the_run_and_explains_mistakes(runs: dict[str, Path], tmp_path: Path) -> None:
@@ -216,7 +249,10 @@ def test_server_serves_the_report_and_nothing_else(runs: dict[str, Path], tmp_pa
 def test_cli_view_serves_on_loopback_until_interrupted(runs: dict[str, Path]) -> None:
     process = subprocess.Popen(
         [sys.executable, "-m", "rolloutgym", "view", str(runs["arith-oracle"]), "--no-open"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=dict(os.environ, COLUMNS="200"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(os.environ, COLUMNS="200"),
     )
     try:
         url = None

@@ -93,10 +93,14 @@ def binary_search_reply(prompt: Any, index: int) -> str:
 def token_run(path: Path, *, num_tasks: int = 2, n: int = 2) -> Path:
     """A token-level toy/guess-v0 run: TokenPolicy with a scripted sampler records ids and logprobs."""
     tasks = guess_tasks()[:num_tasks]
-    policy = TokenPolicy(VaryingSampler(RENDERER.encode, binary_search_reply, end_token_id=CharRenderer.END), RENDERER, max_tokens=200)
+    policy = TokenPolicy(
+        VaryingSampler(RENDERER.encode, binary_search_reply, end_token_id=CharRenderer.END), RENDERER, max_tokens=200
+    )
     with RunWriter(path, hand_header("toy/guess-v0", "scripted-tokens", [task.id for task in tasks], n)) as writer:
         for index, task in enumerate(tasks):
-            group = asyncio.run(arollout_group(task, GuessNumberEnv, policy, num_rollouts=n, item_id=task.id, max_steps=20))
+            group = asyncio.run(
+                arollout_group(task, GuessNumberEnv, policy, num_rollouts=n, item_id=task.id, max_steps=20)
+            )
             writer.write_group(index, group)
     return path
 

@@ -31,8 +31,12 @@ def _build(run_files: list[Path], out: Optional[Path], title: Optional[str]) -> 
 
 @app.command("report")
 def report_command(
-    run_files: list[Path] = typer.Argument(..., help="One or more run files; with several, the first is the baseline of the comparison."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="The HTML file to write (default: RUN.html next to the first run)."),
+    run_files: list[Path] = typer.Argument(
+        ..., help="One or more run files; with several, the first is the baseline of the comparison."
+    ),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="The HTML file to write (default: RUN.html next to the first run)."
+    ),
     title: Optional[str] = typer.Option(None, "--title", help="The page title."),
 ) -> None:
     """Write a self-contained HTML report: summary, plots, per-task table and trajectory viewer."""
@@ -43,7 +47,9 @@ def report_command(
 @app.command("view")
 def view_command(
     run_files: list[Path] = typer.Argument(..., help="Run files (or an existing .html report) to view."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Keep the report at this path (default: a temporary file)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Keep the report at this path (default: a temporary file)."
+    ),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to serve on (loopback by default)."),
     port: int = typer.Option(0, "--port", help="Port to serve on; 0 picks a free one."),
     no_open: bool = typer.Option(False, "--no-open", help="Do not open a browser; just print the URL."),
@@ -55,7 +61,9 @@ def view_command(
     with tempfile.TemporaryDirectory(prefix="rolloutgym-view-") as folder:
         if len(run_files) == 1 and run_files[0].suffix.lower() in {".html", ".htm"}:
             if not run_files[0].is_file():
-                fail(f"report '{run_files[0]}' does not exist; build one with 'rolloutgym report RUN -o {run_files[0]}'")
+                fail(
+                    f"report '{run_files[0]}' does not exist; build one with 'rolloutgym report RUN -o {run_files[0]}'"
+                )
             path = run_files[0]
         else:
             path = _build(run_files, out or Path(folder) / "report.html", title)

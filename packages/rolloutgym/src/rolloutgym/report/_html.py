@@ -63,15 +63,30 @@ def _cards(digest: RunDigest) -> str:
     summary = digest.summary
     header = digest.header
     cards = [
-        _card("pass_rate", "pass rate", f"{summary.pass_rate:.1%}", summary.pass_rate, f"threshold {header.get('pass_threshold', 1.0)}"),
+        _card(
+            "pass_rate",
+            "pass rate",
+            f"{summary.pass_rate:.1%}",
+            summary.pass_rate,
+            f"threshold {header.get('pass_threshold', 1.0)}",
+        ),
         _card("mean_reward", "mean reward", _number(summary.mean_reward), summary.mean_reward),
-        _card("num_tasks", "tasks", str(summary.num_tasks), summary.num_tasks, f"n = {header.get('num_rollouts')} rollouts each"),
+        _card(
+            "num_tasks",
+            "tasks",
+            str(summary.num_tasks),
+            summary.num_tasks,
+            f"n = {header.get('num_rollouts')} rollouts each",
+        ),
         _card("num_trajectories", "trajectories", str(summary.num_trajectories), summary.num_trajectories),
         _card("num_errors", "errors", str(summary.num_errors), summary.num_errors, "failed members, not scored"),
         _card("mean_turns", "mean turns", f"{summary.mean_turns:.1f}", summary.mean_turns),
         _card("total_seconds", "time", f"{summary.total_seconds:.2f} s", summary.total_seconds, "summed over rollouts"),
         _card(
-            "total_tokens", "tokens", f"{summary.total_tokens:,}", summary.total_tokens,
+            "total_tokens",
+            "tokens",
+            f"{summary.total_tokens:,}",
+            summary.total_tokens,
             f"{summary.generated_tokens:,} generated" if summary.total_tokens else "no token-level data",
         ),
     ]
@@ -85,7 +100,9 @@ def _pass_at_k_table(digest: RunDigest) -> str:
     ks = sorted(summary.pass_at)
     head = "".join(f"<th>k = {k}</th>" for k in ks)
     at = "".join(f'<td data-k="{k}" data-value="{summary.pass_at[k]!r}">{_number(summary.pass_at[k])}</td>' for k in ks)
-    hat = "".join(f'<td data-k="{k}" data-value="{summary.pass_hat[k]!r}">{_number(summary.pass_hat[k])}</td>' for k in ks)
+    hat = "".join(
+        f'<td data-k="{k}" data-value="{summary.pass_hat[k]!r}">{_number(summary.pass_hat[k])}</td>' for k in ks
+    )
     return (
         '<table class="passk"><thead><tr><th></th>' + head + "</tr></thead><tbody>"
         f'<tr data-field="pass_at"><td>pass@k</td>{at}</tr><tr data-field="pass_hat"><td>pass^k</td>{hat}</tr></tbody></table>'
@@ -114,7 +131,8 @@ def run_section(index: int, digest: RunDigest, plots: list[str], *, hidden: bool
     versions = ", ".join(f"{name} {version}" for name, version in sorted(header.get("versions", {}).items()) if version)
     meta = (
         f"{escape(str(digest.path))} · run {escape(str(header.get('run_id')))} · created {escape(str(header.get('created_at')))}"
-        f" · seed {escape(str(header.get('seed') if header.get('seed') is not None else '-'))}" + (f" · {escape(versions)}" if versions else "")
+        f" · seed {escape(str(header.get('seed') if header.get('seed') is not None else '-'))}"
+        + (f" · {escape(versions)}" if versions else "")
     )
     warning = ""
     if not digest.complete:

@@ -66,7 +66,12 @@ def _svg(figure: Any, label: str) -> str:
         figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None})
     text = buffer.getvalue()
     text = text[text.index("<svg") :]
-    text = re.sub(r'<svg([^>]*?) width="[^"]*" height="[^"]*"', rf'<svg\1 role="img" aria-label="{label}" class="plot"', text, count=1)
+    text = re.sub(
+        r'<svg([^>]*?) width="[^"]*" height="[^"]*"',
+        rf'<svg\1 role="img" aria-label="{label}" class="plot"',
+        text,
+        count=1,
+    )
     return re.sub(r"<metadata>.*?</metadata>", "", text, count=1, flags=re.DOTALL)
 
 
@@ -93,7 +98,14 @@ def reward_histogram_svg(rewards: Sequence[float], threshold: float) -> str:
         bins = 20
         passed = [value for value in rewards if value >= threshold]
         failed = [value for value in rewards if value < threshold]
-        axes.hist([failed, passed], bins=bins, range=(low, high), stacked=True, color=[_FAIL_COLOUR, _PASS_COLOUR], label=[f"below {threshold:g}", "pass"])
+        axes.hist(
+            [failed, passed],
+            bins=bins,
+            range=(low, high),
+            stacked=True,
+            color=[_FAIL_COLOUR, _PASS_COLOUR],
+            label=[f"below {threshold:g}", "pass"],
+        )
         axes.legend(frameon=False, loc="best")
     axes.set_xlabel("reward (score value)")
     axes.set_ylabel("trajectories")
@@ -126,11 +138,19 @@ def task_pass_rate_svg(task_ids: Sequence[str], pass_rates: Sequence[float]) -> 
     figure, axes = _figure()
     if len(task_ids) <= _MAX_BARS:
         positions = range(len(task_ids))
-        colours = [_PASS_COLOUR if rate >= 1.0 else _FAIL_COLOUR if rate <= 0.0 else _MAIN_COLOUR for rate in pass_rates]
+        colours = [
+            _PASS_COLOUR if rate >= 1.0 else _FAIL_COLOUR if rate <= 0.0 else _MAIN_COLOUR for rate in pass_rates
+        ]
         axes.bar(positions, pass_rates, color=colours, width=0.8)
         # A dot per task keeps 0% tasks visible (a bar of height 0 is not).
         axes.scatter(positions, pass_rates, color=colours, s=10, zorder=3)
-        axes.set_xticks(list(positions), list(task_ids), rotation=60 if len(task_ids) > 6 else 0, ha="right" if len(task_ids) > 6 else "center", fontsize=7)
+        axes.set_xticks(
+            list(positions),
+            list(task_ids),
+            rotation=60 if len(task_ids) > 6 else 0,
+            ha="right" if len(task_ids) > 6 else "center",
+            fontsize=7,
+        )
         axes.set_xlim(-0.6, max(len(task_ids), 1) - 0.4)
     else:
         ordered = sorted(pass_rates, reverse=True)
@@ -151,7 +171,13 @@ def delta_svg(task_ids: Sequence[str], deltas: Sequence[float], label: str) -> s
     if len(task_ids) <= _MAX_BARS:
         positions = range(len(task_ids))
         axes.bar(positions, deltas, color=colours, width=0.8)
-        axes.set_xticks(list(positions), list(task_ids), rotation=60 if len(task_ids) > 8 else 0, ha="right" if len(task_ids) > 8 else "center", fontsize=7)
+        axes.set_xticks(
+            list(positions),
+            list(task_ids),
+            rotation=60 if len(task_ids) > 8 else 0,
+            ha="right" if len(task_ids) > 8 else "center",
+            fontsize=7,
+        )
         axes.set_xlim(-0.6, max(len(task_ids), 1) - 0.4)
     else:
         ordered = sorted(deltas, reverse=True)

@@ -12,11 +12,12 @@ import os
 import shutil
 import tempfile
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 from rolloutgym_protocol.errors import ConfigError
 
@@ -66,7 +67,9 @@ def _comparable(baseline: RunDigest, other: RunDigest) -> bool:
 
 def _compare_section(digests: list[RunDigest], hidden: bool) -> tuple[str, list[dict[str, object]]]:
     baseline = digests[0]
-    parts = [f'<section class="view" id="compare"{" hidden" if hidden else ""}><div class="run-title">Comparison with the baseline: {escape(run_label(baseline))}</div>']
+    parts = [
+        f'<section class="view" id="compare"{" hidden" if hidden else ""}><div class="run-title">Comparison with the baseline: {escape(run_label(baseline))}</div>'
+    ]
     comparisons: list[dict[str, object]] = []
     for number, other in enumerate(digests[1:], start=1):
         label = f"{run_label(baseline)} → {run_label(other)}"
@@ -87,7 +90,11 @@ def _compare_section(digests: list[RunDigest], hidden: bool) -> tuple[str, list[
         )
         parts.append(
             "<figure>"
-            + _plots.delta_svg([str(row["task_id"]) for row in paired], [float(row["delta_pass"]) for row in paired], f"run {number + 1} − baseline")  # type: ignore[arg-type]
+            + _plots.delta_svg(
+                [str(row["task_id"]) for row in paired],
+                [float(row["delta_pass"]) for row in paired],
+                f"run {number + 1} − baseline",
+            )  # type: ignore[arg-type]
             + "</figure>"
         )
         parts.append(f'<div id="compare-table-{number}"></div>')
@@ -113,7 +120,9 @@ def _run_data(digest: RunDigest) -> dict[str, object]:
     }
 
 
-def build_report(run_paths: list[str | Path] | tuple[str | Path, ...], out: str | Path | None = None, *, title: str | None = None) -> ReportResult:
+def build_report(
+    run_paths: Sequence[str | Path], out: str | Path | None = None, *, title: str | None = None
+) -> ReportResult:
     """Write the HTML report of ``run_paths`` to ``out`` and return what was written.
 
     Args:
@@ -137,7 +146,9 @@ def build_report(run_paths: list[str | Path] | tuple[str | Path, ...], out: str 
     with tempfile.TemporaryFile("w+", encoding="ascii", dir=target.parent, prefix=".rolloutgym-report-") as blobs:
         for number, path in enumerate(paths):
             digests.append(collect_run(path, blobs, run_number=number))
-        page_title = title or " vs ".join(f"{digest.header['env']['id']} · {digest.header.get('policy')}" for digest in digests)
+        page_title = title or " vs ".join(
+            f"{digest.header['env']['id']} · {digest.header.get('policy')}" for digest in digests
+        )
         sections = []
         for number, digest in enumerate(digests):
             summary = digest.summary
@@ -145,7 +156,9 @@ def build_report(run_paths: list[str | Path] | tuple[str | Path, ...], out: str 
             plots = [
                 _plots.reward_histogram_svg(digest.rewards, threshold),
                 _plots.pass_at_k_svg(summary.pass_at, summary.pass_hat),
-                _plots.task_pass_rate_svg([task.task_id for task in summary.tasks], [task.pass_rate for task in summary.tasks]),
+                _plots.task_pass_rate_svg(
+                    [task.task_id for task in summary.tasks], [task.pass_rate for task in summary.tasks]
+                ),
             ]
             sections.append(run_section(number, digest, plots, hidden=number != 0))
         comparisons: list[dict[str, object]] = []
@@ -158,7 +171,7 @@ def build_report(run_paths: list[str | Path] | tuple[str | Path, ...], out: str 
         )
         if len(digests) > 1:
             tabs += '<button type="button" data-view="compare" aria-selected="false">compare</button>'
-        data = {"runs": [_run_data(digest) for digest in digests], "comparisons": comparisons}
+        data: dict[str, Any] = {"runs": [_run_data(digest) for digest in digests], "comparisons": comparisons}
         temporary = target.with_name(f".{target.name}.tmp")
         try:
             _write_page(temporary, page_title, tabs, sections, data, blobs)
@@ -169,8 +182,8 @@ def build_report(run_paths: list[str | Path] | tuple[str | Path, ...], out: str 
     return ReportResult(target, tuple(digests), target.stat().st_size, time.perf_counter() - started)
 
 
-def _write_page(path: Path, title: str, tabs: str, sections: list[str], data: dict[str, object], blobs: IO[str]) -> None:
-    generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+def _write_page(path: Path, title: str, tabs: str, sections: list[str], data: dict[str, Any], blobs: IO[str]) -> None:
+    generated = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     with path.open("w", encoding="utf-8") as page:
         page.write(
             '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'

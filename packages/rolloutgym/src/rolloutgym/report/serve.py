@@ -69,7 +69,8 @@ class ReportServer:
     @property
     def url(self) -> str:
         host, port = self._server.server_address[:2]
-        host_text = f"[{host}]" if ":" in str(host) else str(host)
+        host = host.decode() if isinstance(host, bytes) else str(host)
+        host_text = f"[{host}]" if ":" in host else host
         return f"http://{host_text}:{port}/"
 
     def start(self) -> None:
