@@ -1,0 +1,210 @@
+"""Run files: a JSONL header line, then one line per finished ``TrajectoryGroup``.
+
+Lines are appended and flushed as groups finish, so a killed run loses only the groups
+in flight; ``RunWriter(..., resume=True)`` continues a file, skipping finished tasks.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import ValidationError
+from rolloutgym_protocol import TrajectoryGroup
+from rolloutgym_protocol.errors import RunFileError
+
+from ._schema import FORMAT_VERSION, GroupLine, HeaderLine
+
+__all__ = ["FORMAT_VERSION", "Run", "RunWriter", "iter_run", "read_header", "read_run"]
+
+
+@dataclass
+class Run:
+    """A parsed run file: its header dict and its groups (with their task indices)."""
+
+    path: Path
+    header: dict[str, Any]
+    groups: list[TrajectoryGroup] = field(default_factory=list)
+    task_indices: list[int] = field(default_factory=list)
+
+    @property
+    def env_id(self) -> str:
+        return self.header["env"]["id"]
+
+    @property
+    def complete(self) -> bool:
+        """Every task of the header has a group."""
+        return len(set(self.task_indices)) >= len(self.header.get("task_indices", ()))
+
+
+def _format_location(error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = ""
+    for part in first["loc"]:
+        location += f"[{part}]" if isinstance(part, int) else (f".{part}" if location else str(part))
+    return f"field '{location}': {first['msg']}"
+
+
+def _parse_line(path: Path, number: int, text: str) -> dict[str, Any]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise RunFileError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); the run file is corrupt") from None
+    if not isinstance(data, dict):
+        raise RunFileError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
+    return data
+
+
+def _validate_header(path: Path, data: dict[str, Any]) -> dict[str, Any]:
+    if data.get("kind") != "header":
+        raise RunFileError(f"{path}:1: the first line must be the run header (kind 'header'); is this a rolloutgym run file?")
+    try:
+        HeaderLine.model_validate(data)
+    except ValidationError as exc:
+        raise RunFileError(f"{path}:1: invalid run header, {_format_location(exc)}") from None
+    if data["format_version"] > FORMAT_VERSION:
+        raise RunFileError(
+            f"{path}: run file format {data['format_version']} is newer than this rolloutgym supports ({FORMAT_VERSION}); upgrade rolloutgym"
+        )
+    return data
+
+
+def _validate_group(path: Path, number: int, data: dict[str, Any]) -> tuple[int, TrajectoryGroup]:
+    try:
+        GroupLine.model_validate(data)
+    except ValidationError as exc:
+        raise RunFileError(f"{path}:{number}: invalid group line, {_format_location(exc)}") from None
+    try:
+        group = TrajectoryGroup.from_dict(data)
+    except (ValueError, TypeError, KeyError) as exc:
+        raise RunFileError(f"{path}:{number}: invalid group line: {exc}") from None
+    return data["task_index"], group
+
+
+def read_header(path: str | Path) -> dict[str, Any]:
+    """Read and validate only the header line."""
+    path = Path(path)
+    if not path.exists():
+        raise RunFileError(f"run file '{path}' does not exist")
+    with path.open(encoding="utf-8") as handle:
+        first = handle.readline()
+    if not first.strip():
+        raise RunFileError(f"{path}: empty run file (no header line)")
+    return _validate_header(path, _parse_line(path, 1, first))
+
+
+def iter_run(path: str | Path, *, allow_partial_tail: bool = False) -> Iterator[tuple[int, TrajectoryGroup]]:
+    """Stream ``(task_index, group)`` pairs after validating the header.
+
+    Args:
+        allow_partial_tail: ignore a last line cut off mid-write (a killed run).
+    """
+    path = Path(path)
+    read_header(path)
+    with path.open(encoding="utf-8") as handle:
+        handle.readline()
+        number = 1
+        for text in handle:
+            number += 1
+            if not text.strip():
+                continue
+            if allow_partial_tail and not text.endswith("\n"):
+                try:
+                    json.loads(text)
+                except json.JSONDecodeError:
+                    return
+            data = _parse_line(path, number, text)
+            if data.get("kind") != "group":
+                raise RunFileError(f"{path}:{number}: unknown line kind {data.get('kind')!r}; expected 'group'")
+            yield _validate_group(path, number, data)
+
+
+def read_run(path: str | Path, *, allow_partial_tail: bool = False) -> Run:
+    """Read and validate a whole run file."""
+    path = Path(path)
+    run = Run(path, read_header(path))
+    for task_index, group in iter_run(path, allow_partial_tail=allow_partial_tail):
+        run.groups.append(group)
+        run.task_indices.append(task_index)
+    return run
+
+
+# Header fields that must match for --resume to continue a file.
+RESUME_KEYS = ("policy", "num_rollouts", "seed", "tasks")
+
+
+class RunWriter:
+    """Appends groups to a run file, one flushed line each.
+
+    Args:
+        path: the run file.
+        header: the header dict (written when the file is new).
+        resume: continue an existing file: the header must agree on env, policy,
+            rollouts, seed and tasks; a line cut off by a kill is removed.
+    """
+
+    def __init__(self, path: str | Path, header: dict[str, Any], *, resume: bool = False) -> None:
+        self.path = Path(path)
+        self.header = header
+        self.done: set[int] = set()
+        self.groups: list[tuple[int, TrajectoryGroup]] = []
+        if resume and self.path.exists() and self.path.stat().st_size > 0:
+            existing = read_header(self.path)
+            self._check_resumable(existing)
+            self.header = existing
+            for task_index, group in iter_run(self.path, allow_partial_tail=True):
+                self.done.add(task_index)
+                self.groups.append((task_index, group))
+            self._truncate_partial_tail()
+            self._handle = self.path.open("a", encoding="utf-8")
+        else:
+            if self.path.exists() and self.path.stat().st_size > 0 and not resume:
+                raise RunFileError(f"run file '{self.path}' already exists; pass --resume to continue it or choose another --out")
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._handle = self.path.open("w", encoding="utf-8")
+            self._write(header)
+
+    def _check_resumable(self, existing: dict[str, Any]) -> None:
+        if existing["env"]["id"] != self.header["env"]["id"]:
+            raise RunFileError(
+                f"cannot resume {self.path}: it is a run of '{existing['env']['id']}', not '{self.header['env']['id']}'"
+            )
+        for key in RESUME_KEYS:
+            if existing.get(key) != self.header.get(key):
+                raise RunFileError(
+                    f"cannot resume {self.path}: its {key} is {existing.get(key)!r:.80} but this run asks for "
+                    f"{self.header.get(key)!r:.80}; use the same options or a new --out"
+                )
+
+    def _truncate_partial_tail(self) -> None:
+        with self.path.open("rb+") as handle:
+            data = handle.read()
+            if data and not data.endswith(b"\n"):
+                cut = data.rfind(b"\n") + 1
+                handle.truncate(cut)
+
+    def _write(self, data: dict[str, Any]) -> None:
+        self._handle.write(json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
+        self._handle.flush()
+
+    def write_group(self, task_index: int, group: TrajectoryGroup) -> None:
+        """Append one finished group and flush it to disk."""
+        self._write({"kind": "group", "task_index": task_index, **group.to_dict()})
+        self.done.add(task_index)
+        self.groups.append((task_index, group))
+
+    def close(self) -> None:
+        if not self._handle.closed:
+            self._handle.flush()
+            os.fsync(self._handle.fileno())
+            self._handle.close()
+
+    def __enter__(self) -> RunWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
