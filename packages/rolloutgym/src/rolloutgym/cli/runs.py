@@ -35,6 +35,9 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
     console.print(f"time: {summary.total_seconds:.2f} s summed over rollouts")
     if summary.errors_by_type:
         console.print("errors by type: " + ", ".join(f"{name} × {count}" for name, count in sorted(summary.errors_by_type.items())))
+        for name, example in sorted(summary.error_examples.items()):
+            console.print(f"  e.g. {name}: {example}", markup=False)
+        console.print("  ('rolloutgym show RUN --errors' lists every failed member)")
     if per_task:
         table = Table(title="Per task", title_justify="left")
         for column in ("task", "n", "pass rate", "mean reward", "turns", "errors"):

@@ -66,6 +66,7 @@ class RunSummary:
     generated_tokens: int
     total_seconds: float
     tasks: list[TaskSummary] = field(default_factory=list)
+    error_examples: dict[str, str] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         data = {key: value for key, value in self.__dict__.items() if key != "tasks"}
@@ -97,6 +98,7 @@ def summarize(
     indices = list(task_indices) if task_indices is not None else list(range(len(groups)))
     tasks: list[TaskSummary] = []
     errors: Counter[str] = Counter()
+    examples: dict[str, str] = {}
     rewards: list[float] = []
     turns: list[int] = []
     passes = 0
@@ -109,6 +111,7 @@ def summarize(
         task_passes = sum(value >= threshold for value in values)
         for error in group.errors:
             errors[error.error_type] += 1
+            examples.setdefault(error.error_type, f"[{error.where}] {error.error_message}"[:300])
         tasks.append(
             TaskSummary(
                 group.item_id,
@@ -152,4 +155,5 @@ def summarize(
         generated_tokens=generated_tokens,
         total_seconds=seconds,
         tasks=tasks,
+        error_examples=examples,
     )
