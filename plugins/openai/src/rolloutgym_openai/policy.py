@@ -20,7 +20,7 @@ from urllib.parse import urlparse
 from rolloutgym.llm import ChatPolicy, Completion, SamplingParams, to_openai_messages
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
-from ._http import JSONClient, RetrySettings, ServerRefused
+from rolloutgym.llm.http import JSONClient, RetrySettings, ServerRefused
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatPolicy", "make_policy"]
 

@@ -25,7 +25,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ._local_server import LocalHTTPServer
+from rolloutgym_testing.http_server import LocalHTTPServer
 
 __all__ = ["ChatCompletionsServer", "Reply", "default_reply"]
 

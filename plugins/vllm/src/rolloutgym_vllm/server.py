@@ -21,7 +21,7 @@ from typing import Any
 from rolloutgym.llm import Sample, SamplingParams
 from rolloutgym_protocol.errors import PolicyError
 
-from ._http import JSONClient, RetrySettings
+from rolloutgym.llm.http import JSONClient, RetrySettings
 
 __all__ = ["VLLMServerSampler", "parse_completion"]
 

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ._local_server import LocalHTTPServer
+from rolloutgym_testing.http_server import LocalHTTPServer
 
 __all__ = ["CompletionsServer", "byte_tokenizer"]
 

@@ -1,7 +1,7 @@
-"""JSON over HTTP for vLLM's OpenAI-compatible server: retries with backoff, timeouts, a concurrency limit.
+"""JSON over HTTP for model servers: retries with backoff, timeouts, a concurrency limit.
 
-The same client as rolloutgym-openai's (plugins do not import each other; see
-plugins/openai/NOTES-for-llm-core.md for moving it into the core).
+Shared by the policy adapters that talk to OpenAI-compatible servers (``rolloutgym-openai``,
+``rolloutgym-vllm``); needs ``httpx`` (which those plugins depend on).
 
 One ``httpx.AsyncClient`` and one semaphore exist per running event loop (a sync rollout
 runs each step in its own ``asyncio.run``; a client or semaphore cannot cross loops). They
