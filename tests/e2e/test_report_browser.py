@@ -189,6 +189,16 @@ def test_report_of_each_env_matches_the_run_and_clicks_through(reports: dict[str
     detail.scroll_into_view_if_needed()
     _shot(page, f"{env_id.replace('/', '_')}-trajectory")
 
+    # The null run's tab: a failing trajectory with its feedback.
+    page.locator('nav button[data-view="run-1"]').click()
+    failing = page.locator("section#run-1")
+    failing.locator(".task-table tbody tr").first.click()
+    failing.locator('.detail-pane [data-testid="members"] button').first.click()
+    failing.locator('.detail-pane [data-testid="trajectory"]').wait_for()
+    assert failing.locator('.detail-pane [data-testid="score"] .badge').inner_text() == "fail"
+    failing.locator(".detail-pane").scroll_into_view_if_needed()
+    _shot(page, f"{env_id.replace('/', '_')}-failing")
+
     # Two runs: the comparison view with its delta chart and per-task table.
     page.locator('nav button[data-view="compare"]').click()
     compare = page.locator("section#compare")

@@ -246,13 +246,16 @@ def test_server_serves_the_report_and_nothing_else(runs: dict[str, Path], tmp_pa
         server.stop()
 
 
-def test_cli_view_serves_on_loopback_until_interrupted(runs: dict[str, Path]) -> None:
+@pytest.mark.parametrize("options", [["--no-open"], []], ids=["no-open", "headless"])
+def test_cli_view_serves_on_loopback_until_interrupted(runs: dict[str, Path], options: list[str]) -> None:
+    # Without a display (as here), 'view' must not start a text browser in the terminal: it says how to connect.
+    environment = {key: value for key, value in os.environ.items() if key not in ("DISPLAY", "WAYLAND_DISPLAY")}
     process = subprocess.Popen(
-        [sys.executable, "-m", "rolloutgym", "view", str(runs["arith-oracle"]), "--no-open"],
+        [sys.executable, "-m", "rolloutgym", "view", str(runs["arith-oracle"]), *options],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=dict(os.environ, COLUMNS="200"),
+        env=dict(environment, COLUMNS="200"),
     )
     try:
         url = None
@@ -268,6 +271,7 @@ def test_cli_view_serves_on_loopback_until_interrupted(runs: dict[str, Path]) ->
         process.send_signal(signal.SIGINT)
         out, err = process.communicate(timeout=30)
         assert process.returncode == 0 and "stopped" in out and "Traceback" not in err
+        assert ("no display here" in err and "ssh -L" in err) == (options == [])
     finally:
         if process.poll() is None:
             process.kill()

@@ -73,13 +73,27 @@ def view_command(
             fail(f"cannot serve on {host}:{port} ({exc.strerror or exc}); pick another --port, or 0 for a free one")
         console.print(f"serving the report at {server.url} (Ctrl-C to stop)")
         if not no_open:
-            import webbrowser
-
-            if not webbrowser.open(server.url):
-                error_console.print(f"could not open a browser here; open {server.url} yourself")
+            _open_browser(server.url)
         try:
             server.serve_forever()
         except KeyboardInterrupt:
             console.print("stopped")
         finally:
             server.stop()
+
+
+def _open_browser(url: str) -> None:
+    """Open ``url`` in the desktop browser; on a machine without a display, say how to reach it."""
+    import os
+    import sys
+    import webbrowser
+
+    # Without a display, webbrowser would start a text browser (lynx, w3m) in this terminal.
+    if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
+        port = url.rstrip("/").rsplit(":", 1)[-1]
+        error_console.print(
+            f"no display here, so no browser was opened; from your machine run 'ssh -L {port}:127.0.0.1:{port} HOST' and open {url}"
+        )
+        return
+    if not webbrowser.open(url):
+        error_console.print(f"could not open a browser here; open {url} yourself")

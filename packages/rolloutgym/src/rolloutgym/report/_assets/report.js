@@ -109,7 +109,16 @@
     const name = call.name !== undefined ? call.name : fn.name;
     let args = call.arguments !== undefined ? call.arguments : fn.arguments;
     if (typeof args === "string") { try { args = JSON.parse(args); } catch (error) { /* keep the raw text */ } }
-    return h("div", { class: "tool-call" }, h("span", { class: "tool-name" }, "→ ", name === undefined ? "?" : String(name)), call.id ? h("span", { class: "call-id" }, call.id) : null, h("pre", {}, compactOrPretty(args)));
+    return h("div", { class: "tool-call" }, h("span", { class: "tool-name" }, "→ ", name === undefined ? "?" : String(name)), call.id ? h("span", { class: "call-id" }, call.id) : null, renderArguments(args));
+  }
+  // Long text arguments (code, SQL, a message to the customer) read better as text than as JSON strings.
+  function renderArguments(args) {
+    const long = (value) => typeof value === "string" && (value.includes("\n") || value.length > 80);
+    if (args && typeof args === "object" && !Array.isArray(args) && Object.values(args).some(long)) {
+      return h("div", { class: "arguments" }, Object.entries(args).map(([key, value]) =>
+        h("div", {}, h("span", { class: "argument-name" }, key), h("pre", {}, long(value) ? value : compactOrPretty(value)))));
+    }
+    return h("pre", {}, compactOrPretty(args));
   }
   function compactOrPretty(value) {
     const compact = typeof value === "string" ? value : JSON.stringify(value);
@@ -129,7 +138,8 @@
     return h("div", { class: `msg role-${message.role}` + (isToolError ? " tool-error" : "") },
       h("div", { class: "role" }, roleLabel),
       folded ? h("details", {}, h("summary", {}, `${text.length} characters: ${text.slice(0, 90)}…`), h("div", { class: "content" }, text))
-        : text ? h("div", { class: "content" }, text) : null,
+        : text ? h("div", { class: "content" }, text)
+        : (message.tool_calls || []).length ? null : h("div", { class: "content muted" }, "(empty message)"),
       (message.tool_calls || []).map(renderToolCall),
       Object.keys(extra).length ? h("details", {}, h("summary", {}, "other fields"), h("pre", {}, pretty(extra))) : null);
   }
@@ -195,7 +205,7 @@
   }
   function renderError(error) {
     return h("div", { class: "error-box", "data-testid": "error" },
-      h("div", {}, h("span", { class: "badge error" }, "error"), ` ${error.error_type} in ${error.where}` + (error.step !== null && error.step !== undefined ? ` at step ${error.step}` : "")),
+      h("div", {}, h("span", { class: "badge error" }, "error"), ` ${error.error_type} in ${error.where}` + (error.step !== null && error.step !== undefined ? ` after ${error.step} completed step${error.step === 1 ? "" : "s"}` : "")),
       h("div", { class: "feedback" }, error.error_message),
       error.traceback ? h("details", {}, h("summary", {}, "traceback"), h("pre", {}, error.traceback)) : null);
   }
