@@ -187,3 +187,11 @@ def test_malformed_configs_and_ground_truth_name_the_problem(
     with pytest.raises(EnvFileError) as raised:
         compile_browser(_environment(config, truth))
     assert message in str(raised.value)
+
+
+def test_unknown_env_options_are_named() -> None:
+    environment = load_env_file(EXAMPLE)
+    with pytest.raises(
+        EnvFileError, match="the browser template does not take 'judge'; its options are backend, chromium_path"
+    ):
+        compile_browser(environment)(environment.tasks[0], judge="gpt")

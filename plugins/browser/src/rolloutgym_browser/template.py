@@ -32,6 +32,7 @@ from .envs import BrowserEnv, BrowserTask, EpisodeOutcome
 
 __all__ = ["compile_browser", "task_from_declarative"]
 
+_ENV_OPTIONS = frozenset({"backend", "screenshot", "viewport", "chromium_path"})
 _TRUTH_KEYS = ("submissions", "state", "url", "finalUrl", "answer", "setup")
 _PATH_SAFE = re.compile(r"^[A-Za-z0-9_-]+$")
 
@@ -218,6 +219,12 @@ def compile_browser(environment: Any) -> Callable[..., BrowserEnv]:
             browser_task = task
         else:
             browser_task = task_from_declarative(task, site, graded_by_verifier=grader is not None)
+        unknown = sorted(set(kwargs) - _ENV_OPTIONS)
+        if unknown:
+            raise EnvFileError(
+                f"the browser template does not take {', '.join(map(repr, unknown))}; its options are "
+                f"{', '.join(sorted(_ENV_OPTIONS))} (e.g. --env-arg backend=chromium)"
+            )
         return BrowserEnv(site, browser_task, name=name, description=description, grader=grader, **kwargs)
 
     return factory
