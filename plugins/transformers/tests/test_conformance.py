@@ -8,4 +8,4 @@ from rolloutgym_transformers import make_policy
 
 class TestTinyTransformersPolicy(PolicyConformanceTests):
     def make_policy(self):
-        return make_policy("tiny", max_tokens=16, device="cpu")
+        return make_policy("tiny", max_tokens=16, device="cpu", threads=1)

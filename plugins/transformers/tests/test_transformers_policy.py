@@ -37,6 +37,8 @@ def test_cli_run_with_the_tiny_model_records_tokens_and_logprobs(tmp_path: Path)
             "max_tokens=24",
             "--policy-arg",
             "seed=1",
+            "--policy-arg",
+            "threads=1",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -104,6 +106,8 @@ def test_smollm2_runs_offline(tmp_path: Path) -> None:
         "max_tokens=24",
         "--policy-arg",
         "greedy=true",
+        "--policy-arg",
+        "threads=1",
     ]
     result = CliRunner().invoke(app, arguments)
     assert result.exit_code == 0, result.output[-2000:]
