@@ -6,7 +6,7 @@ Options (``--policy-arg KEY=VALUE``): ``max_tokens`` (per turn; 512, or 32 for `
 ``device`` (``auto``/``cpu``/``cuda``), ``dtype`` (``float32``/``bfloat16``/...),
 ``chat_template`` (a Jinja template replacing the tokenizer's), ``tool_prompt``
 (``auto``/``template``/``system``), ``threads`` (torch CPU threads for the whole process;
-``1`` is much faster on a machine whose cores are busy with other work).
+``1`` is much faster on a machine whose cores are busy with other work; ``tiny`` uses 1).
 """
 
 from __future__ import annotations
@@ -45,6 +45,8 @@ class TransformersPolicy(TokenPolicy):
         from ._models import load_model
         from ._sampler import TransformersSampler
 
+        if threads is None and model == "tiny":
+            threads = 1  # a 64-wide model only loses time to intra-op threading
         if threads is not None:
             import torch
 
