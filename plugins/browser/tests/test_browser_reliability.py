@@ -135,7 +135,10 @@ def test_killing_chromium_mid_episode_is_an_env_error_and_the_next_episode_gets_
         )
         return broken, healthy
 
-    asyncio.run(go())  # make sure a browser is running before counting launches
+    async def warm() -> None:  # a running browser before counting launches
+        await arollout_group(task, lambda item: make_shop_env(item, backend="chromium"), OraclePolicy(), num_rollouts=1)
+
+    asyncio.run(warm())
     launches = get_service().pool.launches
     broken, healthy = asyncio.run(go())
     assert len(broken.errors) == 1 and not broken.trajectories

@@ -95,10 +95,10 @@ def test_env_file_and_shop_run_from_the_cli_on_chromium(tmp_path: Path, chromium
     stdout, _ = _cli_run(tmp_path, str(EXAMPLE), "--policy", "oracle", "--backend", "chromium")
     assert "pass rate 100.0%" in stdout, stdout
     stdout, lines = _cli_run(
-        tmp_path, "browser/shop-v0", "--policy", "oracle", "--backend", "chromium", "--split", "test"
+        tmp_path, "browser/shop-v0", "--policy", "oracle", "--backend", "chromium", "--split", "test", "--limit", "3"
     )
     assert lines[0]["options"]["env_kwargs"] == {"backend": "chromium"}
-    assert "7 trajectories" in stdout and "pass rate 100.0%" in stdout, stdout
+    assert "3 trajectories" in stdout and "pass rate 100.0%" in stdout, stdout
 
 
 def test_a_verifier_grades_instead_of_the_ground_truth() -> None:
