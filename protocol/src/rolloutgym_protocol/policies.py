@@ -15,6 +15,9 @@ ObsT_contra = TypeVar("ObsT_contra", contravariant=True)
 class PolicyOutput:
     """An action plus what the sampler knows about it.
 
+    Sequences are stored as tuples; tuples given by the caller are kept as they are
+    (the sampler's own values, not re-converted).
+
     ``tokens``/``logprobs``/``stop_reason`` are filled from ``info`` when not given
     (``info["tokens"]`` etc.). ``prompt_tokens`` are the tokens appended to the
     model's context before this sample (the observation, loss mask 0).
@@ -35,18 +38,22 @@ class PolicyOutput:
             candidate = info.get("tokens")
             if isinstance(candidate, Sequence) and not isinstance(candidate, (str, bytes)):
                 tokens = candidate
-        if tokens is not None:
+        if tokens is not None and type(tokens) is not tuple:
             object.__setattr__(self, "tokens", tuple(int(token) for token in tokens))
+        elif tokens is not None and tokens is not self.tokens:
+            object.__setattr__(self, "tokens", tokens)
         logprobs = self.logprobs
         if logprobs is None:
             candidate = info.get("logprobs")
             if isinstance(candidate, Sequence) and not isinstance(candidate, (str, bytes)):
                 logprobs = candidate
-        if logprobs is not None:
+        if logprobs is not None and type(logprobs) is not tuple:
             object.__setattr__(self, "logprobs", tuple(float(value) for value in logprobs))
+        elif logprobs is not None and logprobs is not self.logprobs:
+            object.__setattr__(self, "logprobs", logprobs)
         if self.stop_reason is None and isinstance(info.get("stop_reason"), str):
             object.__setattr__(self, "stop_reason", info["stop_reason"])
-        if self.prompt_tokens is not None:
+        if self.prompt_tokens is not None and type(self.prompt_tokens) is not tuple:
             object.__setattr__(self, "prompt_tokens", tuple(int(token) for token in self.prompt_tokens))
 
 
