@@ -1,8 +1,9 @@
 """One streaming pass over a run file: the summary, a compact index and one compressed blob per group.
 
 Memory stays bounded by the index (a few numbers per trajectory): each group is read,
-reduced to what :func:`rolloutgym.runs.summarize` looks at (its *skeleton*), compressed
-into a blob for the trajectory viewer and dropped before the next one is read.
+reduced to what :func:`rolloutgym.runs.summarize` looks at (its *skeleton*), and handed to
+a compression thread that writes its blob for the trajectory viewer; at most a few groups'
+text is held at a time.
 """
 
 from __future__ import annotations
