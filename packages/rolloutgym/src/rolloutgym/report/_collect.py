@@ -79,7 +79,7 @@ class RunDigest:
 def skeleton(group: TrajectoryGroup) -> TrajectoryGroup:
     """A copy of ``group`` holding only what :func:`summarize` reads, in a few hundred bytes.
 
-    Kept: item id, score values, error types, the number of steps of each trajectory, its
+    Kept: item id, score values, error types and messages (cut), the number of steps of each trajectory, its
     token counts (as ``range`` objects: only their lengths are read) and elapsed seconds.
     ``summarize(skeletons)`` therefore equals ``summarize(groups)``.
     """
@@ -120,7 +120,11 @@ def skeleton(group: TrajectoryGroup) -> TrajectoryGroup:
         group.item_id,
         tuple(trajectories),
         tuple(Score(score.value) for score in group.scores),
-        tuple(RolloutError(error.error_type, "", error.where, error.member) for error in group.errors),
+        # summarize() quotes at most 300 characters of one message per error type.
+        tuple(
+            RolloutError(error.error_type, error.error_message[:_INDEX_MESSAGE_CHARS], error.where, error.member)
+            for error in group.errors
+        ),
     )
 
 

@@ -113,12 +113,14 @@ def _errors_by_type(digest: RunDigest) -> str:
     errors = digest.summary.errors_by_type
     if not errors:
         return '<p class="muted" data-field="errors_by_type" data-value="{}">No failed members.</p>'
+    examples = digest.summary.error_examples
     rows = "".join(
-        f'<tr data-type="{escape(name, quote=True)}"><td>{escape(name)}</td><td data-value="{count}">{count}</td></tr>'
+        f'<tr data-type="{escape(name, quote=True)}"><td>{escape(name)}</td><td data-value="{count}">{count}</td>'
+        f'<td class="message">{escape(examples.get(name, ""))}</td></tr>'
         for name, count in sorted(errors.items(), key=lambda item: (-item[1], item[0]))
     )
     return (
-        '<table class="errors-by-type" data-field="errors_by_type"><thead><tr><th>error type</th><th>members</th></tr></thead>'
+        '<table class="errors-by-type" data-field="errors_by_type"><thead><tr><th>error type</th><th>members</th><th style="text-align:left">example</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
         '<p class="muted">Click an error to open the failed member.</p><div class="error-list"></div>'
     )
