@@ -166,7 +166,7 @@ def task_pass_rate_svg(task_ids: Sequence[str], pass_rates: Sequence[float]) -> 
 @_styled
 def delta_svg(task_ids: Sequence[str], deltas: Sequence[float], label: str) -> str:
     """Per-task pass-rate change between two runs (green up, red down)."""
-    figure, axes = _figure(width=8.0)
+    figure, axes = _figure(width=10.0, height=3.4)
     colours = [_PASS_COLOUR if delta > 0 else _FAIL_COLOUR if delta < 0 else "#a0aec0" for delta in deltas]
     if len(task_ids) <= _MAX_BARS:
         positions = range(len(task_ids))
