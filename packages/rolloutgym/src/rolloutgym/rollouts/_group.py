@@ -17,7 +17,7 @@ from typing import Any, Literal
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, TrajectoryGroup, as_async
 
-from ._episode import arollout, rollout
+from ._episode import _arollout_loop, _check_max_steps, _check_timeout, arollout, bind_policy, rollout
 
 __all__ = ["arollout_group", "member_seeds", "rollout_group"]
 
@@ -153,15 +153,30 @@ async def _run_member(
     if not isinstance(environment, AsyncEnv) and isinstance(environment, gym.Env):
         environment = as_async(environment)
     try:
-        trajectory = await arollout(
-            environment,
-            policy,
-            seed=member_seed,
-            options=options,
-            max_steps=max_steps,
-            timeout=timeout,
-            metadata=_member_metadata(metadata, member, member_seed),
-        )
+        if timeout is None:
+            # The common case skips arollout()'s argument checks (done once per group) and
+            # one coroutine frame per member.
+            trajectory = await _arollout_loop(
+                environment,
+                bind_policy(policy, environment),
+                [],
+                {},
+                member_seed,
+                options,
+                max_steps,
+                _member_metadata(metadata, member, member_seed),
+                False,
+            )
+        else:
+            trajectory = await arollout(
+                environment,
+                policy,
+                seed=member_seed,
+                options=options,
+                max_steps=max_steps,
+                timeout=timeout,
+                metadata=_member_metadata(metadata, member, member_seed),
+            )
     finally:
         # Runs also when the member is cancelled: the cancellation was delivered once,
         # so awaiting close() here completes and the env is not left open.
@@ -194,6 +209,8 @@ async def arollout_group(
     every member and closes every environment it opened.
     """
     _check_group_args(num_rollouts, on_error)
+    _check_max_steps(max_steps)
+    _check_timeout(timeout)
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     seeds = member_seeds(seed, num_rollouts)
