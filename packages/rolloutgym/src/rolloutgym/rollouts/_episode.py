@@ -18,6 +18,8 @@ __all__ = ["arollout", "bind_policy", "rollout"]
 _PolicyOutput = PolicyOutput
 _trusted = Step._trusted
 _StepClass = Step
+# Actions of these types are never PolicyOutputs or awaitables: skip those checks.
+_PLAIN_ACTION_TYPES = frozenset({int, str, dict, list, float, bool, tuple})
 _new = object.__new__
 _set = object.__setattr__
 
@@ -149,6 +151,7 @@ def rollout(
     # Locals instead of globals/builtins in the hot loop (LOAD_FAST is cheaper).
     policy_output_type, step_type, new, set_attribute = _PolicyOutput, _StepClass, _new, _set
     type_of, has_attribute, float_type, bool_type, dict_type = type, hasattr, float, bool, dict
+    plain_types = _PLAIN_ACTION_TYPES
     while True:
         if index == budget:
             truncated, stop_reason = True, "max_steps"
@@ -161,9 +164,12 @@ def rollout(
         except Exception as exc:
             _tag(exc, "policy", index)
             raise
-        if type_of(output) is policy_output_type:
+        output_type = type_of(output)
+        if output_type in plain_types:
+            action = output
+        elif output_type is policy_output_type:
             action = output.action
-        elif has_attribute(type_of(output), "__await__") and inspect.isawaitable(output):
+        elif has_attribute(output_type, "__await__") and inspect.isawaitable(output):
             close = getattr(output, "close", None)
             if close is not None:
                 close()
@@ -194,7 +200,7 @@ def rollout(
         except Exception as exc:
             _tag(exc, "env", index)
             raise
-        if type_of(output) is policy_output_type:
+        if output_type is policy_output_type:
             append(_make_step(current, action, output, result))
         else:
             # Inlined Step._trusted: unset fields fall back to the class defaults (None, empty policy_info).
