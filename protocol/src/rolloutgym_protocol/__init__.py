@@ -47,6 +47,7 @@ __all__ = [
     "Rubric",
     "Score",
     "ScoreValue",
+    "SingleTurnEnv",
     "Step",
     "SyncFromAsync",
     "TemplateSpec",

@@ -7,7 +7,7 @@ trip through ``to_dict``/``from_dict`` for JSON-valued observations and actions.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any

@@ -43,7 +43,7 @@ def run_command(
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
 ) -> None:
     """Run rollouts of ENV with a policy and write a run file."""
-    from ..runner import RunConfig, arun
+    from ..runner import RunConfig
 
     env_kwargs = parse_key_values(env_args, "--env-arg")
     if backend is not None:
