@@ -146,6 +146,7 @@ def test_max_seq_len_truncates_the_sample_then_the_observation() -> None:
     assert len(sequence) == limit  # the observation was cut to fit exactly
     assert check_provenance(trajectory) == 0
     assert metrics([trajectory])["truncation_rate"] == 1.0
+    assert trajectory.truncated and not trajectory.terminated and trajectory.stop_reason == "max_seq_len"
 
 
 def test_a_sample_cut_by_max_seq_len_says_so() -> None:

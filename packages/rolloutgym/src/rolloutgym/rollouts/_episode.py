@@ -224,6 +224,9 @@ def rollout(
         if step_terminated or step_truncated:
             terminated, truncated = step_terminated, step_truncated
             stop_reason = "terminated" if terminated else "truncated"
+            if output_type is policy_output_type and output.info.get("ended_by"):
+                # The policy ended the episode (e.g. max_seq_len, max_turns): a truncation.
+                terminated, truncated, stop_reason = False, True, str(output.info["ended_by"])
             break
     return Trajectory(
         observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason
@@ -321,6 +324,9 @@ async def _arollout_loop(
         if result[2] or result[3]:
             terminated, truncated = result[2], result[3]
             stop_reason = "terminated" if terminated else "truncated"
+            if type(output) is _PolicyOutput and output.info.get("ended_by"):
+                # The policy ended the episode (e.g. max_seq_len, max_turns): a truncation.
+                terminated, truncated, stop_reason = False, True, str(output.info["ended_by"])
             break
     return Trajectory(
         observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason
