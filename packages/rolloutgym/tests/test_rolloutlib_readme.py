@@ -264,27 +264,3 @@ def test_llm_grader_snippet() -> None:
         return await grader.ascore("answer", rubric)
 
     assert asyncio.run(main()).value == 0.8
-
-
-def test_evaluation_snippet() -> None:
-    from rolloutgym.evals import Evaluation, run_benchmark
-    from rolloutgym.evals.benchmarks import gsm8k
-    from rolloutgym.graders import Score
-
-    def sample_answer(observation):
-        return "6 times 7 is 42. #### 42"
-
-    benchmark = gsm8k([{"question": "What is 6 times 7?", "answer": "#### 42"}])
-
-    def evaluate(environment):
-        observation, _ = environment.reset()
-        response = sample_answer(observation)  # user-owned model code
-        _, reward, _, truncated, info = environment.step(response)
-        return Evaluation(
-            score=Score.from_info(info, default=Score(reward)),
-            truncated=truncated,
-        )
-
-    result = run_benchmark(benchmark, evaluate)
-    print(result.score)
-    assert result.score == 1.0 and result.num_examples == 1
