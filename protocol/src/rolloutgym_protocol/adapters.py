@@ -25,7 +25,11 @@ def _closed(env: Any) -> EnvClosedError:
     return EnvClosedError(f"environment is closed ({type(env).__name__}); create a new one to continue")
 
 
-class AsyncFromSync(AsyncEnv[Any, Any]):
+ObsT = TypeVar("ObsT")
+ActT = TypeVar("ActT")
+
+
+class AsyncFromSync(AsyncEnv[ObsT, ActT]):
     """Run a sync ``gymnasium.Env`` from async code, one worker-thread call at a time.
 
     Serialisation happens inside the worker thread, so a cancelled caller never lets
@@ -87,7 +91,7 @@ class AsyncFromSync(AsyncEnv[Any, Any]):
         return f"<AsyncFromSync{self.env!r}>"
 
 
-class SyncFromAsync(gym.Env[Any, Any]):
+class SyncFromAsync(gym.Env[ObsT, ActT]):
     """Run an :class:`AsyncEnv` from sync code on one persistent event loop thread."""
 
     def __init__(self, env: AsyncEnv[Any, Any]) -> None:

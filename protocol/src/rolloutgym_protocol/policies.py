@@ -4,15 +4,17 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, TypeVar, runtime_checkable
+from typing import Any, Generic, Protocol, TypeVar, runtime_checkable
 
 __all__ = ["AsyncPolicy", "EnvAwarePolicy", "Policy", "PolicyOutput"]
 
 ObsT_contra = TypeVar("ObsT_contra", contravariant=True)
+ActT_co = TypeVar("ActT_co", covariant=True)
+ActionT = TypeVar("ActionT")
 
 
 @dataclass(frozen=True, slots=True)
-class PolicyOutput:
+class PolicyOutput(Generic[ActionT]):
     """An action plus what the sampler knows about it.
 
     Sequences are stored as tuples; tuples given by the caller are kept as they are
@@ -23,7 +25,7 @@ class PolicyOutput:
     model's context before this sample (the observation, loss mask 0).
     """
 
-    action: Any
+    action: ActionT
     info: Mapping[str, Any] = field(default_factory=dict)
     tokens: Sequence[int] | None = None
     logprobs: Sequence[float] | None = None
@@ -57,16 +59,18 @@ class PolicyOutput:
             object.__setattr__(self, "prompt_tokens", tuple(int(token) for token in self.prompt_tokens))
 
 
-class Policy(Protocol[ObsT_contra]):
+class Policy(Protocol[ObsT_contra, ActT_co]):
     """A synchronous policy: ``policy(observation) -> action | PolicyOutput``."""
 
-    def __call__(self, observation: ObsT_contra, /) -> Any: ...
+    def __call__(self, observation: ObsT_contra, /) -> ActT_co | PolicyOutput[Any]: ...
 
 
-class AsyncPolicy(Protocol[ObsT_contra]):
+class AsyncPolicy(Protocol[ObsT_contra, ActT_co]):
     """A policy that may also return an awaitable of an action or :class:`PolicyOutput`."""
 
-    def __call__(self, observation: ObsT_contra, /) -> Any | Awaitable[Any]: ...
+    def __call__(
+        self, observation: ObsT_contra, /
+    ) -> ActT_co | PolicyOutput[Any] | Awaitable[ActT_co | PolicyOutput[Any]]: ...
 
 
 @runtime_checkable

@@ -10,7 +10,7 @@ import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .scores import Score
 
@@ -40,6 +40,10 @@ def to_jsonable(value: Any) -> Any:
     return repr(value)
 
 
+ObservationT = TypeVar("ObservationT")
+ActionT = TypeVar("ActionT")
+ItemT = TypeVar("ItemT")
+
 _new = object.__new__
 _set = object.__setattr__
 
@@ -49,7 +53,7 @@ def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
 
 
 @dataclass(frozen=True)
-class Step:
+class Step(Generic[ObservationT, ActionT]):
     """One environment transition plus the policy's side of it.
 
     ``info`` belongs to the environment, ``policy_info`` to the policy.
@@ -180,7 +184,7 @@ Step.policy_info = MappingProxyType({})  # type: ignore[misc,assignment]
 
 
 @dataclass(frozen=True, slots=True)
-class Trajectory:
+class Trajectory(Generic[ObservationT, ActionT]):
     """One episode: the reset observation, the steps, and how it ended.
 
     ``stop_reason`` says why collection stopped: ``"terminated"``, ``"truncated"``
@@ -317,7 +321,7 @@ class RolloutError:
 
 
 @dataclass(frozen=True, slots=True)
-class TrajectoryGroup:
+class TrajectoryGroup(Generic[ItemT, ObservationT, ActionT]):
     """Independent episodes for one item, with their scores and any failed members.
 
     ``scores`` defaults to each trajectory's ``score``; ``errors`` holds a

@@ -6,7 +6,7 @@ import hashlib
 import json
 import math
 from collections.abc import Awaitable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
@@ -232,7 +232,11 @@ class Rubric(BaseModel):
         return hashlib.sha256(payload.encode()).hexdigest()
 
 
-class Grader(Protocol):
+InputT_contra = TypeVar("InputT_contra", contravariant=True)
+RubricT_contra = TypeVar("RubricT_contra", contravariant=True)
+
+
+class Grader(Protocol[InputT_contra, RubricT_contra]):
     """Anything called as ``grader(input, rubric)`` returning a number or Score (or an awaitable)."""
 
-    def __call__(self, input: Any, rubric: Any, /) -> ScoreValue | Awaitable[ScoreValue]: ...
+    def __call__(self, input: InputT_contra, rubric: RubricT_contra, /) -> ScoreValue | Awaitable[ScoreValue]: ...

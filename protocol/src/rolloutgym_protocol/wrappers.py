@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import abc
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from .envs import AsyncEnv
 
@@ -16,7 +16,13 @@ __all__ = [
 ]
 
 
-class AsyncWrapper(AsyncEnv[Any, Any]):
+ObsT = TypeVar("ObsT")
+ActT = TypeVar("ActT")
+WrapperObsT = TypeVar("WrapperObsT")
+WrapperActT = TypeVar("WrapperActT")
+
+
+class AsyncWrapper(AsyncEnv[WrapperObsT, WrapperActT], Generic[WrapperObsT, WrapperActT, ObsT, ActT]):
     """Delegates ``reset``/``step``/``close`` to ``env``; subclasses override pieces."""
 
     def __init__(self, env: AsyncEnv[Any, Any]) -> None:
@@ -48,7 +54,7 @@ class AsyncWrapper(AsyncEnv[Any, Any]):
         return getattr(self.env, name)
 
 
-class AsyncActionWrapper(AsyncWrapper, abc.ABC):
+class AsyncActionWrapper(AsyncWrapper[ObsT, WrapperActT, ObsT, ActT], abc.ABC, Generic[ObsT, WrapperActT, ActT]):
     """Transforms the action with the async :meth:`action` hook before stepping."""
 
     @abc.abstractmethod
@@ -58,7 +64,7 @@ class AsyncActionWrapper(AsyncWrapper, abc.ABC):
         return await self.env.step(await self.action(action))
 
 
-class AsyncObservationWrapper(AsyncWrapper, abc.ABC):
+class AsyncObservationWrapper(AsyncWrapper[WrapperObsT, ActT, ObsT, ActT], abc.ABC, Generic[WrapperObsT, ActT, ObsT]):
     """Transforms observations from ``reset`` and ``step`` with :meth:`observation`."""
 
     @abc.abstractmethod
@@ -73,7 +79,7 @@ class AsyncObservationWrapper(AsyncWrapper, abc.ABC):
         return await self.observation(observation), reward, terminated, truncated, info
 
 
-class AsyncRewardWrapper(AsyncWrapper, abc.ABC):
+class AsyncRewardWrapper(AsyncWrapper[ObsT, ActT, ObsT, ActT], abc.ABC, Generic[ObsT, ActT]):
     """Transforms rewards with the async :meth:`reward` hook."""
 
     @abc.abstractmethod

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import gymnasium as gym
 import numpy as np
@@ -25,7 +25,10 @@ def _adapter_for(annotation: Any) -> TypeAdapter[Any]:
     return adapter
 
 
-class PydanticSpace(gym.Space[Any]):
+T = TypeVar("T")
+
+
+class PydanticSpace(gym.Space[T], Generic[T]):
     """Membership is strict pydantic validation of ``annotation`` (never coerces)."""
 
     def __init__(

@@ -7,7 +7,7 @@ import math
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any, Generic, Protocol, TypeVar
 
 from rolloutgym_protocol import Score
 
@@ -47,10 +47,14 @@ class Evaluation:
         object.__setattr__(self, "metadata", dict(self.metadata))
 
 
-class EvaluationCallback(Protocol):
+ItemT = TypeVar("ItemT")
+EnvironmentT = TypeVar("EnvironmentT", contravariant=True)
+
+
+class EvaluationCallback(Protocol[EnvironmentT]):
     """``evaluate(environment) -> Evaluation``: runs one episode and scores it (synchronously)."""
 
-    def __call__(self, environment: Any, /) -> Evaluation: ...
+    def __call__(self, environment: EnvironmentT, /) -> Evaluation: ...
 
 
 @dataclass(frozen=True)
@@ -81,7 +85,7 @@ class EvaluationRecord:
 
 
 @dataclass(frozen=True)
-class Benchmark:
+class Benchmark(Generic[ItemT]):
     """A named list of items and how to build an environment for each.
 
     Args:

@@ -9,7 +9,7 @@
 * :class:`GradingWrapper` / :class:`AsyncGradingWrapper`: grade inside ``step`` and reward the score.
 """
 
-from rolloutgym_protocol import Criterion, Grader, Rubric, Score
+from rolloutgym_protocol import Criterion, Grader, Rubric, Score, ScoreValue
 
 from .aggregations import Aggregator, all_pass, asymmetric_mean, weighted_mean, weighted_sum
 from .composite import CompositeGrader
@@ -26,6 +26,7 @@ __all__ = [
     "LLMGrader",
     "Rubric",
     "Score",
+    "ScoreValue",
     "all_pass",
     "asymmetric_mean",
     "weighted_mean",

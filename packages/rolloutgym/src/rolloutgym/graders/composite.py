@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from rolloutgym_protocol import Criterion, Rubric, Score, ScoreValue
 
@@ -38,7 +38,10 @@ def _checked_graders(graders: Mapping[str, Any], source: str) -> dict[str, Crite
     return checked
 
 
-class CompositeGrader:
+CompositeInputT = TypeVar("CompositeInputT")
+
+
+class CompositeGrader(Generic[CompositeInputT]):
     """Grades every criterion of a :class:`Rubric` and aggregates the component scores.
 
     Args:

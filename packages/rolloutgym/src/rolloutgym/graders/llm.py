@@ -16,7 +16,7 @@ sampler it returns a :class:`Score`, with an asynchronous one it returns an awai
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Generator, Mapping
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from rolloutgym_protocol import Chat, Score, ScoreValue
 
@@ -53,7 +53,11 @@ class _ParsedScore:
         discard_awaitable(self._pending)
 
 
-class LLMGrader:
+InputT = TypeVar("InputT")
+RubricT = TypeVar("RubricT")
+
+
+class LLMGrader(Generic[InputT, RubricT]):
     """Grades by rendering a prompt, sampling a model and parsing its answer.
 
     Args:

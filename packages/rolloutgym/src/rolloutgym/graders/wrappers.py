@@ -11,7 +11,7 @@ into the step's info and replaces the reward with ``combine_reward(reward, score
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, SupportsFloat
+from typing import Any, Generic, SupportsFloat, TypeVar
 
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, AsyncWrapper, Grader, Score
@@ -65,7 +65,13 @@ class _GradingConfig:
         return observation, float(self.combine_reward(reward, score)), terminated, truncated, graded_info
 
 
-class GradingWrapper(gym.Wrapper[Any, Any, Any, Any]):
+ObsT = TypeVar("ObsT")
+ActT = TypeVar("ActT")
+InputT = TypeVar("InputT")
+RubricT = TypeVar("RubricT")
+
+
+class GradingWrapper(gym.Wrapper[ObsT, ActT, ObsT, ActT], Generic[ObsT, ActT, InputT, RubricT]):
     """A Gymnasium wrapper that grades the episode and rewards the score.
 
     Args:
@@ -114,7 +120,7 @@ class GradingWrapper(gym.Wrapper[Any, Any, Any, Any]):
         return self._grading.apply(step, result)
 
 
-class AsyncGradingWrapper(AsyncWrapper):
+class AsyncGradingWrapper(AsyncWrapper[ObsT, ActT, ObsT, ActT], Generic[ObsT, ActT, InputT, RubricT]):
     """The async twin of :class:`GradingWrapper` for :class:`~rolloutgym_protocol.AsyncEnv`.
 
     Accepts synchronous and asynchronous graders (an awaitable result is awaited).

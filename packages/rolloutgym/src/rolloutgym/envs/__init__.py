@@ -18,16 +18,20 @@ from rolloutgym_protocol import (
     check_env,
 )
 
+from ..graders.wrappers import AsyncGradingWrapper, GradingWrapper
+
 __all__ = [
     "AsyncActionWrapper",
     "AsyncEnv",
     "AsyncFromSync",
+    "AsyncGradingWrapper",
     "AsyncObservationWrapper",
     "AsyncRewardWrapper",
     "AsyncSingleTurnEnv",
     "AsyncWrapper",
     "Env",
     "EvaluationResult",
+    "GradingWrapper",
     "SingleTurnEnv",
     "SyncFromAsync",
     "as_async",

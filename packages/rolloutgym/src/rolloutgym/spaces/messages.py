@@ -1,0 +1,17 @@
+"""rolloutlib 0.2.0 compatibility: the names of ``rolloutlib.spaces.messages``, from ``rolloutgym_protocol.spaces.messages``."""
+
+from rolloutgym_protocol.spaces.messages import (
+    ChatSpace,
+    DEFAULT_ROLES,
+    MessageSpace,
+    chat,
+    message,
+)
+
+__all__ = [
+    "ChatSpace",
+    "DEFAULT_ROLES",
+    "MessageSpace",
+    "chat",
+    "message",
+]
