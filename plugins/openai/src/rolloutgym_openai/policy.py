@@ -10,6 +10,7 @@ usage come from :class:`rolloutgym.llm.ChatPolicy`; this module sends the reques
 from __future__ import annotations
 
 import inspect
+import logging
 import os
 import re
 import time
@@ -18,14 +19,17 @@ from typing import Any
 from urllib.parse import urlparse
 
 from rolloutgym.llm import ChatPolicy, Completion, SamplingParams, to_openai_messages
-from rolloutgym_protocol.errors import ConfigError, PolicyError
-
 from rolloutgym.llm.http import JSONClient, RetrySettings, ServerRefused
+from rolloutgym_protocol.errors import ConfigError, PolicyError
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatPolicy", "make_policy"]
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 _TOKEN_ID = re.compile(r"^token_id:(\d+)$")
+_log = logging.getLogger("rolloutgym.openai")
+# Requests that offered tools, answered without any tool call, before the adapter warns
+# that the server may ignore tools.
+TOOLS_IGNORED_WARN_AFTER = 4
 
 
 def _is_openai(base_url: str) -> bool:
@@ -45,8 +49,13 @@ class OpenAIChatPolicy(ChatPolicy):
             backoff with jitter, or the server's ``Retry-After``).
         max_concurrency: requests in flight at once (per event loop), across episodes.
         logprobs: ``None`` asks for logprobs and stops asking when the server refuses
-            them; ``True`` always asks; ``False`` never does.
+            them; ``True`` always asks; ``False`` never does. A request that asks sends
+            ``logprobs: true`` with ``top_logprobs`` (some servers, e.g. llama-cpp-python's,
+            return none without it); the adapter warns once when they never come back.
+        top_logprobs: alternatives per token asked for with ``logprobs`` (default 1).
         tool_choice: sent as is when the env has tools (``"auto"``, ``"required"``, ...).
+            The adapter warns once when tools were offered in several requests and the
+            server never called one (a server whose chat format ignores tools).
         parallel_tool_calls: sent when not None and the env has tools.
         return_token_ids: ask vLLM's server for the sampled and prompt token ids
             (``return_token_ids``); then steps record tokens, not only logprobs.
@@ -72,6 +81,7 @@ class OpenAIChatPolicy(ChatPolicy):
         max_retries: int = 4,
         max_concurrency: int = 32,
         logprobs: bool | None = None,
+        top_logprobs: int = 1,
         tool_choice: Any = None,
         parallel_tool_calls: bool | None = None,
         return_token_ids: bool = False,
@@ -109,6 +119,14 @@ class OpenAIChatPolicy(ChatPolicy):
         )
         self.logprobs = logprobs
         self._ask_logprobs = logprobs is not False
+        if not 0 <= top_logprobs <= 20:
+            raise ConfigError(f"top_logprobs must be between 0 and 20, got {top_logprobs}")
+        self.top_logprobs = top_logprobs
+        self._logprobs_seen = False
+        self._logprobs_warned = False
+        self._tool_requests_without_calls = 0
+        self._tools_called = False
+        self._tools_warned = False
         self.tool_choice = tool_choice
         self.parallel_tool_calls = parallel_tool_calls
         self.return_token_ids = return_token_ids
@@ -146,6 +164,7 @@ class OpenAIChatPolicy(ChatPolicy):
                 body["parallel_tool_calls"] = self.parallel_tool_calls
         if self._ask_logprobs:
             body["logprobs"] = True
+            body["top_logprobs"] = self.top_logprobs
         if self.return_token_ids:
             body["return_token_ids"] = True
         body.update(self.extra_body)
@@ -169,7 +188,38 @@ class OpenAIChatPolicy(ChatPolicy):
                 raise
             self._ask_logprobs = False  # the server does not offer logprobs: stop asking
             response = await self.client.post("/chat/completions", self.request_body(messages, tools, params))
-        return parse_response(response, self.base_url, latency=time.perf_counter() - started)
+        completion = parse_response(response, self.base_url, latency=time.perf_counter() - started)
+        self._notice(completion, offered_tools=bool(tools))
+        return completion
+
+    def _notice(self, completion: Completion, *, offered_tools: bool) -> None:
+        """Warn once about silent degradations: logprobs never returned, tools never called."""
+        if completion.logprobs is not None:
+            self._logprobs_seen = True
+        elif self._ask_logprobs and not self._logprobs_seen and not self._logprobs_warned:
+            self._logprobs_warned = True
+            _log.warning(
+                "openai:%s: logprobs were requested but the server at %s returned none; trajectories "
+                "will have no per-token logprobs (pass --policy-arg logprobs=false to stop asking)",
+                self.model,
+                self.base_url,
+            )
+        if not offered_tools or self._tools_called:
+            return
+        if (completion.message or {}).get("tool_calls"):
+            self._tools_called = True
+            return
+        self._tool_requests_without_calls += 1
+        if self._tool_requests_without_calls >= TOOLS_IGNORED_WARN_AFTER and not self._tools_warned:
+            self._tools_warned = True
+            _log.warning(
+                "openai:%s: the server at %s was offered tools in %d requests and never called one; "
+                "if it ignores tools (llama-cpp-python's default chat format does), start it with a "
+                "function-calling chat format, or try --policy-arg tool_choice=auto / required",
+                self.model,
+                self.base_url,
+                self._tool_requests_without_calls,
+            )
 
 
 def _token_ids_from_logprobs(entries: Sequence[Mapping[str, Any]]) -> list[int] | None:

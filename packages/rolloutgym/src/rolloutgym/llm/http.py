@@ -217,7 +217,11 @@ class JSONClient:
         """POST ``body`` to ``base_url + path`` and return the JSON object answered.
 
         Retries connection errors, timeouts and statuses 408/409/425/429/5xx with
-        exponential backoff (or the server's ``Retry-After``).
+        exponential backoff (or the server's ``Retry-After``). A timed-out attempt's
+        connection is dropped (the server may still be working on it: a single-slot server
+        then finishes it before the retry), and each retry after a timeout waits longer
+        for its answer (the timeout doubles, up to 4x), so retries do not pile up behind a
+        slow server.
 
         Raises:
             ServerRefused: the server refused the request (a 4xx that retrying cannot fix).
@@ -228,13 +232,19 @@ class JSONClient:
         url = self.base_url + path
         attempts = self.retry.max_retries + 1
         last_problem = ""
+        attempt_timeout = self.timeout
         for attempt in range(attempts):
             delay: float | None = None
             async with resources.semaphore:
                 try:
-                    response = await resources.client().post(url, json=body)
+                    if attempt_timeout == self.timeout:
+                        response = await resources.client().post(url, json=body)
+                    else:
+                        response = await resources.client().post(url, json=body, timeout=attempt_timeout)
                 except httpx.TimeoutException:
-                    last_problem = f"no answer within the {self.timeout:g} s timeout"
+                    last_problem = f"no answer within the {attempt_timeout:g} s timeout"
+                    if attempt_timeout is not None and self.timeout is not None:
+                        attempt_timeout = min(attempt_timeout * 2, self.timeout * 4)
                 except httpx.TransportError as exc:
                     last_problem = f"connection failed ({type(exc).__name__}: {exc or 'closed by the server'})"
                 else:
