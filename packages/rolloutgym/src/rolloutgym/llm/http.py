@@ -242,7 +242,9 @@ class JSONClient:
                     else:
                         response = await resources.client().post(url, json=body, timeout=attempt_timeout)
                 except httpx.TimeoutException:
-                    last_problem = f"no answer within the {attempt_timeout:g} s timeout"
+                    last_problem = f"no answer within the {self.timeout:g} s timeout"
+                    if attempt_timeout != self.timeout:
+                        last_problem += f" (the last retry waited {attempt_timeout:g} s)"
                     if attempt_timeout is not None and self.timeout is not None:
                         attempt_timeout = min(attempt_timeout * 2, self.timeout * 4)
                 except httpx.TransportError as exc:
