@@ -2,14 +2,15 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import errors, hookspecs, spaces, specs
+from . import errors, hookspecs, jsonvalues, spaces, specs
 from .adapters import AsyncFromSync, SyncFromAsync, as_async, as_sync
 from .checks import check_async_env, check_env
 from .envs import AsyncEnv, AsyncSingleTurnEnv, Env, EvaluationResult, SingleTurnEnv, validate_step_result
 from .errors import RolloutGymError
 from .hookspecs import hookimpl
+from .jsonvalues import from_jsonable, to_jsonable
 from .policies import AsyncPolicy, EnvAwarePolicy, Policy, PolicyOutput
-from .records import RolloutError, Step, Trajectory, TrajectoryGroup, to_jsonable
+from .records import RolloutError, Step, Trajectory, TrajectoryGroup
 from .scores import Criterion, Grader, Rubric, Score, ScoreValue
 from .specs import EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec, parse_env_id
 from .types import Chat, Message, ToolCall
@@ -61,8 +62,10 @@ __all__ = [
     "check_env",
     "errors",
     "find_attribute",
+    "from_jsonable",
     "hookimpl",
     "hookspecs",
+    "jsonvalues",
     "parse_env_id",
     "spaces",
     "specs",

@@ -1,43 +1,36 @@
 """The rollout records: :class:`Step`, :class:`Trajectory`, :class:`TrajectoryGroup`, :class:`RolloutError`.
 
 Frozen dataclasses, cheap to build (they sit on the hot path), with an exact JSON round
-trip through ``to_dict``/``from_dict`` for JSON-valued observations and actions.
+trip through ``to_dict``/``from_dict``. ``to_dict`` output is always strict JSON, whatever
+the policy said: values JSON cannot hold (NaN, infinities, huge ints, lone surrogates,
+bytes, deep nesting) are written in the tagged forms of :mod:`rolloutgym_protocol.jsonvalues`
+and ``from_dict`` reads them back.
 """
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
+from .jsonvalues import from_jsonable, strict_text, to_jsonable
 from .scores import Score
 
-__all__ = ["RolloutError", "Step", "Trajectory", "TrajectoryGroup", "to_jsonable"]
+__all__ = ["RolloutError", "Step", "Trajectory", "TrajectoryGroup", "from_jsonable", "to_jsonable"]
 
 
-def to_jsonable(value: Any) -> Any:
-    """Convert numpy scalars/arrays, tuples and Scores into JSON-ready values."""
-    if value is None or isinstance(value, (str, bool, int, float)):
-        return value
-    if isinstance(value, Mapping):
-        return {str(key): to_jsonable(item) for key, item in value.items()}
-    if isinstance(value, (list, tuple)):
-        return [to_jsonable(item) for item in value]
-    if isinstance(value, Score):
-        return value.to_dict()
-    tolist = getattr(value, "tolist", None)
-    if callable(tolist):  # numpy scalars and arrays
-        return tolist()
-    to_dict = getattr(value, "to_dict", None) or getattr(value, "model_dump", None)
-    if callable(to_dict) and not isinstance(value, type):  # records, pydantic models
-        return to_jsonable(to_dict())
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):  # task dataclasses
-        return {field.name: to_jsonable(getattr(value, field.name)) for field in dataclasses.fields(value)}
-    if isinstance(value, (set, frozenset)):
-        return sorted(to_jsonable(item) for item in value)
-    return repr(value)
+def _decoded_floats(values: Any) -> tuple[float, ...] | None:
+    if values is None:
+        return None
+    return tuple(float(from_jsonable(value)) if type(value) is dict else value for value in values)
+
+
+def _encoded_floats(values: tuple[float, ...]) -> list[Any]:
+    total = sum(values)  # finite exactly when every value is (or an overflow: then encode)
+    if total - total == 0.0:
+        return list(values)
+    return [to_jsonable(value) for value in values]
 
 
 ObservationT = TypeVar("ObservationT")
@@ -61,6 +54,8 @@ class Step(Generic[ObservationT, ActionT]):
     ``observation_tokens`` are the tokens appended to the context before sampling
     (loss mask 0), so a trajectory's token sequence is their concatenation.
     """
+
+    __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
 
     observation: Any
     action: Any
@@ -142,7 +137,7 @@ class Step(Generic[ObservationT, ActionT]):
         data: dict[str, Any] = {
             "observation": to_jsonable(self.observation),
             "action": to_jsonable(self.action),
-            "reward": self.reward,
+            "reward": self.reward if self.reward - self.reward == 0.0 else to_jsonable(self.reward),
             "next_observation": to_jsonable(self.next_observation),
             "terminated": self.terminated,
             "truncated": self.truncated,
@@ -152,9 +147,9 @@ class Step(Generic[ObservationT, ActionT]):
         if self.policy_tokens is not None:
             data["policy_tokens"] = list(self.policy_tokens)
         if self.policy_logprobs is not None:
-            data["policy_logprobs"] = list(self.policy_logprobs)
+            data["policy_logprobs"] = _encoded_floats(self.policy_logprobs)
         if self.policy_stop_reason is not None:
-            data["policy_stop_reason"] = self.policy_stop_reason
+            data["policy_stop_reason"] = strict_text(self.policy_stop_reason)
         if self.observation_tokens is not None:
             data["observation_tokens"] = list(self.observation_tokens)
         return data
@@ -162,17 +157,18 @@ class Step(Generic[ObservationT, ActionT]):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Step:
         """Rebuild a step from :meth:`to_dict` output."""
+        reward = data["reward"]
         return cls(
-            observation=data["observation"],
-            action=data["action"],
-            reward=data["reward"],
-            next_observation=data["next_observation"],
+            observation=from_jsonable(data["observation"]),
+            action=from_jsonable(data["action"]),
+            reward=from_jsonable(reward) if type(reward) is dict else reward,
+            next_observation=from_jsonable(data["next_observation"]),
             terminated=bool(data["terminated"]),
             truncated=bool(data["truncated"]),
-            info=dict(data.get("info") or {}),
-            policy_info=dict(data.get("policy_info") or {}),
+            info=dict(from_jsonable(data.get("info") or {})),
+            policy_info=dict(from_jsonable(data.get("policy_info") or {})),
             policy_tokens=_optional_tuple(data.get("policy_tokens")),
-            policy_logprobs=_optional_tuple(data.get("policy_logprobs")),
+            policy_logprobs=_decoded_floats(data.get("policy_logprobs")),
             policy_stop_reason=data.get("policy_stop_reason"),
             observation_tokens=_optional_tuple(data.get("observation_tokens")),
         )
@@ -191,6 +187,8 @@ class Trajectory(Generic[ObservationT, ActionT]):
     (by the env), ``"max_steps"``, ``"timeout"``, or an engine-specific reason such as
     ``"max_seq_len"``.
     """
+
+    __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
 
     initial_observation: Any
     steps: tuple[Step, ...] = ()
@@ -258,18 +256,18 @@ class Trajectory(Generic[ObservationT, ActionT]):
             "metadata": to_jsonable(self.metadata),
         }
         if self.stop_reason is not None:
-            data["stop_reason"] = self.stop_reason
+            data["stop_reason"] = strict_text(self.stop_reason)
         return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> Trajectory:
         return cls(
-            initial_observation=data["initial_observation"],
+            initial_observation=from_jsonable(data["initial_observation"]),
             steps=tuple(Step.from_dict(step) for step in data.get("steps", ())),
-            initial_info=dict(data.get("initial_info") or {}),
+            initial_info=dict(from_jsonable(data.get("initial_info") or {})),
             terminated=bool(data.get("terminated", False)),
             truncated=bool(data.get("truncated", False)),
-            metadata=dict(data.get("metadata") or {}),
+            metadata=dict(from_jsonable(data.get("metadata") or {})),
             stop_reason=data.get("stop_reason"),
         )
 
@@ -279,8 +277,12 @@ class RolloutError:
     """A record (not an exception) of a rollout that failed.
 
     ``where`` is ``"env"``, ``"policy"``, ``"grader"``, ``"make_env"`` or ``"engine"``;
-    ``member`` is the index of the failed member within its group.
+    ``member`` is the index of the failed member within its group. ``partial`` is the
+    episode as far as it got (the reset observation and the steps played before the
+    failure), when the engine had started it; it is data, not a scored trajectory.
     """
+
+    __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
 
     error_type: str
     error_message: str
@@ -288,28 +290,43 @@ class RolloutError:
     member: int | None = None
     traceback: str | None = None
     step: int | None = None
+    partial: Trajectory | None = None
 
     @classmethod
     def from_exception(
-        cls, exc: BaseException, *, where: str, member: int | None = None, step: int | None = None
+        cls,
+        exc: BaseException,
+        *,
+        where: str,
+        member: int | None = None,
+        step: int | None = None,
+        partial: Trajectory | None = None,
     ) -> RolloutError:
         import traceback as traceback_module
 
         text = "".join(traceback_module.format_exception(type(exc), exc, exc.__traceback__))
-        return cls(type(exc).__name__, str(exc), where, member, text[-4000:], step)
+        try:
+            message = str(exc)
+        except Exception:  # an exception whose __str__ fails still gets recorded
+            message = f"<unprintable {type(exc).__name__}>"
+        return cls(type(exc).__name__, message, where, member, text[-4000:], step, partial)
 
     def to_dict(self) -> dict[str, Any]:
-        return {
-            "error_type": self.error_type,
-            "error_message": self.error_message,
+        data: dict[str, Any] = {
+            "error_type": strict_text(self.error_type),
+            "error_message": strict_text(self.error_message),
             "where": self.where,
             "member": self.member,
-            "traceback": self.traceback,
+            "traceback": None if self.traceback is None else strict_text(self.traceback),
             "step": self.step,
         }
+        if self.partial is not None:
+            data["partial"] = self.partial.to_dict()
+        return data
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> RolloutError:
+        partial = data.get("partial")
         return cls(
             error_type=data["error_type"],
             error_message=data["error_message"],
@@ -317,6 +334,7 @@ class RolloutError:
             member=data.get("member"),
             traceback=data.get("traceback"),
             step=data.get("step"),
+            partial=None if partial is None else Trajectory.from_dict(partial),
         )
 
 
@@ -327,6 +345,8 @@ class TrajectoryGroup(Generic[ItemT, ObservationT, ActionT]):
     ``scores`` defaults to each trajectory's ``score``; ``errors`` holds a
     :class:`RolloutError` for each member that failed (those members have no trajectory).
     """
+
+    __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
 
     item: Any
     item_id: str
@@ -360,7 +380,7 @@ class TrajectoryGroup(Generic[ItemT, ObservationT, ActionT]):
     def to_dict(self) -> dict[str, Any]:
         return {
             "item": to_jsonable(self.item),
-            "item_id": self.item_id,
+            "item_id": strict_text(self.item_id),
             "trajectories": [trajectory.to_dict() for trajectory in self.trajectories],
             "scores": [score.to_dict() for score in self.scores],
             "errors": [error.to_dict() for error in self.errors],
@@ -370,10 +390,10 @@ class TrajectoryGroup(Generic[ItemT, ObservationT, ActionT]):
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> TrajectoryGroup:
         return cls(
-            item=data.get("item"),
+            item=from_jsonable(data.get("item")),
             item_id=str(data["item_id"]),
             trajectories=tuple(Trajectory.from_dict(item) for item in data.get("trajectories", ())),
             scores=tuple(Score.from_dict(item) for item in data.get("scores", ())),
             errors=tuple(RolloutError.from_dict(item) for item in data.get("errors", ())),
-            metadata=dict(data.get("metadata") or {}),
+            metadata=dict(from_jsonable(data.get("metadata") or {})),
         )

@@ -10,6 +10,8 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from .jsonvalues import from_jsonable, strict_text, to_jsonable
+
 __all__ = ["Criterion", "Grader", "Rubric", "Score", "ScoreValue"]
 
 
@@ -21,6 +23,7 @@ class Score:
     """
 
     __slots__ = ("components", "feedback", "metadata", "value")
+    __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
 
     value: float
     components: dict[str, Score]
@@ -100,11 +103,11 @@ class Score:
         """A JSON-ready dict: ``value``, ``components``, ``metadata`` and ``feedback`` when set."""
         data: dict[str, Any] = {
             "value": self.value,
-            "components": {name: child.to_dict() for name, child in self.components.items()},
-            "metadata": dict(self.metadata),
+            "components": {strict_text(name): child.to_dict() for name, child in self.components.items()},
+            "metadata": to_jsonable(self.metadata) if self.metadata else {},
         }
         if self.feedback is not None:
-            data["feedback"] = self.feedback
+            data["feedback"] = strict_text(self.feedback)
         return data
 
     @classmethod
@@ -131,7 +134,7 @@ class Score:
                 children[name] = cls.from_dict(child)
             else:
                 children[name] = cls.from_value(child)
-        return cls(data["value"], children, metadata, feedback=feedback)
+        return cls(data["value"], children, from_jsonable(dict(metadata)) if metadata else None, feedback=feedback)
 
     def as_info(self) -> dict[str, Any]:
         """``{"score": self.to_dict()}``, ready to merge into a step's info."""
