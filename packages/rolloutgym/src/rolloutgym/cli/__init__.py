@@ -13,7 +13,7 @@ from ._app import EXIT_USAGE, app, error_console
 
 # Command modules register themselves on ``app`` when imported.
 from . import listing, running, runs  # noqa: E402,F401
-COMMAND_MODULES = ["report"]
+COMMAND_MODULES = ["report", "serve"]
 
 for _name in COMMAND_MODULES:
     try:

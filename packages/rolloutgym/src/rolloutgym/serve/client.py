@@ -1,0 +1,412 @@
+"""Clients of ``rolloutgym serve``: a served env that behaves like the local one.
+
+``RemoteEnv`` is a ``gymnasium.Env`` (blocking calls), ``AsyncRemoteEnv`` an
+``AsyncEnv``; both have the served env's spaces, ``tools``, ``metadata``, task and env
+ids, and its ``oracle_action()``/``null_action()`` where it has them, so policies, the
+rollout engine, ``rolloutgym run`` and the conformance kit use them unchanged::
+
+    env = RemoteEnv("http://127.0.0.1:8000/toy/guess-v0", task=3)
+    observation, info = env.reset(seed=0)
+
+    env = await AsyncRemoteEnv.open("http://127.0.0.1:8000/toy/guess-v0", task=3)  # WebSocket
+
+Each instance is one session on the server; ``close()`` ends it. A server that cannot be
+reached raises :class:`RemoteEnvError`; errors of the env or of the request come back as
+the class the server raised (``TaskNotFound``, ``InvalidAction``, ``ValueError`` …).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+from urllib.parse import quote, urlsplit, urlunsplit
+
+import gymnasium as gym
+from rolloutgym_protocol import AsyncEnv
+
+from ._codec import decode_info, decode_space, decode_value
+from ._errors import RemoteEnvError, error_from_body
+
+__all__ = ["AsyncRemoteEnv", "RemoteEnv", "env_info", "env_tasks", "is_env_url", "parse_env_url"]
+
+TOKEN_VARIABLE = "ROLLOUTGYM_SERVE_TOKEN"
+DEFAULT_TIMEOUT = 300.0
+
+
+def is_env_url(reference: Any) -> bool:
+    """Whether ``reference`` names a served env (``http(s)://`` or ``ws(s)://``)."""
+    return isinstance(reference, str) and reference.startswith(("http://", "https://", "ws://", "wss://"))
+
+
+def parse_env_url(url: str) -> tuple[str, str]:
+    """``"http://host:8000/sql/shop-v0"`` -> ``("http://host:8000", "sql/shop-v0")``.
+
+    The env id is the last two path segments; anything before them is the server's base
+    path (a server behind a proxy prefix). ``ws://`` becomes ``http://``.
+    """
+    if not is_env_url(url):
+        raise ValueError(f"not an env URL: {url!r}; use http://HOST:PORT/NAMESPACE/NAME-vN")
+    parts = urlsplit(url)
+    scheme = {"ws": "http", "wss": "https"}.get(parts.scheme, parts.scheme)
+    segments = [segment for segment in parts.path.split("/") if segment]
+    if len(segments) < 2:
+        raise ValueError(
+            f"env URL {url!r} names no environment: add its id after the server address, "
+            f"e.g. {scheme}://{parts.netloc}/toy/guess-v0 (GET {scheme}://{parts.netloc}/envs lists them)"
+        )
+    base_path = "/".join(segments[:-2])
+    base = urlunsplit((scheme, parts.netloc, f"/{base_path}" if base_path else "", "", ""))
+    return base, "/".join(segments[-2:])
+
+
+def _headers(token: str | None) -> dict[str, str]:
+    token = token if token is not None else os.environ.get(TOKEN_VARIABLE)
+    return {"authorization": f"Bearer {token}"} if token else {}
+
+
+def _unreachable(base: str, exc: BaseException) -> RemoteEnvError:
+    return RemoteEnvError(
+        f"cannot reach the rolloutgym server at {base}: {type(exc).__name__}: {exc}. "
+        "Is 'rolloutgym serve' running there (and the session still open)?"
+    )
+
+
+def _answer(response: Any) -> Any:
+    try:
+        body = response.json()
+    except (json.JSONDecodeError, ValueError):
+        body = None
+    if response.status_code >= 400:
+        raise error_from_body(body if body is not None else {"error": {"type": "RemoteEnvError", "message": response.text[:300]}}, response.status_code)
+    return body
+
+
+def _ws_answer(raw: Any) -> Any:
+    message = json.loads(raw)
+    if message.get("ok"):
+        return message.get("result")
+    raise error_from_body(message, int(message.get("status") or 500))
+
+
+def env_info(url: str, *, token: str | None = None, timeout: float = 30.0) -> dict[str, Any]:
+    """The served env's description (id, version, plugin, budgets, number of tasks)."""
+    import httpx
+
+    base, env_id = parse_env_url(url)
+    try:
+        response = httpx.get(f"{base}/envs/{quote(env_id)}", headers=_headers(token), timeout=timeout)
+    except httpx.TransportError as exc:
+        raise _unreachable(base, exc) from None
+    return _answer(response)  # type: ignore[no-any-return]
+
+
+def env_tasks(url: str, *, token: str | None = None, timeout: float = 30.0) -> list[dict[str, Any]]:
+    """The served env's tasks: ``[{"index", "id", "split", "item"?}]``."""
+    import httpx
+
+    base, env_id = parse_env_url(url)
+    try:
+        response = httpx.get(f"{base}/envs/{quote(env_id)}/tasks", headers=_headers(token), timeout=timeout)
+    except httpx.TransportError as exc:
+        raise _unreachable(base, exc) from None
+    return _answer(response)["tasks"]  # type: ignore[no-any-return]
+
+
+class _Described:
+    """Attributes both clients take from the session's description."""
+
+    _description: dict[str, Any]
+
+    def _describe(self, description: dict[str, Any]) -> None:
+        self._description = description
+        self.session_id = description["session"]
+        self.observation_space = decode_space(description["observation_space"])
+        self.action_space = decode_space(description["action_space"])
+        if description.get("tools") is not None:
+            self.tools = description["tools"]
+        metadata = dict(description.get("metadata") or {})
+        metadata["nonblocking"] = False  # every call is network I/O
+        self.metadata = metadata
+        self.rolloutgym_env_id = description["env_id"]
+        self.rolloutgym_task_id = description["task_id"]
+        self.next_stop_strings: tuple[str, ...] = ()
+        self._closed = False
+
+    def _observe(self, result: dict[str, Any]) -> None:
+        self.next_stop_strings = tuple(result.get("next_stop_strings") or ())
+
+    def _reset_result(self, result: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        self._observe(result)
+        return decode_value(self.observation_space, result["observation"]), decode_info(result["info"])
+
+    def _step_result(self, result: dict[str, Any]) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._observe(result)
+        return (
+            decode_value(self.observation_space, result["observation"]),
+            float(result["reward"]),
+            bool(result["terminated"]),
+            bool(result["truncated"]),
+            decode_info(result["info"]),
+        )
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.rolloutgym_env_id} task {self.rolloutgym_task_id} at {self.base_url} session {self.session_id}>"  # type: ignore[attr-defined]
+
+
+class RemoteEnv(_Described, gym.Env[Any, Any]):
+    """A served env as a ``gymnasium.Env``: one session, blocking calls over HTTP (or ``transport="ws"``).
+
+    Args:
+        url: ``http://HOST:PORT/NAMESPACE/NAME-vN``.
+        task: task index or id (default: the first task).
+        token: bearer token (default: ``$ROLLOUTGYM_SERVE_TOKEN``).
+        kwargs: env factory keyword arguments (the server must allow them).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        task: int | str | None = None,
+        token: str | None = None,
+        transport: str = "http",
+        timeout: float = DEFAULT_TIMEOUT,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        import httpx
+
+        if transport not in ("http", "ws"):
+            raise ValueError(f"transport must be 'http' or 'ws', got {transport!r}")
+        self.url = url
+        self.base_url, env_id = parse_env_url(url)
+        self.transport = transport
+        self._headers = _headers(token)
+        self._timeout = timeout
+        self._socket: Any = None
+        self._client = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout)
+        body = {"env": env_id, "task": task, "kwargs": kwargs}
+        try:
+            if transport == "ws":
+                description = self._ws({"op": "open", **body})
+            else:
+                description = self._http("POST", "/sessions", body)
+        except BaseException:
+            self._release()
+            raise
+        self._describe(description)
+        if "oracle_action" in description["methods"]:
+            self.oracle_action = lambda: self._call("oracle_action")
+        if "null_action" in description["methods"]:
+            self.null_action = lambda: self._call("null_action")
+
+    def _http(self, method: str, path: str, body: Any = None) -> Any:
+        import httpx
+
+        try:
+            response = self._client.request(method, path, content=json.dumps(body) if body is not None else None, headers={"content-type": "application/json"})
+        except httpx.TransportError as exc:
+            raise _unreachable(self.base_url, exc) from None
+        return _answer(response)
+
+    def _ws(self, message: dict[str, Any]) -> Any:
+        from websockets.exceptions import WebSocketException
+        from websockets.sync.client import connect
+
+        try:
+            if self._socket is None:
+                url = self.base_url.replace("http", "ws", 1) + "/ws"
+                self._socket = connect(url, additional_headers=self._headers, compression=None, proxy=None, max_size=None, open_timeout=self._timeout)
+            self._socket.send(json.dumps(message))
+            return _ws_answer(self._socket.recv(timeout=self._timeout))
+        except (WebSocketException, OSError, TimeoutError) as exc:
+            raise _unreachable(self.base_url, exc) from None
+
+    def _request(self, operation: str, body: dict[str, Any]) -> Any:
+        if self.transport == "ws":
+            return self._ws({"op": operation, **body})
+        return self._http("POST", f"/sessions/{self.session_id}/{operation}", body)
+
+    def _call(self, method: str) -> Any:
+        return self._request("call", {"method": method})["result"]
+
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        super().reset(seed=seed)
+        return self._reset_result(self._request("reset", {"seed": seed, "options": options}))
+
+    def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        from ._codec import encode_value
+
+        return self._step_result(self._request("step", {"action": encode_value(action)}))
+
+    def close(self) -> None:
+        if getattr(self, "_closed", True):
+            self._release()
+            return
+        self._closed = True
+        try:
+            if self.transport == "ws":
+                self._ws({"op": "close"})
+            else:
+                self._http("DELETE", f"/sessions/{self.session_id}")
+        except RemoteEnvError:
+            pass  # the server is gone, and the session with it (or reaped when it comes back)
+        finally:
+            self._release()
+
+    def _release(self) -> None:
+        if self._socket is not None:
+            socket, self._socket = self._socket, None
+            try:
+                socket.close()
+            except Exception:  # noqa: BLE001 - closing a broken socket
+                pass
+        self._client.close()
+
+
+class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
+    """A served env as an :class:`AsyncEnv`: one session over a WebSocket (or ``transport="http"``).
+
+    Create it with ``await AsyncRemoteEnv.open(url, task=...)``; the constructor does the
+    same with a blocking call (for synchronous factories such as ``rolloutgym.make_async``).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        task: int | str | None = None,
+        token: str | None = None,
+        transport: str = "ws",
+        timeout: float = DEFAULT_TIMEOUT,
+        kwargs: dict[str, Any] | None = None,
+    ) -> None:
+        import httpx
+
+        self._setup(url, token, transport, timeout)
+        try:
+            response = httpx.post(f"{self.base_url}/sessions", json={"env": self._env_id, "task": task, "kwargs": kwargs}, headers=self._headers, timeout=timeout)
+        except httpx.TransportError as exc:
+            raise _unreachable(self.base_url, exc) from None
+        self._finish(_answer(response))
+        self._attach = transport == "ws"  # the WebSocket adopts the HTTP session on first use
+
+    def _setup(self, url: str, token: str | None, transport: str, timeout: float) -> None:
+        if transport not in ("http", "ws"):
+            raise ValueError(f"transport must be 'http' or 'ws', got {transport!r}")
+        self.url = url
+        self.base_url, self._env_id = parse_env_url(url)
+        self.transport = transport
+        self._headers = _headers(token)
+        self._timeout = timeout
+        self._socket: Any = None
+        self._client: Any = None
+        self._attach = False
+
+    def _finish(self, description: dict[str, Any]) -> None:
+        self._describe(description)
+        if "oracle_action" in description["methods"]:
+            self.oracle_action = lambda: self._call("oracle_action")
+        if "null_action" in description["methods"]:
+            self.null_action = lambda: self._call("null_action")
+
+    @classmethod
+    async def open(
+        cls,
+        url: str,
+        *,
+        task: int | str | None = None,
+        token: str | None = None,
+        transport: str = "ws",
+        timeout: float = DEFAULT_TIMEOUT,
+        kwargs: dict[str, Any] | None = None,
+    ) -> AsyncRemoteEnv:
+        """Open a session without blocking the event loop."""
+        environment = cls.__new__(cls)
+        environment._setup(url, token, transport, timeout)
+        body = {"env": environment._env_id, "task": task, "kwargs": kwargs}
+        try:
+            if transport == "ws":
+                description = await environment._ws({"op": "open", **body})
+            else:
+                description = await environment._http("POST", "/sessions", body)
+        except BaseException:
+            await environment._release()
+            raise
+        environment._finish(description)
+        return environment
+
+    async def _http(self, method: str, path: str, body: Any = None) -> Any:
+        import httpx
+
+        if self._client is None:
+            self._client = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=self._timeout)
+        try:
+            response = await self._client.request(method, path, content=json.dumps(body) if body is not None else None, headers={"content-type": "application/json"})
+        except httpx.TransportError as exc:
+            raise _unreachable(self.base_url, exc) from None
+        return _answer(response)
+
+    async def _ws(self, message: dict[str, Any]) -> Any:
+        import asyncio
+
+        from websockets.asyncio.client import connect
+        from websockets.exceptions import WebSocketException
+
+        try:
+            if self._socket is None:
+                url = self.base_url.replace("http", "ws", 1) + "/ws"
+                self._socket = await connect(url, additional_headers=self._headers, compression=None, proxy=None, max_size=None, open_timeout=self._timeout)
+                if self._attach:
+                    self._attach = False
+                    await self._socket.send(json.dumps({"op": "attach", "session": self.session_id}))
+                    _ws_answer(await asyncio.wait_for(self._socket.recv(), self._timeout))
+            await self._socket.send(json.dumps(message))
+            return _ws_answer(await asyncio.wait_for(self._socket.recv(), self._timeout))
+        except (TimeoutError, WebSocketException, OSError) as exc:
+            raise _unreachable(self.base_url, exc) from None
+
+    async def _request(self, operation: str, body: dict[str, Any]) -> Any:
+        if self.transport == "ws":
+            return await self._ws({"op": operation, **body})
+        return await self._http("POST", f"/sessions/{self.session_id}/{operation}", body)
+
+    async def _call(self, method: str) -> Any:
+        return (await self._request("call", {"method": method}))["result"]
+
+    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+        return self._reset_result(await self._request("reset", {"seed": seed, "options": options}))
+
+    async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        from ._codec import encode_value
+
+        return self._step_result(await self._request("step", {"action": encode_value(action)}))
+
+    async def close(self) -> None:
+        if getattr(self, "_closed", True):
+            await self._release()
+            return
+        self._closed = True
+        try:
+            if self.transport == "ws" and (self._socket is not None or self._attach):
+                if self._socket is not None:
+                    await self._ws({"op": "close"})
+                else:  # never used: end the HTTP-opened session over HTTP
+                    await self._http("DELETE", f"/sessions/{self.session_id}")
+            else:
+                await self._http("DELETE", f"/sessions/{self.session_id}")
+        except RemoteEnvError:
+            pass  # the server is gone, and the session with it
+        finally:
+            await self._release()
+
+    async def _release(self) -> None:
+        if self._socket is not None:
+            socket, self._socket = self._socket, None
+            try:
+                await socket.close()
+            except Exception:  # noqa: BLE001 - closing a broken socket
+                pass
+        if self._client is not None:
+            client, self._client = self._client, None
+            await client.aclose()

@@ -1,0 +1,332 @@
+"""Sessions: one env instance per session, opened, stepped and closed by clients.
+
+A :class:`SessionManager` owns every live env of a server. Calls on one session run one
+at a time (a lock per session); sessions run concurrently. Sync envs are adapted with
+``as_async`` exactly as the local engine does (blocking envs step in worker threads,
+``nonblocking`` ones on the event loop); async envs stay async.
+
+A session that sees no call for ``idle_timeout`` seconds is closed by the reaper, so a
+client that dies leaves nothing running; :meth:`SessionManager.close_all` closes every
+env on shutdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import itertools
+import logging
+import secrets
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from rolloutgym_protocol import AsyncEnv, as_async, find_attribute
+from rolloutgym_protocol.errors import ConfigError
+
+from ._codec import decode_value, encode_space, encode_value
+from ._errors import ServerBusy, SessionNotFound
+from .catalog import Catalog, ServedEnv
+
+__all__ = ["Metrics", "Session", "SessionManager"]
+
+logger = logging.getLogger("rolloutgym.serve")
+
+# Methods a client may call on a session's env (the protocol methods policies use).
+CALLABLE_METHODS = ("oracle_action", "null_action")
+
+
+async def _maybe_await(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+@dataclass
+class Session:
+    """One env instance leased to one client."""
+
+    id: str
+    served: ServedEnv
+    task_index: int
+    task_id: str
+    environment: AsyncEnv[Any, Any]
+    transport: str = "http"
+    created: float = field(default_factory=time.monotonic)
+    last_used: float = field(default_factory=time.monotonic)
+    steps: int = 0
+    busy: int = 0
+    closed: bool = False
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def description(self) -> dict[str, Any]:
+        """What a client needs to stand in for the env: spaces, tools, ids, callable methods."""
+        environment = self.environment
+        tools = find_attribute(environment, "tools")
+        metadata = find_attribute(environment, "metadata")
+        return {
+            "session": self.id,
+            "env_id": self.served.env_id,
+            "task_index": self.task_index,
+            "task_id": self.task_id,
+            "observation_space": encode_space(environment.observation_space),
+            "action_space": encode_space(environment.action_space),
+            "tools": encode_value(tools) if tools is not None else None,
+            "methods": [name for name in CALLABLE_METHODS if find_attribute(environment, name) is not None],
+            "metadata": encode_value(metadata) if isinstance(metadata, dict) else {},
+            "env": self.served.info(),
+        }
+
+    def extras(self) -> dict[str, Any]:
+        """Per-call state the LLM loop reads from the env (``next_stop_strings``)."""
+        stop = find_attribute(self.environment, "next_stop_strings")
+        return {} if stop is None else {"next_stop_strings": list(stop)}
+
+
+class Metrics:
+    """Counters and a window of step latencies for ``/metrics``."""
+
+    def __init__(self, window: int = 10_000) -> None:
+        self.started = time.time()
+        self.sessions_created = 0
+        self.sessions_closed = 0
+        self.sessions_reaped = 0
+        self.sessions_rejected = 0
+        self.steps = 0
+        self.errors = 0
+        self.latencies: deque[float] = deque(maxlen=window)
+        self.step_times: deque[float] = deque(maxlen=window)
+
+    def record_step(self, seconds: float) -> None:
+        self.steps += 1
+        self.latencies.append(seconds)
+        self.step_times.append(time.monotonic())
+
+    def snapshot(self, open_sessions: int, max_sessions: int) -> dict[str, Any]:
+        latencies = sorted(self.latencies)
+
+        def percentile(fraction: float) -> float | None:
+            if not latencies:
+                return None
+            return latencies[min(len(latencies) - 1, int(fraction * len(latencies)))]
+
+        now = time.monotonic()
+        recent = [moment for moment in self.step_times if now - moment <= 10.0]
+        span = (now - recent[0]) if len(recent) > 1 else 0.0
+        return {
+            "uptime_seconds": time.time() - self.started,
+            "sessions_open": open_sessions,
+            "sessions_max": max_sessions,
+            "sessions_created_total": self.sessions_created,
+            "sessions_closed_total": self.sessions_closed,
+            "sessions_reaped_total": self.sessions_reaped,
+            "sessions_rejected_total": self.sessions_rejected,
+            "steps_total": self.steps,
+            "errors_total": self.errors,
+            "steps_per_second": (len(recent) / span) if span > 0 else 0.0,
+            "step_latency_seconds": {"p50": percentile(0.5), "p90": percentile(0.9), "p99": percentile(0.99), "count": len(latencies)},
+        }
+
+
+class SessionManager:
+    """Opens, steps, reaps and closes sessions.
+
+    Args:
+        catalog: the served envs.
+        max_sessions: open sessions at most; one more is refused with :class:`ServerBusy` (429).
+        idle_timeout: seconds without a call after which a session is closed (``None``: never).
+        allow_env_kwargs: let clients pass keyword arguments to env factories (off by
+            default: a factory argument can name a file or a host).
+    """
+
+    def __init__(
+        self,
+        catalog: Catalog,
+        *,
+        max_sessions: int = 1024,
+        idle_timeout: float | None = 300.0,
+        allow_env_kwargs: bool = False,
+    ) -> None:
+        self.catalog = catalog
+        self.max_sessions = max_sessions
+        self.idle_timeout = idle_timeout
+        self.allow_env_kwargs = allow_env_kwargs
+        self.sessions: dict[str, Session] = {}
+        self.metrics = Metrics()
+        self._reserved = 0
+        self._counter = itertools.count(1)
+        self._reaper: asyncio.Task[None] | None = None
+        self._closing = False
+
+    # -- lifecycle --------------------------------------------------------------------
+
+    def start(self) -> None:
+        """Start the idle reaper (call from the server's event loop)."""
+        if self.idle_timeout is not None and self._reaper is None:
+            self._reaper = asyncio.get_running_loop().create_task(self._reap_forever())
+
+    async def _reap_forever(self) -> None:
+        assert self.idle_timeout is not None
+        interval = max(0.05, min(5.0, self.idle_timeout / 4))
+        while True:
+            await asyncio.sleep(interval)
+            await self.reap_idle()
+
+    async def reap_idle(self) -> int:
+        """Close sessions idle for longer than ``idle_timeout``; returns how many."""
+        if self.idle_timeout is None:
+            return 0
+        deadline = time.monotonic() - self.idle_timeout
+        idle = [session for session in self.sessions.values() if not session.busy and session.last_used < deadline]
+        for session in idle:
+            await self._close(session, reason="idle")
+            self.metrics.sessions_reaped += 1
+        return len(idle)
+
+    async def close_all(self) -> None:
+        """Close every session (graceful shutdown); stops the reaper."""
+        self._closing = True
+        if self._reaper is not None:
+            self._reaper.cancel()
+            try:
+                await self._reaper
+            except (asyncio.CancelledError, Exception):  # noqa: BLE001 - shutting down
+                pass
+            self._reaper = None
+        sessions = list(self.sessions.values())
+        await asyncio.gather(*(self._close(session, reason="shutdown") for session in sessions), return_exceptions=True)
+
+    # -- calls ------------------------------------------------------------------------
+
+    async def open(
+        self,
+        env_id: Any,
+        *,
+        task: Any = None,
+        kwargs: dict[str, Any] | None = None,
+        transport: str = "http",
+    ) -> Session:
+        """Create one env instance of a served env's task."""
+        if self._closing:
+            raise ServerBusy("the server is shutting down; open the session on another server")
+        if kwargs and not self.allow_env_kwargs:
+            raise PermissionError(
+                f"this server does not pass env keyword arguments from clients (got {sorted(kwargs)}); "
+                "start it with --allow-env-kwargs, or set them on the server: rolloutgym serve ENV --env-kwargs ..."
+            )
+        served = self.catalog.get(env_id)
+        index, item = served.resolve_task(task)
+        if len(self.sessions) + self._reserved >= self.max_sessions:
+            self.metrics.sessions_rejected += 1
+            raise ServerBusy(
+                f"the server holds its maximum of {self.max_sessions} sessions; close sessions you no longer "
+                "use, retry later, or start the server with a larger --max-sessions"
+            )
+        self._reserved += 1
+        try:
+            created = served.resolved.make(item) if not kwargs else self._make_with(served, item, kwargs)
+            environment = await _maybe_await(created)
+        finally:
+            self._reserved -= 1
+        adapted = as_async(environment)
+        identifier = served.task_ids()[index]
+        for target in {id(environment): environment, id(adapted): adapted}.values():
+            try:
+                target.rolloutgym_task_id = identifier
+                target.rolloutgym_env_id = served.env_id
+            except AttributeError:
+                pass
+        session_id = f"{next(self._counter):x}-{secrets.token_hex(8)}"
+        session = Session(session_id, served, index, identifier, adapted, transport)
+        self.sessions[session_id] = session
+        self.metrics.sessions_created += 1
+        logger.info("session opened", extra={"event": "open", "session": session_id, "env": served.env_id, "task": identifier, "transport": transport})
+        return session
+
+    def _make_with(self, served: ServedEnv, item: Any, kwargs: dict[str, Any]) -> Any:
+        if served.resolved.source != "registry":
+            raise ConfigError(f"{served.env_id} comes from an env file; it takes no keyword arguments from clients")
+        registry = self.catalog.registry
+        return registry.make(served.env_id, task=item, **kwargs) if item is not None else registry.make(served.env_id, **kwargs)
+
+    def get(self, session_id: Any) -> Session:
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None or session.closed:
+            raise SessionNotFound(
+                f"no open session '{session_id}' on this server: it was never opened, was closed, or was "
+                f"closed after {self.idle_timeout:g} s without calls; open a new one"
+                if self.idle_timeout is not None
+                else f"no open session '{session_id}' on this server: it was never opened or was closed; open a new one"
+            )
+        return session
+
+    async def _call(self, session: Session, function: Any, *args: Any, **kwargs: Any) -> Any:
+        session.busy += 1
+        try:
+            async with session.lock:
+                if session.closed:
+                    raise SessionNotFound(f"session '{session.id}' was closed while this call waited")
+                return await _maybe_await(function(*args, **kwargs))
+        finally:
+            session.busy -= 1
+            session.last_used = time.monotonic()
+
+    async def reset(self, session_id: Any, *, seed: Any = None, options: Any = None) -> dict[str, Any]:
+        session = self.get(session_id)
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
+            raise TypeError(f"seed must be an integer or null, got {seed!r}")
+        if options is not None and not isinstance(options, dict):
+            raise TypeError(f"options must be a JSON object or null, got {type(options).__name__}")
+        observation, info = await self._call(session, session.environment.reset, seed=seed, options=options)
+        return {"observation": encode_value(observation), "info": encode_value(info), **session.extras()}
+
+    async def step(self, session_id: Any, action: Any) -> dict[str, Any]:
+        session = self.get(session_id)
+        action = decode_value(session.environment.action_space, action)
+        started = time.perf_counter()
+        result = await self._call(session, session.environment.step, action)
+        self.metrics.record_step(time.perf_counter() - started)
+        session.steps += 1
+        observation, reward, terminated, truncated, info = result
+        return {
+            "observation": encode_value(observation),
+            "reward": float(reward),
+            "terminated": bool(terminated),
+            "truncated": bool(truncated),
+            "info": encode_value(info),
+            **session.extras(),
+        }
+
+    async def call(self, session_id: Any, method: Any) -> Any:
+        """Call one of the env's protocol methods (``oracle_action``, ``null_action``)."""
+        session = self.get(session_id)
+        if method not in CALLABLE_METHODS:
+            raise ValueError(f"method must be one of {', '.join(CALLABLE_METHODS)}; got {method!r}")
+        function = find_attribute(session.environment, method)
+        if function is None:
+            raise ValueError(f"environment {session.served.env_id} does not define {method}()")
+        return encode_value(await self._call(session, function))
+
+    async def close(self, session_id: Any) -> bool:
+        """Close a session; closing an unknown or closed one is a no-op (returns False)."""
+        session = self.sessions.get(session_id) if isinstance(session_id, str) else None
+        if session is None:
+            return False
+        await self._close(session, reason="client")
+        return True
+
+    async def _close(self, session: Session, *, reason: str) -> None:
+        if session.closed:
+            return
+        session.closed = True
+        self.sessions.pop(session.id, None)
+        self.metrics.sessions_closed += 1
+        try:
+            # Wait for a call in flight (a step that is running) before closing under it.
+            async with session.lock:
+                await _maybe_await(session.environment.close())
+        except Exception as exc:  # noqa: BLE001 - a failing close() must not break the server
+            logger.warning("env close failed", extra={"event": "close_failed", "session": session.id, "error": f"{type(exc).__name__}: {exc}"})
+        logger.info("session closed", extra={"event": "close", "session": session.id, "reason": reason, "steps": session.steps})
+
+    def snapshot(self) -> dict[str, Any]:
+        return self.metrics.snapshot(len(self.sessions), self.max_sessions)

@@ -1,0 +1,126 @@
+"""The conformance kit passes against ``rolloutgym serve`` for every shipped env, over the network.
+
+A real ``rolloutgym serve`` process on a free loopback port serves every registered env;
+the kit's episodes run through :class:`RemoteEnv` (HTTP) with the tasks the server lists.
+A second test checks that an oracle episode through :class:`AsyncRemoteEnv` (WebSocket
+and HTTP) records exactly the trajectory of the same episode in process. Two tasks per
+env keep CI time small.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Any
+
+import pytest
+from rolloutgym.registry import get_registry, task_id
+from rolloutgym.rollouts import arollout
+from rolloutgym.serve import AsyncRemoteEnv, RemoteEnv, ServerProcess, env_tasks
+from rolloutgym_testing import EnvConformanceTests
+
+
+def _runnable_env_ids() -> list[Any]:
+    """Registered envs, with those that cannot run on this machine skipped (and why)."""
+    registry = get_registry()
+    params = []
+    for spec in registry.envs():
+        marks = []
+        try:
+            environment = registry.make(spec.id)
+            closed = environment.close()
+            if asyncio.iscoroutine(closed):
+                asyncio.run(closed)
+        except Exception as exc:  # noqa: BLE001 - reported as the skip reason
+            marks.append(pytest.mark.skip(reason=f"{spec.id} cannot run here: {type(exc).__name__}: {exc}"[:300]))
+        params.append(pytest.param(spec.id, marks=marks, id=spec.id))
+    return params
+
+
+ENV_IDS = _runnable_env_ids()
+
+
+@pytest.fixture(scope="module")
+def server() -> Any:
+    with ServerProcess(options=["--idle-timeout", "120"]) as running:
+        yield running
+
+
+class _ServedRegistry:
+    """The kit's view of the registry, with every env made and every task listed by the server."""
+
+    def __init__(self, base_url: str) -> None:
+        self.local = get_registry()
+        self.base_url = base_url
+
+    def resolve_env(self, env_id: str) -> Any:
+        return self.local.resolve_env(env_id)
+
+    def tasks(self, env_id: str) -> list[Any]:
+        return [entry["item"] for entry in env_tasks(f"{self.base_url}/{env_id}")]
+
+    def make(self, env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
+        if task is not None and not isinstance(task, (int, str)):
+            task = task_id(task, 0)
+        return RemoteEnv(f"{self.base_url}/{env_id}", task=task, kwargs=kwargs or None)
+
+    def make_policy(self, reference: str, **options: Any) -> Any:
+        return self.local.make_policy(reference, **options)
+
+
+class _ServedConformance(EnvConformanceTests):
+    max_tasks = 2
+
+    @pytest.fixture(autouse=True)
+    def _serve(self, server: ServerProcess) -> None:
+        self._registry = _ServedRegistry(server.base_url)
+
+    def registry(self) -> Any:
+        return self._registry
+
+
+# One kit class per shipped env (the kit is a class with a fixed env id).
+for _param in ENV_IDS:
+    _env_id = _param.values[0]
+    _name = "TestServed_" + re.sub(r"\W+", "_", _env_id)
+    _attributes: dict[str, Any] = {"env_id": _env_id}
+    if _param.marks:
+        _attributes["pytestmark"] = list(_param.marks)
+    globals()[_name] = type(_name, (_ServedConformance,), _attributes)
+
+
+def _comparable(trajectory: Any) -> Any:
+    data = trajectory.to_dict()
+    data["metadata"].pop("elapsed_seconds", None)
+    return data
+
+
+@pytest.mark.parametrize("env_id", ENV_IDS)
+def test_remote_episode_equals_local_episode(server: ServerProcess, env_id: str) -> None:
+    registry = get_registry()
+    oracle = registry.make_policy("oracle")
+
+    async def episodes() -> list[Any]:
+        local = registry.make(env_id, task=0)
+        try:
+            expected = await arollout(local, oracle, seed=7)
+        finally:
+            closed = local.close()
+            if asyncio.iscoroutine(closed):
+                await closed
+        found = []
+        for transport in ("ws", "http"):
+            remote = await AsyncRemoteEnv.open(server.url(env_id), task=0, transport=transport)
+            try:
+                assert remote.action_space == local.action_space
+                assert remote.observation_space == local.observation_space
+                assert getattr(remote, "tools", None) == getattr(local, "tools", None)
+                found.append(await arollout(remote, oracle, seed=7))
+            finally:
+                await remote.close()
+        return [expected, *found]
+
+    expected, over_websocket, over_http = asyncio.run(episodes())
+    assert _comparable(over_websocket) == _comparable(expected)
+    assert _comparable(over_http) == _comparable(expected)
+    assert over_websocket.score == expected.score
