@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import weakref
 from collections.abc import Callable, Coroutine
 from typing import Any, TypeVar
 
 import gymnasium as gym
 
-from .envs import AsyncEnv
+from .envs import AsyncEnv, validate_step_result
 from .errors import EnvClosedError
 
 __all__ = ["AsyncFromSync", "SyncFromAsync", "as_async", "as_sync"]
@@ -66,8 +67,9 @@ class AsyncFromSync(AsyncEnv[ObsT, ActT]):
         return await self._run(self.env.reset, seed=seed, options=options)
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        observation, reward, terminated, truncated, info = await self._run(self.env.step, action)
-        return observation, reward, terminated, truncated, info
+        # The async contract: a float reward and bool flags (a gym env may return an int
+        # reward or numpy.bool_ flags); a malformed result is named here, not downstream.
+        return validate_step_result(await self._run(self.env.step, action), env=self.env)
 
     async def close(self) -> None:
         if self._closed:
@@ -91,8 +93,30 @@ class AsyncFromSync(AsyncEnv[ObsT, ActT]):
         return f"<AsyncFromSync{self.env!r}>"
 
 
+def _shut_down(loop: asyncio.AbstractEventLoop, thread: threading.Thread, env: AsyncEnv[Any, Any]) -> None:
+    """Close ``env`` on its loop, then stop and close the loop (a dropped, unclosed adapter)."""
+    if loop.is_closed():
+        return
+    if threading.current_thread() is thread:  # dropped inside its own loop: stop it, close later
+        loop.create_task(env.close())
+        loop.call_soon(loop.stop)
+        return
+    try:
+        asyncio.run_coroutine_threadsafe(env.close(), loop).result(timeout=30)
+    except BaseException:  # closing a dropped env is best effort
+        pass
+    loop.call_soon_threadsafe(loop.stop)
+    thread.join(timeout=30)
+    if not thread.is_alive():
+        loop.close()
+
+
 class SyncFromAsync(gym.Env[ObsT, ActT]):
-    """Run an :class:`AsyncEnv` from sync code on one persistent event loop thread."""
+    """Run an :class:`AsyncEnv` from sync code on one persistent event loop thread.
+
+    Call :meth:`close` when done; an adapter dropped without it still closes its inner
+    env and its event loop when garbage-collected (or at interpreter exit).
+    """
 
     def __init__(self, env: AsyncEnv[Any, Any]) -> None:
         if not isinstance(env, AsyncEnv):
@@ -108,6 +132,7 @@ class SyncFromAsync(gym.Env[ObsT, ActT]):
             target=self._loop.run_forever, name=f"SyncFromAsync-{id(self):x}", daemon=True
         )
         self._thread.start()
+        self._finalizer = weakref.finalize(self, _shut_down, self._loop, self._thread, env)
 
     def _call(self, coroutine: Coroutine[Any, Any, T]) -> T:
         if self._closed:
@@ -137,6 +162,7 @@ class SyncFromAsync(gym.Env[ObsT, ActT]):
         return self._call(self.env.step(action))
 
     def _stop_loop(self) -> None:
+        self._finalizer.detach()
         self._loop.call_soon_threadsafe(self._loop.stop)
         self._thread.join()
         self._loop.close()
@@ -164,14 +190,6 @@ class SyncFromAsync(gym.Env[ObsT, ActT]):
         if callable(attribute) and asyncio.iscoroutinefunction(attribute):
             return lambda *args, **kwargs: self._call(attribute(*args, **kwargs))
         return attribute
-
-    def __del__(self) -> None:
-        try:
-            if not self._closed:
-                self._closed = True
-                self._loop.call_soon_threadsafe(self._loop.stop)
-        except Exception:
-            pass
 
 
 def as_async(env: Any) -> AsyncEnv[Any, Any]:
