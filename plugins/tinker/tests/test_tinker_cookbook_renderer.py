@@ -107,3 +107,48 @@ def test_decode_turns_parsed_tool_calls_into_hermes_blocks() -> None:
     decoded = renderer.decode(reply)
     assert decoded.startswith("<think>low half</think>")
     assert '<tool_call>\n{"name": "guess", "arguments": {"number": 3}}\n</tool_call>' in decoded
+
+
+def kimi_call(call_id: str, number: int) -> list[int]:
+    section = (
+        "<|tool_calls_section_begin|><|tool_call_begin|>"
+        f"{call_id}<|tool_call_argument_begin|>{json.dumps({'number': number})}<|tool_call_end|>"
+        "<|tool_calls_section_end|>"
+    )
+    return encode(section) + [END]
+
+
+def test_kimi_tool_result_answers_the_models_own_call_id() -> None:
+    """The model's id (``functions.guess:0``) survives decode, so the tool result is rendered
+    as the cookbook renders it (``## Return of functions.guess:0``), not under an invented id."""
+    target = get_registry().make("toy/guess-v0", task=0).task.target
+    client = StandInSamplingClient([kimi_call("functions.guess:0", target - 1), kimi_call("functions.guess:1", target)])
+    policy = policy_from_client(client, TOKENIZER, renderer="kimi_k2", model="moonshotai/Kimi-K2-Thinking")
+    trajectory = play("toy/guess-v0", policy)
+    assert trajectory.total_reward == 1.0
+    assert [step.action["tool_calls"][0]["id"] for step in trajectory.steps] == ["functions.guess:0", "functions.guess:1"]
+    continuation = text(trajectory.steps[1].observation_tokens)
+    assert "## Return of functions.guess:0" in continuation
+    assert check_provenance(trajectory) == 0
+
+
+def test_decode_leaves_out_empty_thinking_and_keeps_call_ids() -> None:
+    renderer = CookbookRenderer(load_cookbook_renderer("kimi_k2", TOKENIZER))
+    decoded = renderer.decode(encode("<think></think>") + kimi_call("functions.guess:7", 5))
+    assert "<think>" not in decoded
+    assert '"id": "functions.guess:7"' in decoded
+
+
+def test_renderer_errors_become_config_errors() -> None:
+    """The cookbook raises a bare RendererError (a ValueError) for a conversation its format cannot
+    hold; the user gets a ConfigError naming the renderer and the fix."""
+    from rolloutgym_protocol.errors import ConfigError
+
+    renderer = CookbookRenderer(load_cookbook_renderer("qwen3_disable_thinking", TOKENIZER))
+    with pytest.raises(ConfigError, match="Qwen3DisableThinkingRenderer cannot render .*renderer=NAME"):
+        renderer.render_prompt([{"role": "system", "content": "s"}, {"role": "assistant", "content": "hello"}], [])
+
+
+def test_an_unparseable_reply_is_text_for_the_loop_not_a_crash() -> None:
+    renderer = CookbookRenderer(load_cookbook_renderer("qwen3", TOKENIZER))
+    assert renderer.decode(encode("no stop token here")).startswith("no stop token")

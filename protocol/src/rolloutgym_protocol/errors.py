@@ -51,6 +51,7 @@ __all__ = [
     "TaskNotFound",
     "TemplateNotFound",
     "did_you_mean",
+    "json_error_text",
 ]
 
 
@@ -134,3 +135,16 @@ def did_you_mean(name: str, candidates: Iterable[str], *, limit: int = 3) -> str
     if len(matches) == 1:
         return f" Did you mean '{matches[0]}'?"
     return " Did you mean one of " + ", ".join(f"'{m}'" for m in matches) + "?"
+
+
+def json_error_text(error: ValueError) -> str:
+    """Say where a :class:`json.JSONDecodeError` happened, e.g. ``"Expecting value at column 3"``.
+
+    The decoder's own messages sometimes end in "at" already ("Unterminated string
+    starting at"): those get the column without a second "at".
+    """
+    message = str(getattr(error, "msg", error))
+    column = getattr(error, "colno", None)
+    if column is None:
+        return message
+    return f"{message} column {column}" if message.endswith(" at") else f"{message} at column {column}"

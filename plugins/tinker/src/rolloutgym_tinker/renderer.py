@@ -12,8 +12,15 @@ calls. :class:`CookbookRenderer` uses all three:
   the placeholder; the part the model already emitted (its stop token or stop string) is
   not repeated. History is never re-rendered, so sampled tokens stay verbatim;
 * ``decode``: ``parse_response``, re-expressed in one neutral text form (``<think>`` blocks,
-  text, Hermes ``<tool_call>`` blocks) that the LLM loop parses, whatever the model's own
-  tool-call format is.
+  text, Hermes ``<tool_call>`` blocks carrying the model's own call ``id``, which the tool
+  result then answers) that the LLM loop parses, whatever the model's own tool-call format
+  is. Empty thinking blocks are left out of the decoded text; the sampled tokens (an empty
+  ``<think></think>`` included) stay in the history verbatim, where the cookbook's own
+  re-rendering of a finished conversation would drop them: train on the recorded tokens.
+
+Errors the cookbook raises while rendering become :class:`ConfigError` naming the renderer
+and the fix; a reply the renderer cannot parse is handed to the loop as raw text (an
+invalid action, never a crash).
 """
 
 from __future__ import annotations
@@ -91,6 +98,9 @@ class CookbookRenderer:
         probe = self.render_prompt([{"role": "user", "content": "."}], [])
         self.thinking_opened = self._text(probe).rstrip().endswith("<think>")
         self._placeholder = list(self.tokenizer.encode(_PLACEHOLDER, add_special_tokens=False))
+        # Tool names of the calls decoded so far, by call id: a tool result names its tool
+        # (kimi_k2 renders the name) although envs answer with the call id only.
+        self._call_names: dict[str, str] = {}
 
     def _text(self, tokens: Sequence[int]) -> str:
         return str(self.tokenizer.decode(list(tokens), skip_special_tokens=False))
@@ -102,6 +112,8 @@ class CookbookRenderer:
         for key in ("tool_call_id", "name"):
             if isinstance(message.get(key), str):
                 item[key] = message[key]
+        if item["role"] == "tool" and "name" not in item and item.get("tool_call_id") in self._call_names:
+            item["name"] = self._call_names[item["tool_call_id"]]
         calls = message.get("tool_calls") or []
         if calls:
             item["tool_calls"] = [
@@ -131,9 +143,20 @@ class CookbookRenderer:
             ) from None
         return list(prefix) + converted
 
+    def _build(self, conversation: list[Any]) -> list[int]:
+        try:
+            return list(self.renderer.build_generation_prompt(conversation).to_ints())
+        except (ValueError, TypeError, KeyError, AssertionError, NotImplementedError) as exc:
+            roles = ", ".join(sorted({str(message.get("role")) for message in conversation if isinstance(message, Mapping)}))
+            raise ConfigError(
+                f"the tinker-cookbook renderer {type(self.renderer).__name__} cannot render this conversation "
+                f"(roles: {roles}): {type(exc).__name__}: {str(exc).rstrip('.')}. Choose a renderer that fits the model and the "
+                "environment with --policy-arg renderer=NAME, or renderer=template for the tokenizer's chat template"
+            ) from None
+
     def render_prompt(self, messages: Sequence[Mapping[str, Any]], tools: Sequence[Mapping[str, Any]]) -> list[int]:
         """The tokens of the first prompt, ending with the assistant's generation prompt."""
-        return list(self.renderer.build_generation_prompt(self._conversation(messages, tools)).to_ints())
+        return self._build(self._conversation(messages, tools))
 
     def render_continuation(
         self,
@@ -144,7 +167,7 @@ class CookbookRenderer:
         """The tokens after the sampled turn: the rest of its envelope, ``new_messages``, the generation prompt."""
         context = [{"role": "user", "content": "."}, {"role": "assistant", "content": _PLACEHOLDER}]
         conversation = context + [self._message(message) for message in new_messages]
-        full = list(self.renderer.build_generation_prompt(conversation).to_ints())
+        full = self._build(conversation)
         tail = self._after_placeholder(full)
         return self._without_emitted_stop(list(sampled_tokens), tail)
 
@@ -177,7 +200,12 @@ class CookbookRenderer:
 
     def decode(self, tokens: Sequence[int]) -> str:
         """The reply as text: ``<think>`` blocks, text and Hermes ``<tool_call>`` blocks, via ``parse_response``."""
-        message, _termination = self.renderer.parse_response(list(tokens))
+        try:
+            message, _termination = self.renderer.parse_response(list(tokens))
+        except (ValueError, TypeError, KeyError, AssertionError):
+            # What the model wrote is the model's problem, not a crash: hand the raw text to
+            # the loop, which records malformed tool calls as invalid actions.
+            return self._text(tokens)
         pieces: list[str] = []
         content = message.get("content")
         if isinstance(content, str):
@@ -185,7 +213,8 @@ class CookbookRenderer:
         else:
             for part in content or []:
                 if part.get("type") == "thinking":
-                    pieces.append(f"<think>{part.get('thinking', '')}</think>")
+                    if str(part.get("thinking", "")).strip():  # an empty block says nothing
+                        pieces.append(f"<think>{part.get('thinking', '')}</think>")
                 elif part.get("type") == "text":
                     pieces.append(str(part.get("text", "")))
         for call in message.get("tool_calls") or []:
@@ -193,7 +222,11 @@ class CookbookRenderer:
                 arguments: Any = json.loads(call.function.arguments)
             except json.JSONDecodeError:
                 arguments = call.function.arguments  # left as a string: the loop reports it as invalid
-            payload = json.dumps({"name": call.function.name, "arguments": arguments}, ensure_ascii=False)
+            fields: dict[str, Any] = {"name": call.function.name, "arguments": arguments}
+            if getattr(call, "id", None):
+                fields["id"] = call.id  # the tool result answers this id (kimi_k2 renders it)
+                self._call_names[call.id] = call.function.name
+            payload = json.dumps(fields, ensure_ascii=False)
             pieces.append(f"<tool_call>\n{payload}\n</tool_call>")
         for unparsed in message.get("unparsed_tool_calls") or []:
             pieces.append(unparsed.raw_text)

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rolloutgym_protocol.errors import EnvFileError
+from rolloutgym_protocol.errors import EnvFileError, json_error_text
 
 __all__ = ["SPLITS", "Task"]
 
@@ -154,10 +155,14 @@ class Task:
     def from_jsonl(cls, path: str | Path) -> list[Task]:
         """Read one task per line (blank lines skipped), as the SDK's ``Task.from_jsonl``.
 
+        A relative ``path`` is read from the folder of the file that calls this (the env
+        file), so ``Task.from_jsonl("tasks.jsonl")`` works from any working directory; when
+        no such file is there, it is read from the working directory.
+
         Raises:
             EnvFileError: with the file and line number of a malformed line.
         """
-        path = Path(path)
+        path = _beside_caller(Path(path), sys._getframe(1).f_globals.get("__file__"))
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
@@ -170,9 +175,16 @@ class Task:
             try:
                 data = json.loads(line)
             except json.JSONDecodeError as exc:
-                raise EnvFileError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+                raise EnvFileError(f"{where}: not valid JSON ({json_error_text(exc)})") from None
             tasks.append(cls.from_payload(data, where=where))
         return tasks
+
+
+def _beside_caller(path: Path, caller_file: Any) -> Path:
+    if path.is_absolute() or not isinstance(caller_file, str):
+        return path
+    beside = Path(caller_file).resolve().parent / path
+    return beside if beside.exists() or not path.exists() else path
 
 
 def _check_reference_action(action: Any, where: str) -> None:

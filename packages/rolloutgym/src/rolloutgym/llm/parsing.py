@@ -15,6 +15,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from rolloutgym_protocol.errors import json_error_text
+
 __all__ = ["ParsedReply", "is_thinking_malformed", "parse_hermes_tool_calls", "parse_reply", "strip_thinking"]
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
@@ -78,7 +80,8 @@ def parse_hermes_tool_calls(text: str, *, call_id_prefix: str = "call") -> tuple
 
     Returns:
         ``(tool_calls, problems, remaining_text)``: rolloutgym-shaped tool calls
-        (``{"id", "name", "arguments"}``), the problems of blocks that did not parse
+        (``{"id", "name", "arguments"}``; a block's own non-empty string ``"id"`` is kept,
+        else ``{call_id_prefix}_{index}``), the problems of blocks that did not parse
         (those still yield a call with empty arguments), and the text outside the blocks.
     """
     calls: list[dict[str, Any]] = []
@@ -92,7 +95,7 @@ def parse_hermes_tool_calls(text: str, *, call_id_prefix: str = "call") -> tuple
             payload = json.loads(body)
         except json.JSONDecodeError as exc:
             name_match = _NAME.search(body)
-            problems.append(f"tool call {index}: not valid JSON ({exc.msg} at column {exc.colno})")
+            problems.append(f"tool call {index}: not valid JSON ({json_error_text(exc)})")
             calls.append(
                 {"id": call_id, "name": name_match.group(1) if name_match else UNPARSEABLE_TOOL, "arguments": {}}
             )
@@ -114,6 +117,9 @@ def parse_hermes_tool_calls(text: str, *, call_id_prefix: str = "call") -> tuple
         if not isinstance(arguments, dict):
             problems.append(f"tool call {index} ({name}): 'arguments' must be a JSON object")
             arguments = {}
+        own_id = payload.get("id")
+        if isinstance(own_id, str) and own_id.strip():
+            call_id = own_id  # the model's own id (e.g. Kimi's functions.NAME:0) names the tool result
         calls.append({"id": call_id, "name": name, "arguments": arguments})
     remaining = _TOOL_CALL.sub("", text)
     return calls, problems, remaining
