@@ -14,20 +14,29 @@ Both parse replies into the env's action (text, OpenAI-style tool calls, or Herm
 ``<tool_call>`` blocks), count invalid actions and malformed ``<think>`` blocks, honour
 ``max_turns`` and env-set stop strings. :func:`metrics` summarises trajectories;
 :func:`trajectory_tokens` gives a trajectory's input ids, loss mask and logprobs.
+
+:func:`run_multi_turn_rollout` (and its async twin) is the trainer-facing batch API: a
+mixed batch of tasks, one batched generation call (:class:`BatchSampler`) per wave of
+active samples, results as a :class:`RolloutBatch` of token ids, loss masks, logprobs,
+rewards and reward components.
 See ``INTERFACE.md`` in this folder for the contract adapter plugins build on.
 """
 
 from ._episode import token_digest
+from .batch import arun_multi_turn_rollout, run_multi_turn_rollout
 from .chat_policy import ChatEpisode, ChatPolicy
+from .generation import BatchSampler, ConcurrentBatchSampler, as_batch_sampler
 from .messages import content_text, env_tools, from_openai_message, observation_messages, to_openai_messages, tool_names
 from .metrics import TokenSequence, check_provenance, metrics, trajectory_tokens
 from .parsing import ParsedReply, is_thinking_malformed, parse_hermes_tool_calls, parse_reply, strip_thinking
 from .renderers import CHATML_TEMPLATE, ChatTemplateRenderer, Renderer, hermes_tool_prompt
+from .rollout_batch import RolloutBatch
 from .sampling import STOP_REASONS, Completion, Sample, Sampler, SamplingParams
 from .testing import CharRenderer, ScriptedSampler
 from .token_policy import TokenEpisode, TokenPolicy
 
 __all__ = [
+    "BatchSampler",
     "CHATML_TEMPLATE",
     "CharRenderer",
     "STOP_REASONS",
@@ -35,8 +44,10 @@ __all__ = [
     "ChatPolicy",
     "ChatTemplateRenderer",
     "Completion",
+    "ConcurrentBatchSampler",
     "ParsedReply",
     "Renderer",
+    "RolloutBatch",
     "Sample",
     "Sampler",
     "SamplingParams",
@@ -44,6 +55,8 @@ __all__ = [
     "TokenEpisode",
     "TokenPolicy",
     "TokenSequence",
+    "arun_multi_turn_rollout",
+    "as_batch_sampler",
     "check_provenance",
     "content_text",
     "env_tools",
@@ -54,6 +67,7 @@ __all__ = [
     "observation_messages",
     "parse_hermes_tool_calls",
     "parse_reply",
+    "run_multi_turn_rollout",
     "strip_thinking",
     "to_openai_messages",
     "token_digest",

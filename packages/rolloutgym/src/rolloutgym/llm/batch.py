@@ -1,0 +1,388 @@
+"""The trainer-facing batch API: :func:`run_multi_turn_rollout` over a mixed batch of tasks.
+
+One call takes a whole batch of samples, each naming its task (``task_name``, routed to
+an environment through ``task_to_env``) and the task itself (an index, id or item of that
+environment). Every sample runs the token-exact LLM loop of
+:class:`~rolloutgym.llm.TokenPolicy` (rendering, parsing, stop strings set by the env,
+``max_seq_len`` and ``max_rollout_turns``, invalid-action counters, provenance), but
+the model is called in *waves*: once every still-active sample is waiting for its next
+turn, their prompts go to the :class:`~rolloutgym.llm.BatchSampler` in one call, in
+sample order. Samples leave the batch as they finish, so the waves shrink.
+
+So a sample's trajectory is the one it would have alone with the same sampler (same
+tokens under greedy decoding or per-sample seeds); only the number of model calls
+changes: one per wave instead of one per sample and turn.
+
+Failures: a sample whose environment raises (at creation, reset or step) keeps its
+:class:`~rolloutgym.RolloutError` and the others finish; a generation backend that fails
+fails the whole call with a :class:`~rolloutgym.errors.PolicyError` naming the backend
+and the wave.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import inspect
+import time
+from collections.abc import Callable, Mapping, Sequence
+from operator import itemgetter
+from typing import Any
+
+from rolloutgym_protocol import RolloutError, Trajectory
+from rolloutgym_protocol.errors import ConfigError, PolicyError, TaskNotFound, did_you_mean
+
+from .generation import BatchSampler, as_batch_sampler
+from .renderers import Renderer
+from .rollout_batch import RESULT_COLUMNS, RolloutBatch, batch_columns, batch_metrics
+from .sampling import Sample, SamplingParams
+from .token_policy import TokenPolicy
+
+__all__ = ["arun_multi_turn_rollout", "run_multi_turn_rollout"]
+
+EnvSource = str | Callable[[Any], Any]
+"""What ``task_to_env`` maps a task name to: a registered env id, or ``factory(task) -> env``."""
+
+
+class _Waves:
+    """Collects the sampling requests of active samples and sends each wave in one call."""
+
+    def __init__(self, sampler: BatchSampler, active: int) -> None:
+        self.sampler = sampler
+        self.active = active
+        self.pending: list[tuple[int, tuple[int, ...], SamplingParams, asyncio.Future[Sample]]] = []
+        self.sizes: list[int] = []
+        self.seconds = 0.0
+        self.failure: PolicyError | None = None
+        self._tasks: set[asyncio.Task[None]] = set()
+        self._coroutine = inspect.iscoroutinefunction(getattr(sampler, "generate", None))
+
+    async def request(self, index: int, prompt: Sequence[int], params: SamplingParams) -> Sample:
+        if self.failure is not None:
+            raise self.failure
+        future: asyncio.Future[Sample] = asyncio.get_running_loop().create_future()
+        self.pending.append((index, tuple(prompt), params, future))
+        self._flush_if_complete()
+        return await future
+
+    def finish(self) -> None:
+        """A sample left the batch (finished or failed)."""
+        self.active -= 1
+        self._flush_if_complete()
+
+    def _flush_if_complete(self) -> None:
+        if self.pending and len(self.pending) >= self.active:
+            items = sorted(self.pending, key=itemgetter(0))
+            self.pending = []
+            task = asyncio.get_running_loop().create_task(self._generate(items))
+            self._tasks.add(task)
+            task.add_done_callback(self._tasks.discard)
+
+    async def _call(self, prompts: list[tuple[int, ...]], params: list[SamplingParams]) -> Any:
+        if self._coroutine:
+            return await self.sampler.generate(prompts, params)
+        result = await asyncio.to_thread(self.sampler.generate, prompts, params)
+        return await result if inspect.isawaitable(result) else result
+
+    async def _generate(self, items: list[tuple[int, tuple[int, ...], SamplingParams, asyncio.Future[Sample]]]) -> None:
+        wave = len(self.sizes)
+        self.sizes.append(len(items))
+        prompts = [item[1] for item in items]
+        params = [item[2] for item in items]
+        started = time.perf_counter()
+        try:
+            samples = list(await self._call(prompts, params))
+            if len(samples) != len(items):
+                raise PolicyError(f"generate() returned {len(samples)} samples for {len(items)} prompts")
+            for sample in samples:
+                if not isinstance(sample, Sample):
+                    raise PolicyError(
+                        f"generate() must return rolloutgym.llm.Sample objects, got {type(sample).__name__}"
+                    )
+        except Exception as exc:
+            name = type(self.sampler).__name__
+            self.failure = PolicyError(
+                f"the generation backend {name} failed in wave {wave} ({len(items)} prompts): "
+                f"{type(exc).__name__}: {exc}"
+            )
+            self.failure.__cause__ = exc
+            for *_, future in items:
+                if not future.done():
+                    future.set_exception(self.failure)
+            return
+        finally:
+            self.seconds += time.perf_counter() - started
+        for (*_, future), sample in zip(items, samples, strict=True):
+            if not future.done():
+                future.set_result(sample)
+
+
+class _WaveSlot:
+    """The per-request :class:`Sampler` one sample's episode sees: a seat in the waves."""
+
+    __slots__ = ("index", "waves")
+
+    def __init__(self, waves: _Waves, index: int) -> None:
+        self.waves = waves
+        self.index = index
+
+    async def sample(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Sample:
+        return await self.waves.request(self.index, prompt_token_ids, params)
+
+
+class _Route:
+    """How to build the environment of one task name."""
+
+    def __init__(self, task_name: str, source: Any, registry: Any) -> None:
+        self.task_name = task_name
+        self.registry = registry
+        self.env_id: str | None = None
+        self.factory: Callable[[Any], Any] | None = None
+        if isinstance(source, str):
+            self.env_id = registry.resolve_env(source).spec.id  # EnvNotFound names the installed ones
+        elif callable(source):
+            self.factory = source
+        else:
+            raise ConfigError(
+                f"task_to_env[{task_name!r}] must be a registered env id (e.g. 'sql/shop-v0') or a "
+                f"factory(task) -> env, got {type(source).__name__}"
+            )
+
+    def check(self, task: Any, index: int) -> None:
+        if self.env_id is None or not self.registry.env_specs()[self.env_id].spec.tasks:
+            return
+        try:
+            self.registry.resolve_task(self.env_id, task)
+        except (TaskNotFound, TypeError) as exc:
+            raise TaskNotFound(f"sample {index} (task_name {self.task_name!r}): {exc}") from None
+
+    def make(self, task: Any) -> Any:
+        if self.factory is not None:
+            return self.factory(task)
+        return self.registry.make(self.env_id, task=task)
+
+
+def _samples(batch: Any) -> list[Mapping[str, Any]]:
+    if isinstance(batch, Mapping):  # columns, like a BatchedDataDict
+        lengths = {key: len(values) for key, values in batch.items()}
+        if len(set(lengths.values())) > 1:
+            raise ConfigError(f"batch columns have different lengths: {lengths}")
+        count = next(iter(lengths.values()), 0)
+        return [{key: values[index] for key, values in batch.items()} for index in range(count)]
+    try:
+        rows = list(batch)
+    except TypeError:
+        raise ConfigError(
+            f"batch must be a list of sample dicts, a datasets.Dataset or a dict of columns, got {type(batch).__name__}"
+        ) from None
+    for index, row in enumerate(rows):
+        if not isinstance(row, Mapping):
+            raise ConfigError(
+                f"sample {index} is a {type(row).__name__}; each sample must be a dict with 'task_name' and 'task'"
+            )
+    return rows
+
+
+def _plan(samples: Sequence[Mapping[str, Any]], task_to_env: Mapping[str, EnvSource], registry: Any) -> list[_Route]:
+    if not isinstance(task_to_env, Mapping) or not task_to_env:
+        raise ConfigError("task_to_env must map task names to env ids or env factories, e.g. {'sql': 'sql/shop-v0'}")
+    routes = {name: _Route(name, source, registry) for name, source in task_to_env.items()}
+    known = sorted(routes)
+    plan = []
+    for index, sample in enumerate(samples):
+        clashes = sorted(set(sample) & set(RESULT_COLUMNS))
+        if clashes:
+            raise ConfigError(
+                f"sample {index} has field(s) {', '.join(clashes)}, which the rollout writes; rename them"
+            )
+        if "task_name" not in sample or "task" not in sample:
+            missing = [key for key in ("task_name", "task") if key not in sample]
+            raise ConfigError(f"sample {index} has no {' or '.join(repr(key) for key in missing)} field")
+        name = sample["task_name"]
+        if name not in routes:
+            raise ConfigError(
+                f"sample {index} has task_name {name!r}, which task_to_env does not map.{did_you_mean(str(name), known)} "
+                f"Known task names: {', '.join(known)}."
+            )
+        routes[name].check(sample["task"], index)
+        plan.append(routes[name])
+    return plan
+
+
+def _default(value: Any, generation: Any, attribute: str, fallback: Any) -> Any:
+    if value is not None:
+        return value
+    if isinstance(generation, TokenPolicy):
+        return getattr(generation, attribute)
+    return fallback
+
+
+async def arun_multi_turn_rollout(
+    generation: Any,
+    batch: Any,
+    task_to_env: Mapping[str, EnvSource],
+    *,
+    max_seq_len: int,
+    max_rollout_turns: int,
+    greedy: bool = False,
+    max_tokens: int | None = None,
+    temperature: float | None = None,
+    top_p: float | None = None,
+    stop: Sequence[str] | None = None,
+    seed: int | None = None,
+    keep_thinking: bool | None = None,
+    renderer: Renderer | None = None,
+    registry: Any = None,
+) -> tuple[RolloutBatch, dict[str, Any]]:
+    """Roll out a mixed batch of tasks with one batched generation call per wave.
+
+    Args:
+        generation: a :class:`~rolloutgym.llm.BatchSampler`, a
+            :class:`~rolloutgym.llm.TokenPolicy` (e.g. ``rolloutgym.make_policy("hf:tiny")``:
+            batched through its sampler) or a per-request Sampler with ``renderer=``.
+        batch: samples (a list of dicts, a ``datasets.Dataset`` or a dict of columns),
+            each with ``task_name`` and ``task`` (an index, id or item of the env);
+            other fields come back unchanged.
+        task_to_env: task name -> registered env id, or ``factory(task) -> env`` (sync
+            or async env, or an awaitable of one).
+        max_seq_len: the most tokens in a sample's context (prompt, observations and
+            samples); a sample that reaches it is truncated.
+        max_rollout_turns: the most assistant turns per sample; then the sample ends
+            (``stop_reason="max_turns"``).
+        greedy: argmax decoding.
+        max_tokens: the most tokens per turn (default: the TokenPolicy's, else what
+            fits in ``max_seq_len``).
+        temperature, top_p, stop, keep_thinking: sampling and parsing options (default:
+            the TokenPolicy's, else 1.0, 1.0, none, False).
+        seed: sample ``i`` resets its env with ``seed + i`` and samples turn ``t`` with
+            ``seed + 1000 * i + t``, so results do not depend on the batch composition.
+        renderer: replaces the generation's renderer.
+        registry: the env registry (default: the global one).
+
+    Returns:
+        ``(batch, metrics)``: a :class:`~rolloutgym.llm.RolloutBatch` in sample order,
+        and the metrics dict (also ``batch.metrics``).
+
+    Raises:
+        ConfigError: malformed samples or ``task_to_env``; an unknown task name (the
+            message names the known ones).
+        EnvNotFound, TaskNotFound: an env id or a task that does not exist.
+        PolicyError: the generation backend failed.
+    """
+    started = time.perf_counter()
+    if max_seq_len is None or max_seq_len < 2:
+        raise ConfigError(f"max_seq_len must be at least 2, got {max_seq_len}")
+    if max_rollout_turns is None or max_rollout_turns < 1:
+        raise ConfigError(f"max_rollout_turns must be at least 1, got {max_rollout_turns}")
+    sampler = as_batch_sampler(generation, renderer=renderer)
+    if registry is None:
+        from ..registry import get_registry
+
+        registry = get_registry()
+    samples = _samples(batch)
+    plan = _plan(samples, task_to_env, registry)
+    base = TokenPolicy(
+        _WaveSlot(_Waves(sampler, 0), -1),
+        sampler.renderer,
+        max_tokens=int(_default(max_tokens, generation, "max_tokens", max_seq_len)),
+        max_seq_len=max_seq_len,
+        max_turns=max_rollout_turns,
+        temperature=float(_default(temperature, generation, "temperature", 1.0)),
+        greedy=greedy,
+        top_p=float(_default(top_p, generation, "top_p", 1.0)),
+        stop=tuple(_default(stop, generation, "stop", ())),
+        keep_thinking=bool(_default(keep_thinking, generation, "keep_thinking", False)),
+        name=_default(None, generation, "name", None) or getattr(sampler, "name", None),
+    )
+    waves = _Waves(sampler, len(samples))
+
+    async def run_sample(index: int) -> Trajectory | RolloutError:
+        from ..rollouts import arollout_group
+
+        route = plan[index]
+        sample = samples[index]
+        policy = copy.copy(base)
+        policy.sampler = _WaveSlot(waves, index)
+        policy.seed = None if seed is None else seed + 1000 * index
+        made: dict[str, Any] = {}
+
+        def make_env(task: Any) -> Any:
+            environment = route.make(task)
+            made["task_id"] = getattr(environment, "rolloutgym_task_id", None)
+            return environment
+
+        try:
+            group = await arollout_group(
+                sample["task"],
+                make_env,
+                policy,
+                item_id=None,
+                seed=None if seed is None else seed + index,
+                max_steps=max_rollout_turns + 1,  # + the step that tells the env the turns are spent
+                metadata={"sample": index, "task_name": sample["task_name"]},
+            )
+        finally:
+            waves.finish()
+        if group.errors:
+            return group.errors[0]
+        trajectory = group.trajectories[0]
+        trajectory.metadata["env_id"] = route.env_id
+        task = sample["task"]
+        trajectory.metadata["task_id"] = made.get("task_id") or (task if isinstance(task, (str, int)) else None)
+        return trajectory
+
+    results = await asyncio.gather(*(run_sample(index) for index in range(len(samples))))
+    if waves.failure is not None:
+        raise waves.failure
+    pad = getattr(sampler, "pad_token_id", None)
+    pad_token_id = pad if isinstance(pad, int) else 0
+    columns = batch_columns(results, env_ids=[route.env_id for route in plan], pad_token_id=pad_token_id)
+    metrics = batch_metrics(
+        results,
+        [str(sample["task_name"]) for sample in samples],
+        waves=waves.sizes,
+        generation_seconds=waves.seconds,
+        wall_seconds=time.perf_counter() - started,
+    )
+    rolled = RolloutBatch(
+        tuple(samples),
+        tuple(result if isinstance(result, Trajectory) else None for result in results),
+        tuple(result if isinstance(result, RolloutError) else None for result in results),
+        columns,
+        metrics,
+        pad_token_id,
+    )
+    return rolled, metrics
+
+
+def run_multi_turn_rollout(
+    generation: Any,
+    batch: Any,
+    task_to_env: Mapping[str, EnvSource],
+    *,
+    max_seq_len: int,
+    max_rollout_turns: int,
+    greedy: bool = False,
+    **options: Any,
+) -> tuple[RolloutBatch, dict[str, Any]]:
+    """The synchronous twin of :func:`arun_multi_turn_rollout` (same arguments and result).
+
+    Runs its own event loop; inside a running loop, ``await arun_multi_turn_rollout(...)``.
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(
+            arun_multi_turn_rollout(
+                generation,
+                batch,
+                task_to_env,
+                max_seq_len=max_seq_len,
+                max_rollout_turns=max_rollout_turns,
+                greedy=greedy,
+                **options,
+            )
+        )
+    raise RuntimeError(
+        "run_multi_turn_rollout() was called inside a running event loop; use 'await arun_multi_turn_rollout(...)'"
+    )
