@@ -67,6 +67,11 @@ def main() -> int:
         # tinker-cookbook pins transformers<=5.5.4; its renderers work with the transformers we
         # install, so it goes in without its dependency pins (the renderer tests use it).
         subprocess.run([*command, "--no-deps", "tinker-cookbook==0.5.8", "tml-renderers==0.2.1", "pillow"], check=True)
+    if (ROOT / "plugins" / "bfcl" / "pyproject.toml").exists():
+        # bfcl-eval ships BFCL's data, checkers and backends; its dependency list pulls every
+        # vendor SDK of its inference harness and pins numpy==1.26.4, none of which the bfcl
+        # plugin imports, so it goes in without them (mpmath, filelock: the plugin's test extra).
+        subprocess.run([*command, "--no-deps", "bfcl-eval==2026.3.23"], check=True)
     marker.write_text(current)
     return 0
 
