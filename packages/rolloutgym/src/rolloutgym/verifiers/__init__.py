@@ -5,6 +5,7 @@ Every template (workflow, sql, code, browser) grades with these: build a
 episode and call ``build_verifier(config).score(context)``.
 """
 
+from ._sync import call_policy
 from .context import ToolCallRecord, VerifierContext
 from .diff import describe_value, state_diff, values_match
 from .paths import APPEND, LENGTH, PathError, format_path, get_path, parse_path, set_path
@@ -31,6 +32,7 @@ __all__ = [
     "VerifierCheck",
     "VerifierContext",
     "build_verifier",
+    "call_policy",
     "contains_terms",
     "describe_value",
     "final_answer",
