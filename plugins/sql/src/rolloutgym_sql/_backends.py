@@ -28,8 +28,19 @@ def check_backend(backend: str) -> str:
     return name
 
 
-def open_session(backend: str, source: DatabaseSource, *, read_only: bool, limits: Limits) -> Any:
-    """A fresh, isolated database session for one episode."""
+def open_session(
+    backend: str, source: DatabaseSource, *, read_only: bool, limits: Limits, isolated: bool = True
+) -> Any:
+    """A fresh, isolated database session for one episode.
+
+    ``isolated`` (the default, for everything an agent sends) runs the session in a worker
+    process that is killed when a statement outlives its limits; ``isolated=False`` runs it
+    in this process (for trusted SQL such as a task's gold query).
+    """
+    if isolated:
+        from ._worker import IsolatedSession
+
+        return IsolatedSession(backend, source, read_only=read_only, limits=limits)
     if backend == "duckdb":
         from ._duckdb import DuckDBSession
 

@@ -11,7 +11,12 @@ a timer interrupts a statement after ``Limits.statement_seconds``.
 
 from __future__ import annotations
 
+import atexit
+import hashlib
+import os
 import re
+import shutil
+import tempfile
 import threading
 from dataclasses import dataclass
 from typing import Any
@@ -26,6 +31,11 @@ __all__ = ["DuckDBSession", "import_duckdb"]
 
 _PLANS: dict[str, _LoadPlan] = {}
 _PLANS_LOCK = threading.Lock()
+_FILES: dict[str, str] = {}
+_FILES_DIRECTORY: str | None = None
+# The catalog name of a read-only task's attached database (shown in DuckDB's messages).
+_READ_ONLY_CATALOG = "task_data"
+_EXPLAIN = re.compile(r"^\s*EXPLAIN\s+(?:ANALY[SZ]E\s+)?(?:\([^)]*\)\s*)?", re.IGNORECASE)
 _DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _TIMESTAMP = re.compile(r"^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}(:\d{2}(\.\d+)?)?$")
 
@@ -174,6 +184,43 @@ def _unique_key(rows: list[tuple[Any, ...]], indices: list[int]) -> bool:
     return all(None not in key for key in keys) and len(set(keys)) == len(keys)
 
 
+def _load(connection: Any, plan: _LoadPlan) -> None:
+    for table in plan.tables:
+        connection.execute(table.create_sql)
+        connection.register("rolloutgym_source_rows", table.arrow_table)
+        try:
+            connection.execute(table.insert_sql)
+        finally:
+            connection.unregister("rolloutgym_source_rows")
+
+
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
+
+
+def _read_only_file(source: DatabaseSource, plan: _LoadPlan) -> str:
+    """A DuckDB file holding the source's data, written once per process and source."""
+    global _FILES_DIRECTORY
+    key = source.cache_key()
+    with _PLANS_LOCK:
+        path = _FILES.get(key)
+        if path is not None:
+            return path
+        if _FILES_DIRECTORY is None:
+            _FILES_DIRECTORY = tempfile.mkdtemp(prefix="rolloutgym-sql-")
+            atexit.register(shutil.rmtree, _FILES_DIRECTORY, True)
+        path = os.path.join(_FILES_DIRECTORY, f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.duckdb")
+        duckdb = import_duckdb()
+        writer = duckdb.connect(path, config={"threads": 1})
+        try:
+            _load(writer, plan)
+            writer.execute("CHECKPOINT")
+        finally:
+            writer.close()
+        _FILES[key] = path
+        return path
+
+
 def _plan_for(source: DatabaseSource) -> _LoadPlan:
     key = source.cache_key()
     with _PLANS_LOCK:
@@ -198,11 +245,13 @@ class DuckDBSession:
         self.limits = limits
         plan = _plan_for(source)
         memory_mb = max(64, min(limits.max_database_bytes // (1024 * 1024) * 2, 2048))
+        memory_mb = min(memory_mb, max(64, limits.memory_bytes // (1024 * 1024) // 2))
         connection = duckdb.connect(
             ":memory:",
             config={
                 "threads": 1,
                 "memory_limit": f"{memory_mb}MB",
+                "max_temp_directory_size": "0B",
                 "autoinstall_known_extensions": False,
                 "autoload_known_extensions": False,
                 "allow_community_extensions": False,
@@ -210,13 +259,15 @@ class DuckDBSession:
             },
         )
         try:
-            for table in plan.tables:
-                connection.execute(table.create_sql)
-                connection.register("rolloutgym_source_rows", table.arrow_table)
-                try:
-                    connection.execute(table.insert_sql)
-                finally:
-                    connection.unregister("rolloutgym_source_rows")
+            if read_only:
+                # Read-only is enforced by the storage, not by recognising statements: the
+                # task's data is a database file attached READ_ONLY, so no statement form
+                # (EXPLAIN ANALYZE <write>, a macro, a CTE...) can change it.
+                path = _read_only_file(source, plan)
+                connection.execute(f"ATTACH {_literal(path)} AS {_READ_ONLY_CATALOG} (READ_ONLY)")
+                connection.execute(f"USE {_READ_ONLY_CATALOG}")
+            else:
+                _load(connection, plan)
             connection.execute("SET enable_external_access = false")
             connection.execute("SET lock_configuration = true")
         except BaseException:
@@ -224,6 +275,8 @@ class DuckDBSession:
             raise
         self._foreign_keys = {table.name: table.foreign_keys for table in plan.tables}
         self._connection: Any = connection
+        #: The last statement may have changed data or schema (replayed after a worker restart).
+        self.last_statement_wrote = False
 
     @property
     def connection(self) -> Any:
@@ -236,6 +289,18 @@ class DuckDBSession:
         if not self.read_only:
             allowed |= {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRANSACTION", "MERGE_INTO"}
         return allowed
+
+    def _explained_kind(self, sql: str) -> str:
+        """The statement type under ``EXPLAIN [ANALYZE]`` ("EXPLAIN" when it may run)."""
+        inner = _EXPLAIN.sub("", sql, count=1)
+        try:
+            statements = self._duckdb.extract_statements(inner)
+        except self._duckdb.Error:
+            return "EXPLAIN"  # DuckDB will report the syntax error itself
+        if len(statements) != 1:
+            return "EXPLAIN"
+        kind = statements[0].type.name
+        return "EXPLAIN" if kind in self._allowed_types() else kind
 
     def execute(self, sql: str, *, max_rows: int) -> QueryResult:
         """Run one statement; raise :class:`StatementError` with the database's message on failure."""
@@ -262,12 +327,15 @@ class DuckDBSession:
                 else "the SQL contains no statement"
             )
         kind = statements[0].type.name
+        if kind == "EXPLAIN":
+            kind = self._explained_kind(sql)
         if kind not in self._allowed_types():
             if self.read_only and kind in {"INSERT", "UPDATE", "DELETE", "CREATE", "DROP", "ALTER", "TRANSACTION"}:
                 raise StatementError("this task is read-only: only SELECT queries are allowed")
             raise StatementError(
                 f"not authorized: {kind} statements are not allowed (the episode works on its own database only)"
             )
+        self.last_statement_wrote = kind != "SELECT" and not self.read_only
         connection = self.connection
         timer = threading.Timer(self.limits.statement_seconds, connection.interrupt)
         timer.daemon = True
@@ -287,7 +355,10 @@ class DuckDBSession:
                 f"the statement ran longer than {self.limits.statement_seconds:g} s and was stopped; simplify the query or add conditions"
             ) from None
         except duckdb.Error as exc:
-            raise StatementError(_message(exc)) from None
+            message = _message(exc)
+            if "attached in read-only mode" in message:
+                message = "this task is read-only: only SELECT queries are allowed"
+            raise StatementError(message) from None
         except (OverflowError, MemoryError, UnicodeError, ValueError) as exc:
             raise StatementError(f"{type(exc).__name__}: {exc}") from None
         finally:
@@ -301,12 +372,14 @@ class DuckDBSession:
         """Every user table with columns, keys and row count."""
         result = []
         names = self._rows(
-            "SELECT table_name FROM duckdb_tables() WHERE schema_name = 'main' AND NOT temporary ORDER BY table_name"
+            "SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() "
+            "AND schema_name = 'main' AND NOT temporary ORDER BY table_name"
         )
         for (name,) in names:
             key_rows = self._rows(
                 "SELECT constraint_column_names FROM duckdb_constraints() "
-                "WHERE schema_name = 'main' AND table_name = ? AND constraint_type = 'PRIMARY KEY'",
+                "WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? "
+                "AND constraint_type = 'PRIMARY KEY'",
                 [name],
             )
             key = list(key_rows[0][0]) if key_rows else []
@@ -314,7 +387,8 @@ class DuckDBSession:
                 ColumnInfo(column, str(data_type), not bool(nullable), key.index(column) + 1 if column in key else 0)
                 for column, data_type, nullable in self._rows(
                     "SELECT column_name, data_type, is_nullable FROM duckdb_columns() "
-                    "WHERE schema_name = 'main' AND table_name = ? ORDER BY column_index",
+                    "WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ? "
+                    "ORDER BY column_index",
                     [name],
                 )
             )

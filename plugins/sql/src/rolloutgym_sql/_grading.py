@@ -1,7 +1,8 @@
 """Grading SQL tasks: ground truth from executing the gold SQL, execution match, database diff.
 
-Expected results and end states are computed by running the task's gold SQL on a fresh copy
-of the database with the same backend, and cached per process.
+Expected results and end states are computed by running the task's gold SQL on a fresh,
+pristine copy of the database with the same backend (never on an agent's session, which the
+agent may have changed), and cached per process and task.
 """
 
 from __future__ import annotations
@@ -38,13 +39,9 @@ def _cached(key: tuple[Any, ...], compute: Any) -> Any:
 
 
 def expected_result(
-    task: SqlTask, source: DatabaseSource, backend: str, limits: Limits, *, pristine_session: Any = None
+    task: SqlTask, source: DatabaseSource, backend: str, limits: Limits
 ) -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-    """The gold query's result on a fresh copy (or the task's ``expected_rows``).
-
-    ``pristine_session`` may be a read-only session of the same source and backend: nothing
-    can have changed it, so the gold query runs there instead of on a new copy.
-    """
+    """The gold query's result on a fresh, pristine copy (or the task's ``expected_rows``)."""
     gold = task.gold_for(backend)
     if not gold:
         rows = [tuple(row) for row in task.expected_rows or ()]
@@ -53,8 +50,8 @@ def expected_result(
         return columns, rows
 
     def compute() -> tuple[tuple[str, ...], list[tuple[Any, ...]]]:
-        reuse = pristine_session is not None and pristine_session.read_only
-        session = pristine_session if reuse else open_session(backend, source, read_only=True, limits=limits)
+        # The gold SQL is trusted: it runs in this process, on a copy nobody else touches.
+        session = open_session(backend, source, read_only=True, limits=limits, isolated=False)
         try:
             result = session.execute(gold[0], max_rows=limits.grading_rows)
         except StatementError as exc:
@@ -62,8 +59,7 @@ def expected_result(
                 f"task {task.id!r}: its gold SQL fails on {backend}: {exc}. Fix the task's gold SQL."
             ) from None
         finally:
-            if not reuse:
-                session.close()
+            session.close()
         if result.truncated:
             raise ConfigError(
                 f"task {task.id!r}: its gold SQL returns more than {limits.grading_rows} rows; narrow the question"
@@ -78,7 +74,7 @@ def expected_state(task: SqlTask, source: DatabaseSource, backend: str, limits: 
     gold = task.gold_for(backend)
 
     def compute() -> dict[str, TableContents]:
-        session = open_session(backend, source, read_only=False, limits=limits)
+        session = open_session(backend, source, read_only=False, limits=limits, isolated=False)
         try:
             for index, statement in enumerate(gold):
                 try:
@@ -147,7 +143,7 @@ def grade_query(
     Components: ``executes`` (the submitted SQL ran) and ``result_match``; the score is
     ``result_match``.
     """
-    columns, rows = expected_result(task, source, backend, limits, pristine_session=session)
+    columns, rows = expected_result(task, source, backend, limits)
     ordered = task.match.ordered
     gold = task.gold_for(backend)
     if ordered is None:

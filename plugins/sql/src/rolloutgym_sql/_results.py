@@ -31,6 +31,8 @@ class Limits:
         display_bytes: bytes of the rendered table before it is cut with a note.
         grading_rows: rows fetched from a submitted query; more fails the task.
         max_database_bytes: size an episode's database may grow to (SQLite page cap).
+        memory_bytes: memory one episode's database worker may allocate beyond its start-up
+            size; a statement that needs more fails with a tool error.
     """
 
     statement_seconds: float = 5.0
@@ -39,9 +41,17 @@ class Limits:
     display_bytes: int = 8_000
     grading_rows: int = 100_000
     max_database_bytes: int = 256 * 1024 * 1024
+    memory_bytes: int = 1024 * 1024 * 1024
 
     def __post_init__(self) -> None:
-        for name in ("statement_seconds", "display_rows", "display_cell_chars", "display_bytes", "grading_rows"):
+        for name in (
+            "statement_seconds",
+            "display_rows",
+            "display_cell_chars",
+            "display_bytes",
+            "grading_rows",
+            "memory_bytes",
+        ):
             value = getattr(self, name)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= 0:
                 raise ValueError(f"Limits.{name} must be a positive number, got {value!r}")

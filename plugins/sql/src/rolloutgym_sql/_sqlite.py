@@ -68,6 +68,8 @@ class SqliteSession:
         self.read_only = read_only
         self.limits = limits
         self._trusted = True
+        #: The last statement may have changed data or schema (replayed after a worker restart).
+        self.last_statement_wrote = False
         self._denied: str | None = None
         self._deadline = float("inf")
         image = source.sqlite_image()
@@ -104,6 +106,8 @@ class SqliteSession:
         if reason is None and self.read_only and code not in _READ_CODES and code != sqlite3.SQLITE_PRAGMA:
             reason = "this task is read-only: only SELECT queries are allowed"
         if reason is None:
+            if code not in _READ_CODES and code != sqlite3.SQLITE_PRAGMA:
+                self.last_statement_wrote = True
             return sqlite3.SQLITE_OK
         self._denied = self._denied or reason
         return sqlite3.SQLITE_DENY
@@ -133,6 +137,7 @@ class SqliteSession:
             ) from None
         connection = self.connection
         self._denied = None
+        self.last_statement_wrote = False
         self._deadline = time.perf_counter() + self.limits.statement_seconds
         cursor = connection.cursor()
         try:

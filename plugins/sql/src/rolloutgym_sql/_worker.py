@@ -1,0 +1,362 @@
+"""Running an episode's database session in a child process that can be killed.
+
+An agent's statement runs in a worker process (``python -m rolloutgym_sql._worker``), never
+in the process that grades it. In-process checks (SQLite's progress handler, DuckDB's
+interrupt timer) stop most long statements at ``Limits.statement_seconds``; what they cannot
+stop (one function call that runs for minutes, e.g. SQLite ``printf('%.*c', 2000000000,
+'x')`` or DuckDB ``lpad('x', 2000000000, 'y')``) is stopped by killing the worker a little
+later, and an allocation beyond ``Limits.memory_bytes`` fails inside the worker (an address
+space limit) instead of exhausting the machine.
+
+After a kill the session is rebuilt in a fresh worker from the source, and the episode's
+earlier successful data changes are replayed in order, so the agent keeps its work.
+Idle workers are pooled and reused (one Python start-up per worker, not per episode).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import pickle
+import resource
+import select
+import struct
+import subprocess
+import sys
+import threading
+import time
+import weakref
+from typing import Any
+
+from ._results import Limits, QueryResult, StatementError
+from ._schema import TableContents, TableInfo
+from ._sources import DatabaseSource
+
+__all__ = ["IsolatedSession"]
+
+_HEADER = struct.Struct("!Q")
+_POOL_SIZE = 4
+_IDLE: list[_Worker] = []
+_IDLE_LOCK = threading.Lock()
+# Time the worker gets beyond the statement limit before it is killed (its own interrupt
+# normally answers first; this covers start-up, pickling a large result, a slow machine).
+_GRACE_SECONDS = 1.0
+_OPEN_SECONDS = 120.0
+
+
+class _WorkerDied(Exception):
+    """The worker was killed (time limit) or died (memory limit, crash)."""
+
+
+class _Worker:
+    """One child process speaking length-prefixed pickles over its stdin/stdout."""
+
+    def __init__(self) -> None:
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "rolloutgym_sql._worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL,
+            close_fds=True,
+        )
+        self.known_images: set[str] = set()
+
+    def request(self, message: tuple[Any, ...], timeout: float) -> Any:
+        """Send one request; return the reply, raise its StatementError, or kill and raise _WorkerDied."""
+        assert self.process.stdin is not None and self.process.stdout is not None
+        payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
+        try:
+            self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
+            self.process.stdin.flush()
+        except (BrokenPipeError, OSError):
+            self.kill()
+            raise _WorkerDied("the worker is gone") from None
+        deadline = time.monotonic() + timeout
+        stdout = self.process.stdout
+        ready, _, _ = select.select([stdout], [], [], max(deadline - time.monotonic(), 0.0))
+        if not ready:
+            self.kill()
+            raise _WorkerDied("timeout")
+        header = _read_exactly(stdout, _HEADER.size)
+        body = _read_exactly(stdout, _HEADER.unpack(header)[0]) if header is not None else None
+        if body is None:
+            self.kill()
+            raise _WorkerDied("the worker exited")
+        status, value = pickle.loads(body)
+        if status == "ok":
+            return value
+        if status == "statement":
+            raise StatementError(value)
+        self.kill()
+        raise _WorkerDied(value)
+
+    def kill(self) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        for stream in (self.process.stdin, self.process.stdout):
+            if stream is not None:
+                try:
+                    stream.close()
+                except OSError:
+                    pass
+
+    @property
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+
+def _read_exactly(stream: Any, size: int) -> bytes | None:
+    chunks = []
+    while size:
+        chunk = stream.read(size)
+        if not chunk:
+            return None
+        chunks.append(chunk)
+        size -= len(chunk)
+    return b"".join(chunks)
+
+
+def _take_worker() -> _Worker:
+    with _IDLE_LOCK:
+        while _IDLE:
+            worker = _IDLE.pop()
+            if worker.alive:
+                return worker
+            worker.kill()
+    return _Worker()
+
+
+def _give_back(worker: _Worker) -> None:
+    with _IDLE_LOCK:
+        if worker.alive and len(_IDLE) < _POOL_SIZE:
+            _IDLE.append(worker)
+            return
+    worker.kill()
+
+
+@atexit.register
+def _stop_idle_workers() -> None:
+    with _IDLE_LOCK:
+        workers = list(_IDLE)
+        _IDLE.clear()
+    for worker in workers:
+        worker.kill()
+
+
+class IsolatedSession:
+    """An episode's database session living in a killable worker process.
+
+    Same interface as the in-process sessions (``execute``, ``tables``, ``contents``,
+    ``close``); statements that outlive their limit are stopped by killing the worker.
+    """
+
+    def __init__(self, backend: str, source: DatabaseSource, *, read_only: bool, limits: Limits) -> None:
+        self.backend = backend
+        self.dialect = "DuckDB" if backend == "duckdb" else "SQLite"
+        self.read_only = read_only
+        self.limits = limits
+        self._image_key = source.cache_key()
+        self._image = source.sqlite_image()
+        self._changes: list[str] = []
+        self._needs_restore = False
+        self._worker: _Worker | None = None
+        self._finalizer: Any = None
+        self._start()
+
+    def _start(self) -> None:
+        worker = _take_worker()
+        try:
+            image = None if self._image_key in worker.known_images else self._image
+            worker.request(("open", self.backend, self._image_key, image, self.read_only, self.limits), _OPEN_SECONDS)
+        except BaseException:
+            worker.kill()
+            raise
+        worker.known_images.add(self._image_key)
+        self._worker = worker
+        self._finalizer = weakref.finalize(self, worker.kill)
+
+    def _stop(self) -> None:
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        if self._worker is not None:
+            self._worker.kill()
+            self._worker = None
+
+    def _restore(self) -> None:
+        """Start a fresh worker with the source plus the episode's earlier changes, replayed in order."""
+        self._start()
+        self._needs_restore = False
+        for statement in list(self._changes):
+            try:
+                self._request(("execute", statement, 1), self.limits.statement_seconds * 1.25 + _GRACE_SECONDS)
+            except (StatementError, _WorkerDied):
+                self._stop()
+                self._start()
+                self._changes.clear()
+                raise StatementError(
+                    "the database was reset to its initial state: after a statement was stopped, replaying "
+                    "your earlier changes failed. Redo your changes, then run this statement again."
+                ) from None
+
+    def _request(self, message: tuple[Any, ...], timeout: float) -> Any:
+        if self._needs_restore:
+            self._restore()
+        if self._worker is None:
+            raise StatementError("the database session is closed")
+        return self._worker.request(message, timeout)
+
+    def _lost_worker(self) -> str:
+        """Forget a killed worker (a fresh one starts at the next call); says what is kept."""
+        self._stop()
+        self._needs_restore = True
+        if self._changes:
+            return f"your {len(self._changes)} earlier data-changing statement(s) are kept"
+        return "the database is unchanged"
+
+    def execute(self, sql: str, *, max_rows: int) -> QueryResult:
+        """Run one statement in the worker; a statement beyond the limits ends as a StatementError."""
+        if not isinstance(sql, str):
+            raise StatementError(f"the SQL must be a string, got {type(sql).__name__}")
+        started = time.monotonic()
+        try:
+            reply = self._request(("execute", sql, max_rows), self.limits.statement_seconds * 1.25 + _GRACE_SECONDS)
+        except _WorkerDied as exc:
+            elapsed = time.monotonic() - started
+            kept = self._lost_worker()
+            if str(exc) == "timeout" or elapsed >= self.limits.statement_seconds:
+                reason = f"the statement ran longer than {self.limits.statement_seconds:g} s and was stopped"
+            elif str(exc) != "the worker exited":
+                reason = f"the database engine failed on this statement ({exc})"
+            else:
+                reason = (
+                    f"the statement needed more than the {self.limits.memory_bytes // (1024 * 1024)} MB "
+                    "of memory an episode may use and was stopped"
+                )
+            raise StatementError(f"{reason}; {kept}. Simplify the query or add conditions.") from None
+        result, wrote = reply
+        if wrote and not self.read_only:
+            self._changes.append(sql)
+        return result  # type: ignore[no-any-return]
+
+    def tables(self) -> list[TableInfo]:
+        """Every user table with columns, keys and row count."""
+        return self._trusted("tables")  # type: ignore[no-any-return]
+
+    def contents(self) -> dict[str, TableContents]:
+        """Every row of every user table (for the database diff)."""
+        return self._trusted("contents")  # type: ignore[no-any-return]
+
+    def _trusted(self, operation: str) -> Any:
+        try:
+            return self._request((operation,), _OPEN_SECONDS)
+        except _WorkerDied as exc:
+            self._lost_worker()
+            raise StatementError(f"reading the database failed ({exc}); the session will be restarted") from None
+
+    def close(self) -> None:
+        """End the session; the worker goes back to the pool (idempotent)."""
+        worker = self._worker
+        self._needs_restore = False
+        if worker is None:
+            return
+        if self._finalizer is not None:
+            self._finalizer.detach()
+            self._finalizer = None
+        self._worker = None
+        try:
+            worker.request(("close",), _OPEN_SECONDS)
+        except (StatementError, _WorkerDied):
+            worker.kill()
+            return
+        _give_back(worker)
+
+
+# -- the worker process -------------------------------------------------------------------
+
+
+class _ImageSource(DatabaseSource):
+    def __init__(self, key: str, image: bytes) -> None:
+        self.key = key
+        self._image = image
+
+    def sqlite_image(self) -> bytes:
+        return self._image
+
+
+def _limit_memory(limits: Limits) -> None:
+    """Cap the worker's address space at what it uses now plus ``limits.memory_bytes``."""
+    try:
+        with open("/proc/self/statm") as handle:
+            in_use = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError):
+        return
+    _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+    wanted = in_use + limits.memory_bytes
+    if hard != resource.RLIM_INFINITY:
+        wanted = min(wanted, hard)
+    resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
+
+
+def _serve() -> None:
+    from ._backends import open_session
+
+    stdin = sys.stdin.buffer
+    stdout = sys.stdout.buffer
+    images: dict[str, bytes] = {}
+    session: Any = None
+    while True:
+        header = _read_exactly(stdin, _HEADER.size)
+        if header is None:
+            return
+        body = _read_exactly(stdin, _HEADER.unpack(header)[0])
+        if body is None:
+            return
+        message = pickle.loads(body)
+        operation = message[0]
+        try:
+            if operation == "open":
+                _, backend, key, image, read_only, limits = message
+                if image is not None:
+                    images[key] = image
+                if session is not None:
+                    session.close()
+                resource.setrlimit(
+                    resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.getrlimit(resource.RLIMIT_AS)[1])
+                )
+                session = open_session(
+                    backend, _ImageSource(key, images[key]), read_only=read_only, limits=limits, isolated=False
+                )
+                _limit_memory(limits)
+                reply: tuple[str, Any] = ("ok", None)
+            elif operation == "execute":
+                result = session.execute(message[1], max_rows=message[2])
+                reply = ("ok", (result, bool(session.last_statement_wrote)))
+            elif operation == "tables":
+                reply = ("ok", session.tables())
+            elif operation == "contents":
+                reply = ("ok", session.contents())
+            elif operation == "close":
+                if session is not None:
+                    session.close()
+                    session = None
+                reply = ("ok", None)
+            else:
+                reply = ("fatal", f"unknown request {operation!r}")
+        except StatementError as exc:
+            reply = ("statement", str(exc))
+        except MemoryError:
+            reply = ("statement", "the statement needed more memory than an episode may use and was stopped")
+        except Exception as exc:  # reported to the parent, which restarts the worker
+            reply = ("fatal", f"{type(exc).__name__}: {exc}")
+        try:
+            payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception as exc:
+            payload = pickle.dumps(("fatal", f"the reply could not be sent: {exc}"))
+        stdout.write(_HEADER.pack(len(payload)) + payload)
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    _serve()
