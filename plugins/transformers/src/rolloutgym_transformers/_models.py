@@ -138,6 +138,8 @@ def _load(name: str, dtype: Any) -> tuple[Any, Any, str]:
         from ._tiny import build_tiny
 
         model, tokenizer = build_tiny()
+        if dtype is not None:
+            model.to(dtype)
         return model, tokenizer, "built in code"
     if name == "smollm2":
         return _load_gguf_cached(smollm2_gguf(), dtype)

@@ -43,6 +43,13 @@ class TransformersSampler:
         self._default_generator = torch.Generator(device="cpu")
         self._default_generator.manual_seed(0)
 
+    def batch_sampler(self, renderer: Any = None) -> Any:
+        """A :class:`~rolloutgym_transformers.TransformersBatchSampler` over the same model
+        (for :func:`rolloutgym.llm.run_multi_turn_rollout`: one padded batch per wave)."""
+        from ._batch import TransformersBatchSampler
+
+        return TransformersBatchSampler(self, renderer)
+
     async def sample(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Sample:
         """Sample in a worker thread so that other episodes' env steps keep running."""
         return await asyncio.to_thread(self.sample_sync, prompt_token_ids, params)

@@ -17,7 +17,7 @@ from typing import Any
 from rolloutgym.llm import TokenPolicy
 from rolloutgym_protocol.errors import ConfigError
 
-__all__ = ["TransformersPolicy", "make_policy"]
+__all__ = ["TransformersPolicy", "make_batch_sampler", "make_policy"]
 
 
 class TransformersPolicy(TokenPolicy):
@@ -106,3 +106,21 @@ def make_policy(model: str | None = None, **options: Any) -> TransformersPolicy:
     elif stop is not None and not isinstance(stop, Sequence):
         raise ConfigError("hf policy: 'stop' must be a string or a list of strings")
     return TransformersPolicy(model, **options)
+
+
+def make_batch_sampler(model: str, **options: Any) -> Any:
+    """A :class:`~rolloutgym_transformers.TransformersBatchSampler` for ``hf:MODEL``.
+
+    ``make_batch_sampler("tiny")`` takes the loading options of :func:`make_policy`
+    (``device``, ``dtype``, ``threads``, ``chat_template``, ``tool_prompt``); sampling
+    options are the arguments of :func:`rolloutgym.llm.run_multi_turn_rollout`.
+    """
+    loading = {"device", "dtype", "threads", "chat_template", "tool_prompt"}
+    unknown = sorted(set(options) - loading)
+    if unknown:
+        raise ConfigError(
+            f"hf batch sampler: unknown option(s) {', '.join(unknown)}; known options: {', '.join(sorted(loading))} "
+            "(sampling options go to run_multi_turn_rollout)"
+        )
+    policy = make_policy(model, **options)
+    return policy.sampler.batch_sampler(policy.renderer)
