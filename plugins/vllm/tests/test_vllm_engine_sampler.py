@@ -1,6 +1,6 @@
 """The offline-engine sampler without a GPU: batching, output parsing and errors.
 
-vLLM itself needs a GPU, so ``StandInLLM`` below takes the place of ``vllm.LLM`` (the
+vLLM itself needs a GPU, so ``rolloutgym_vllm.testing.StandInLLM`` takes the place of ``vllm.LLM`` (the
 third-party engine, not our code): it has ``LLM.generate``'s signature and returns objects
 shaped like ``vllm.RequestOutput``. ``benchmarks/gpu/vllm_check.py`` runs the real engine.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib.util
-from dataclasses import dataclass
 from typing import Any
 
 import pytest
@@ -18,62 +17,15 @@ from rolloutgym.registry import get_registry
 from rolloutgym.rollouts import arollout_group, rollout
 from rolloutgym_protocol.errors import PolicyError
 from rolloutgym_vllm import VLLMEngineSampler, make_policy
-from rolloutgym_vllm.testing import byte_tokenizer
+from rolloutgym_vllm.testing import StandInLLM, byte_tokenizer
 
 TOKENIZER = byte_tokenizer()
 END = TOKENIZER.convert_tokens_to_ids("<|im_end|>")
 
 
-@dataclass
-class Logprob:
-    logprob: float
-
-
-@dataclass
-class CompletionOutput:
-    token_ids: list[int]
-    logprobs: list[dict[int, Logprob]] | None
-    finish_reason: str
-    stop_reason: Any = None
-
-
-@dataclass
-class RequestOutput:
-    prompt_token_ids: list[int]
-    outputs: list[CompletionOutput]
-
-
-class StandInLLM:
-    """Answers every prompt with ``reply`` (cut at ``max_tokens``), like ``vllm.LLM.generate``."""
-
-    def __init__(self, reply: list[int], fail: bool = False) -> None:
-        self.reply = reply
-        self.fail = fail
-        self.calls: list[int] = []
-
-    def generate(
-        self, prompts: list[dict[str, Any]], params: list[dict[str, Any]], use_tqdm: bool = True
-    ) -> list[RequestOutput]:
-        if self.fail:
-            raise RuntimeError("CUDA out of memory")
-        self.calls.append(len(prompts))
-        outputs = []
-        for prompt, item in zip(prompts, params, strict=True):
-            assert item["logprobs"] == 0 and item["skip_special_tokens"] is False
-            tokens = self.reply[: item["max_tokens"]]
-            finish = "stop" if len(tokens) == len(self.reply) else "length"
-            logprobs = [{token: Logprob(-0.5), token + 1: Logprob(-3.0)} for token in tokens]
-            outputs.append(
-                RequestOutput(list(prompt["prompt_token_ids"]), [CompletionOutput(tokens, logprobs, finish)])
-            )
-        return outputs
-
-    def get_tokenizer(self) -> Any:
-        return TOKENIZER
-
-
 def engine(reply: list[int], **options: Any) -> VLLMEngineSampler:
-    return VLLMEngineSampler(llm=StandInLLM(reply, options.pop("fail", False)), sampling_params_class=dict, **options)
+    llm = StandInLLM(reply, fail=options.pop("fail", False), tokenizer=TOKENIZER)
+    return VLLMEngineSampler(llm=llm, sampling_params_class=dict, **options)
 
 
 def test_concurrent_requests_are_batched() -> None:

@@ -19,7 +19,7 @@ from typing import Any
 from rolloutgym.llm import Sample, SamplingParams
 from rolloutgym_protocol.errors import PolicyError
 
-__all__ = ["VLLMEngineSampler", "load_llm", "sample_from_output"]
+__all__ = ["VLLMEngineSampler", "load_llm", "sample_from_output", "vllm_sampling_params"]
 
 _Pending = tuple[tuple[int, ...], SamplingParams, "asyncio.Future[Sample]"]
 
@@ -57,6 +57,24 @@ def _sampled_logprob(entry: Any, token: int) -> float | None:
     except (KeyError, IndexError, TypeError):
         return None
     return float(getattr(value, "logprob", value))
+
+
+def vllm_sampling_params(params: SamplingParams, sampling_params_class: Any) -> Any:
+    """``vllm.SamplingParams`` (or ``sampling_params_class``) for one request: the sampled
+    token's logprob (``logprobs=0``), special tokens and the stop string kept in the output."""
+    return sampling_params_class(
+        n=1,
+        max_tokens=params.max_tokens,
+        temperature=params.temperature,
+        top_p=params.top_p,
+        seed=params.seed,
+        stop=list(params.stop) or None,
+        stop_token_ids=list(params.stop_token_ids) or None,
+        logprobs=0,
+        skip_special_tokens=False,
+        include_stop_str_in_output=True,
+        **dict(params.extra),
+    )
 
 
 def sample_from_output(output: Any) -> Sample:
@@ -123,18 +141,18 @@ class VLLMEngineSampler:
 
     def vllm_params(self, params: SamplingParams) -> Any:
         """The ``vllm.SamplingParams`` for one turn."""
-        return self.sampling_params_class(
-            n=1,
-            max_tokens=params.max_tokens,
-            temperature=params.temperature,
-            top_p=params.top_p,
-            seed=params.seed,
-            stop=list(params.stop) or None,
-            stop_token_ids=list(params.stop_token_ids) or None,
-            logprobs=0,
-            skip_special_tokens=False,
-            include_stop_str_in_output=True,
-            **dict(params.extra),
+        return vllm_sampling_params(params, self.sampling_params_class)
+
+    def batch_sampler(self, renderer: Any = None) -> Any:
+        """A :class:`~rolloutgym_vllm.VLLMBatchSampler` over the same engine (one
+        ``LLM.generate`` call per wave of :func:`rolloutgym.llm.run_multi_turn_rollout`)."""
+        from .batch import VLLMBatchSampler
+
+        return VLLMBatchSampler(
+            llm=self.llm,
+            renderer=renderer,
+            sampling_params_class=self.sampling_params_class,
+            lock=self._generate_lock,
         )
 
     async def sample(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Sample:

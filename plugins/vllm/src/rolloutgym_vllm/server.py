@@ -19,9 +19,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rolloutgym.llm import Sample, SamplingParams
-from rolloutgym_protocol.errors import PolicyError
-
 from rolloutgym.llm.http import JSONClient, RetrySettings
+from rolloutgym_protocol.errors import PolicyError
 
 __all__ = ["VLLMServerSampler", "parse_completion"]
 

@@ -9,6 +9,10 @@ kept). ``legacy=True`` imitates a vLLM older than 0.10.2 (no ``return_token_ids`
 
 :func:`byte_tokenizer` builds a byte-level Hugging Face tokenizer in code (no download)
 with ChatML and Hermes special tokens.
+
+:class:`StandInLLM` takes the place of ``vllm.LLM`` where vLLM cannot run (it needs a CUDA
+GPU): it has ``LLM.generate``'s documented signature and returns objects shaped like
+``vllm.RequestOutput``, with scripted token ids instead of a model.
 """
 
 from __future__ import annotations
@@ -17,12 +21,13 @@ import asyncio
 import json
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rolloutgym_testing.http_server import LocalHTTPServer
 from rolloutgym_testing.tokenizers import byte_tokenizer
 
-__all__ = ["CompletionsServer", "byte_tokenizer"]
+__all__ = ["CompletionsServer", "StandInLLM", "byte_tokenizer"]
 
 Responder = Callable[[Sequence[int], Mapping[str, Any]], Sequence[int]]
 
@@ -137,3 +142,89 @@ class CompletionsServer:
             },
         }
         return 200, {}, json.dumps(response).encode()
+
+
+@dataclass
+class StandInLogprob:
+    """Shaped like ``vllm.sequence.Logprob``."""
+
+    logprob: float
+
+
+@dataclass
+class StandInCompletionOutput:
+    """Shaped like ``vllm.CompletionOutput``."""
+
+    token_ids: list[int]
+    logprobs: list[dict[int, StandInLogprob]] | None
+    finish_reason: str
+    stop_reason: Any = None
+
+
+@dataclass
+class StandInRequestOutput:
+    """Shaped like ``vllm.RequestOutput``."""
+
+    prompt_token_ids: list[int]
+    outputs: list[StandInCompletionOutput]
+
+
+def _option(params: Any, name: str) -> Any:
+    return params.get(name) if isinstance(params, Mapping) else getattr(params, name, None)
+
+
+class StandInLLM:
+    """Answers like ``vllm.LLM.generate(prompts, sampling_params, use_tqdm=...)``, from a script.
+
+    Args:
+        reply: the token ids of every answer, or ``reply(prompt_token_ids, params) -> ids``.
+        fail: raise ``RuntimeError("CUDA out of memory")`` from every ``generate`` call.
+        tokenizer: what ``get_tokenizer()`` returns (default: :func:`byte_tokenizer`).
+
+    Each answer is cut after the first of the request's ``stop_token_ids`` (kept, as vLLM
+    does) and at ``max_tokens`` (``finish_reason="length"``); each token gets logprob -0.5
+    (plus a runner-up entry, as vLLM's logprob dicts may hold). ``calls`` keeps the batch
+    size of every call and ``params`` the sampling params of the last one.
+    """
+
+    def __init__(
+        self,
+        reply: Sequence[int] | Callable[[Sequence[int], Any], Sequence[int]],
+        *,
+        fail: bool = False,
+        tokenizer: Any = None,
+    ) -> None:
+        self.reply = reply
+        self.fail = fail
+        self.tokenizer = tokenizer
+        self.calls: list[int] = []
+        self.params: list[Any] = []
+
+    def generate(
+        self, prompts: Sequence[Mapping[str, Any]], sampling_params: Sequence[Any], use_tqdm: bool = True
+    ) -> list[StandInRequestOutput]:
+        if self.fail:
+            raise RuntimeError("CUDA out of memory")
+        self.calls.append(len(prompts))
+        self.params = list(sampling_params)
+        outputs = []
+        for prompt, params in zip(prompts, sampling_params, strict=True):
+            prompt_ids = list(prompt["prompt_token_ids"])
+            answer = list(self.reply(prompt_ids, params) if callable(self.reply) else self.reply)
+            finish = "stop"
+            stops = set(_option(params, "stop_token_ids") or ())
+            for index, token in enumerate(answer):
+                if token in stops:
+                    answer = answer[: index + 1]
+                    break
+            limit = _option(params, "max_tokens")
+            if limit is not None and len(answer) > limit:
+                answer, finish = answer[:limit], "length"
+            logprobs = [{token: StandInLogprob(-0.5), token + 1: StandInLogprob(-3.0)} for token in answer]
+            outputs.append(StandInRequestOutput(prompt_ids, [StandInCompletionOutput(answer, logprobs, finish)]))
+        return outputs
+
+    def get_tokenizer(self) -> Any:
+        if self.tokenizer is None:
+            self.tokenizer = byte_tokenizer()
+        return self.tokenizer
