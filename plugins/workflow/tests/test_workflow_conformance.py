@@ -5,3 +5,7 @@ from rolloutgym_testing import EnvConformanceTests
 
 class TestRefundConformance(EnvConformanceTests):
     env_id = "workflow/refund-v0"
+
+
+class TestRefundConversationConformance(EnvConformanceTests):
+    env_id = "workflow/refund-conv-v0"

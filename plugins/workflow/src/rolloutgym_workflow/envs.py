@@ -8,6 +8,13 @@ answer: the episode terminates and the verifier grades the final state and answe
 ``error: ...`` tool messages and count in ``info["invalid_actions"]``. After
 ``max_tool_calls`` calls further calls are refused; a message that still calls tools then
 ends the episode (truncated, graded as it stands).
+
+Conversational tasks (a task with a ``user`` section, see :mod:`rolloutgym_workflow.user`):
+the first observation is the system prompt and the *user's* opening message, not the
+instruction. A message without tool calls (or a ``respond_to_user`` tool call) goes to the
+simulated user, whose answer comes back as a ``{"role": "user"}`` message; the episode ends
+when the user ends the conversation, and the verifier grades the final state and everything
+the agent told the user.
 """
 
 from __future__ import annotations
@@ -25,6 +32,7 @@ from rolloutgym_protocol.errors import ConfigError
 from ._arguments import parse_arguments
 from ._tools import ToolError
 from .template import Program
+from .user import RESPOND_TOOL, UserSection, make_user, parse_user_section
 
 __all__ = ["WorkflowEnv"]
 
@@ -49,6 +57,36 @@ def _encode(result: Any) -> str:
         return json.dumps(repr(result))
 
 
+_CONVERSATION_NOTE = (
+    "\n\nYou are talking with a customer. Ask them for what you need to know; they answer your messages. "
+    f"A message without tool calls (or a {RESPOND_TOOL} call) is sent to the customer. The conversation ends "
+    "when the customer ends it."
+)
+
+_RESPOND_DEFINITION = {
+    "type": "function",
+    "function": {
+        "name": RESPOND_TOOL,
+        "description": "Send a message to the customer (the same as answering without a tool call).",
+        "parameters": {
+            "type": "object",
+            "properties": {"message": {"type": "string", "description": "What to tell the customer."}},
+            "required": ["message"],
+            "additionalProperties": False,
+        },
+    },
+}
+
+
+def _plain(call: Mapping[str, Any]) -> Mapping[str, Any]:
+    function = call.get("function")
+    return function if isinstance(function, Mapping) else call
+
+
+def _is_respond(call: Any) -> bool:
+    return isinstance(call, Mapping) and _plain(call).get("name") == RESPOND_TOOL
+
+
 class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
     """One task of a declarative ``workflow``/``custom`` environment.
 
@@ -57,11 +95,21 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         task: the task to play.
         max_tool_calls: tool calls allowed per episode (default 20).
         judge: the policy ``llm_judge`` primitives ask: a policy object or ``"provider:model"``.
+        user_policy: a policy that plays the simulated user of conversational tasks (a policy
+            object or ``"provider:model"``); default: the task's scripted user.
     """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, program: Program, task: Task | None, *, max_tool_calls: int | str = 20, judge: Any = None) -> None:
+    def __init__(
+        self,
+        program: Program,
+        task: Task | None,
+        *,
+        max_tool_calls: int | str = 20,
+        judge: Any = None,
+        user_policy: Any = None,
+    ) -> None:
         if task is None:
             raise ConfigError(f"environment {program.slug!r} needs a task: make it with task=INDEX or a Task")
         try:
@@ -83,7 +131,19 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         self.task = task
         self.max_tool_calls = max_tool_calls
         self.judge = judge
-        self.tools = program.definitions
+        self.user_section: UserSection | None = None
+        task_user = getattr(task, "user", None)
+        if task_user is not None:
+            self.user_section = parse_user_section(task_user, goal=task.instruction, where=f"task {task.id!r}")
+        if isinstance(user_policy, str) and self.user_section is not None:
+            from rolloutgym.registry import get_registry
+
+            user_policy = get_registry().make_policy(user_policy)
+        self.user_policy = user_policy
+        self.user: Any = None
+        self._said: list[str] = []
+        self._user_turns = 0
+        self.tools = program.definitions if self.user_section is None else [*program.definitions, _RESPOND_DEFINITION]
         self.state: dict[str, Any] = program.fresh_state()
         self.records: list[ToolCallRecord] = []
         self._invalid = 0
@@ -124,6 +184,13 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         self._invalid = 0
         self._oracle_position = 0
         self._done = False
+        self._said = []
+        self._user_turns = 0
+        if self.user_section is not None:
+            self.user = make_user(self.user_section, user_policy=self.user_policy)
+            system = self.program.system_prompt + _CONVERSATION_NOTE
+            messages = [{"role": "system", "content": system}, {"role": "user", "content": self.user.opening()}]
+            return messages, {"task_id": self.task.id, "conversation": True}
         user = self.task.instruction
         if self.task.input is not None:
             user += "\n\nInput:\n" + json.dumps(self.task.input, indent=2)
@@ -134,6 +201,8 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         if self._done:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         if isinstance(action, str):
+            if self.user is not None:
+                return self._to_user([], action)
             return self._finish(action, truncated=False)
         if type(action) is not dict and not isinstance(action, Mapping):
             self._invalid += 1
@@ -141,15 +210,45 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             return [{"role": "user", "content": message}], 0.0, False, False, self._info()
         calls = action.get("tool_calls")
         if not calls:
+            if self.user is not None:
+                return self._to_user([], _text(action.get("content")))
             return self._finish(_text(action.get("content")), truncated=False)
         if not isinstance(calls, list):
             calls = [calls]
         if len(self.records) >= self.max_tool_calls:
             return self._finish(_text(action.get("content")), truncated=True)
         observations = []
+        responses: list[str] = []
         for call in calls:
-            observations.append(self._call(call))
+            if self.user is not None and _is_respond(call):
+                observation, message = self._respond(call)
+                observations.append(observation)
+                if message is not None:
+                    responses.append(message)
+            else:
+                observations.append(self._call(call))
+        if responses:
+            return self._to_user(observations, "\n".join(responses))
         return observations, 0.0, False, False, self._info()
+
+    def _respond(self, call: Mapping[str, Any]) -> tuple[dict[str, Any], str | None]:
+        call_id = call.get("id") if type(call.get("id")) is str else f"call_{len(self.records)}"
+        arguments, error = parse_arguments(_plain(call).get("arguments"))
+        message = (arguments or {}).get("message") if error is None else None
+        if not isinstance(message, str):
+            self._invalid += 1
+            return {"role": "tool", "tool_call_id": call_id, "content": f"error: {RESPOND_TOOL} takes {{\"message\": \"...\"}}"}, None
+        return {"role": "tool", "tool_call_id": call_id, "content": "sent to the customer"}, message
+
+    def _to_user(self, observations: Messages, text: str) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
+        """Deliver an agent message to the simulated user; the user's answer is the next observation."""
+        if text.strip():
+            self._said.append(text)
+        self._user_turns += 1
+        reply, ended = self.user.reply(text)
+        if ended:
+            return self._finish("\n".join(self._said), truncated=False, user_reply=reply)
+        return [*observations, {"role": "user", "content": reply}], 0.0, False, False, self._info()
 
     def _call(self, call: Any) -> dict[str, Any]:
         position = len(self.records)
@@ -192,10 +291,15 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         return {"role": "tool", "tool_call_id": call_id, "content": _encode(result)}
 
     def _info(self) -> dict[str, Any]:
-        return {"invalid_actions": self._invalid, "tool_calls": len(self.records)}
+        info = {"invalid_actions": self._invalid, "tool_calls": len(self.records)}
+        if self.user is not None:
+            info["user_turns"] = self._user_turns
+        return info
 
-    def _finish(self, answer: str, *, truncated: bool) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
+    def _finish(self, answer: str, *, truncated: bool, user_reply: str | None = None) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
         self._done = True
+        if self.user is not None and not user_reply:
+            answer = "\n".join([*self._said, answer] if answer.strip() else self._said)
         context = VerifierContext(
             final_state=self.final_state(),
             final_output=answer,
@@ -208,7 +312,10 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         info["score"] = score.to_dict()
         info["passed"] = bool(score.metadata.get("passed"))
         info["state"] = json.loads(_encode(self.state))
-        return [], score.value, not truncated, truncated, info
+        final: Messages = [] if user_reply is None else [{"role": "user", "content": user_reply}]
+        if user_reply is not None:
+            info["user_ended"] = True
+        return final, score.value, not truncated, truncated, info
 
     def final_state(self) -> dict[str, Any]:
         """What verifiers see: the fixtures overlaid with the mutable state (as the SDK does)."""
@@ -228,6 +335,8 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
                 return dict(entry)
             call = {"id": f"call_{self._oracle_position - 1}", "name": entry["name"], "arguments": dict(entry.get("arguments", {}))}
             return {"role": "assistant", "content": "", "tool_calls": [call]}
+        if self.user is not None:
+            return {"role": "assistant", "content": self.task.reference_answer or "Is there anything else I can do?"}
         return {"role": "assistant", "content": self.task.reference_answer or "Done."}
 
     def null_action(self) -> dict[str, Any]:

@@ -1,4 +1,4 @@
-"""Hook implementations of rolloutgym-workflow: the ``workflow`` and ``custom`` templates and ``workflow/refund-v0``."""
+"""Hook implementations of rolloutgym-workflow: the ``workflow`` and ``custom`` templates and ``workflow/refund-v0``/``-v1``."""
 
 from __future__ import annotations
 
@@ -29,8 +29,9 @@ def rolloutgym_envs() -> list[EnvSpec]:
             entry_point="rolloutgym_workflow.refund:make_refund_env",
             tasks="rolloutgym_workflow.refund:refund_tasks",
             description=(
-                "Retail customer support in the spirit of tau-bench: authenticate the customer, then handle "
-                "refunds, cancellations, exchanges and address changes under written policy rules (30-day "
+                "Superseded by workflow/refund-v1 (here a status question accepts a reply that names every "
+                "status; kept so v0 runs stay comparable). Retail customer support in the spirit of tau-bench: "
+                "authenticate the customer, then handle refunds, cancellations, exchanges and address changes under written policy rules (30-day "
                 "delivered-only refunds, never above the amount paid, no changes to shipped orders). 49 tasks "
                 "with hidden ground truth from replayed reference actions, including tasks whose right answer "
                 "is to refuse. Multi-turn chat with tool calls; reward 1 when the final state matches the "
@@ -39,6 +40,41 @@ def rolloutgym_envs() -> list[EnvSpec]:
             tags=("workflow", "multi-turn", "tools", "customer-support", "policy-following"),
             splits=("train", "dev", "test"),
             max_steps=30,
+            replayable=True,
+        ),
+        EnvSpec(
+            id="workflow/refund-v1",
+            entry_point="rolloutgym_workflow.refund:make_refund_env_v1",
+            tasks="rolloutgym_workflow.refund:refund_tasks_v1",
+            description=(
+                "Retail customer support in the spirit of tau-bench: authenticate the customer, then handle "
+                "refunds, cancellations, exchanges and address changes under written policy rules (30-day "
+                "delivered-only refunds, never above the amount paid, no changes to shipped orders). 49 tasks "
+                "with hidden ground truth from replayed reference actions, including tasks whose right answer "
+                "is to refuse. Multi-turn chat with tool calls; reward 1 when the final state matches the "
+                "ground truth and the agent gave a final answer that commits to one answer (a reply naming several "
+                "order statuses scores 0)."
+            ),
+            tags=("workflow", "multi-turn", "tools", "customer-support", "policy-following"),
+            splits=("train", "dev", "test"),
+            max_steps=30,
+            replayable=True,
+        ),
+        EnvSpec(
+            id="workflow/refund-conv-v0",
+            entry_point="rolloutgym_workflow.refund_conv:make_refund_conv_env",
+            tasks="rolloutgym_workflow.refund_conv:refund_conv_tasks",
+            description=(
+                "The refund domain as conversations (tau-bench style): a simulated customer opens with a vague "
+                "request and reveals their email, order number, item or new address only when asked; some give "
+                "a wrong email first, change their request, or press the agent to break policy. 40 tasks, task "
+                "families kept apart across splits. Reward 1 when the final state matches the ground truth "
+                "replayed from a reference conversation and the agent told the customer the answer; measure "
+                "reliability with pass^k. Options: user_policy=PROVIDER:MODEL lets a model play the customer."
+            ),
+            tags=("workflow", "multi-turn", "tools", "customer-support", "policy-following", "conversation"),
+            splits=("train", "dev", "test"),
+            max_steps=40,
             replayable=True,
         ),
     ]

@@ -30,7 +30,16 @@ from rolloutgym.declarative import (
 from ._refund_tasks import draft_tasks
 from ._refund_world import TODAY, WINDOW_START, build_world
 
-__all__ = ["POLICY", "make_refund_env", "refund_environment", "refund_fingerprint", "refund_tasks"]
+__all__ = [
+    "ORDER_STATUSES",
+    "POLICY",
+    "make_refund_env",
+    "make_refund_env_v1",
+    "refund_environment",
+    "refund_fingerprint",
+    "refund_tasks",
+    "refund_tasks_v1",
+]
 
 POLICY = f"""\
 Retail support policy. Today is {TODAY.isoformat()}.
@@ -106,18 +115,44 @@ def _tools() -> list[dict[str, Any]]:
     ]
 
 
-def _verifier() -> dict[str, Any]:
+# Every order status a reply could name, with the words that give the same answer. From v1,
+# a status question's answer must give its status and none of the others (TASKS.md rule 7):
+# naming every status, or two of them, scores 0.
+ORDER_STATUSES = {
+    "pending": ["pending"],
+    "processing": ["processing"],
+    "shipped": ["shipped", "in transit", "dispatched"],
+    "delivered": ["delivered"],
+    "cancelled": ["cancelled", "canceled"],
+    "returned": ["returned"],
+    "refunded": ["refunded"],
+}
+
+
+def _verifier(version: int) -> dict[str, Any]:
+    terms: dict[str, Any] = {"terms_from_task": "answer_terms", "case_sensitive": False}
+    if version >= 1:
+        terms["competing_terms_from_task"] = "competing_terms"
     return verifier_config(
         primitive("state", "ground_truth_match", tolerance=0.005, weight=3),
         primitive("answered", "final_answer", weight=1),
-        primitive("answer_terms", "contains_terms", terms_from_task="answer_terms", case_sensitive=False, weight=1),
+        primitive("answer_terms", "contains_terms", weight=1, **terms),
         scoring="binary",
     )
 
 
+def _competing_statuses(answer_terms: list[str]) -> list[str]:
+    given = {status for status, words in ORDER_STATUSES.items() if any(term in words for term in answer_terms)}
+    return [word for status, words in ORDER_STATUSES.items() if status not in given for word in words]
+
+
 @functools.cache
-def refund_environment() -> Environment:
-    """The environment with all tasks and their replayed ground truth (built once per process)."""
+def refund_environment(version: int = 0) -> Environment:
+    """The environment with all tasks and their replayed ground truth (built once per process).
+
+    ``version`` 0 is ``workflow/refund-v0`` as first published (kept so its runs stay
+    comparable); 1 adds the competing statuses to status questions, so hedges score 0.
+    """
     world = build_world()
     drafts = draft_tasks(world)
     environment = Environment(
@@ -126,7 +161,7 @@ def refund_environment() -> Environment:
         template="workflow",
         description=POLICY,
         config=workflow_config(tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))),
-        verifier=_verifier(),
+        verifier=_verifier(version),
     )
     from .template import compile_program
 
@@ -141,6 +176,8 @@ def refund_environment() -> Environment:
             reference_answer=draft["reference_answer"],
             metadata=draft["metadata"],
         )
+        if version >= 1 and draft["metadata"].get("answer_terms"):
+            task.metadata = {**draft["metadata"], "competing_terms": _competing_statuses(draft["metadata"]["answer_terms"])}
         task.hidden_ground_truth = _replay(program, task)
         tasks.append(task)
     environment.tasks = tasks
@@ -162,26 +199,36 @@ def _replay(program: Any, task: Task) -> dict[str, Any]:
     return state
 
 
-def refund_tasks() -> list[Task]:
+def refund_tasks(version: int = 0) -> list[Task]:
     """The tasks of ``workflow/refund-v0`` (ids like ``full_refund-1``; splits in the data)."""
-    return list(refund_environment().tasks)
+    return list(refund_environment(version).tasks)
 
 
-def refund_fingerprint() -> str:
+def refund_tasks_v1() -> list[Task]:
+    """The tasks of ``workflow/refund-v1`` (v0's tasks; status questions list competing statuses)."""
+    return refund_tasks(1)
+
+
+def refund_fingerprint(version: int = 0) -> str:
     """sha256 of the environment payload: changes only with a new version of the env."""
-    payload = json.dumps(refund_environment().to_payload(), sort_keys=True, separators=(",", ":"))
+    payload = json.dumps(refund_environment(version).to_payload(), sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(payload.encode()).hexdigest()
 
 
 @functools.cache
-def _program() -> Any:
+def _program(version: int = 0) -> Any:
     from .template import compile_program
 
-    return compile_program(refund_environment())
+    return compile_program(refund_environment(version))
 
 
-def make_refund_env(task: Task | None = None, **kwargs: Any) -> Any:
+def make_refund_env(task: Task | None = None, *, version: int = 0, **kwargs: Any) -> Any:
     """The env factory of ``workflow/refund-v0`` (``max_tool_calls`` defaults to 20)."""
     from .envs import WorkflowEnv
 
-    return WorkflowEnv(_program(), task if task is not None else refund_tasks()[0], **kwargs)
+    return WorkflowEnv(_program(version), task if task is not None else refund_tasks(version)[0], **kwargs)
+
+
+def make_refund_env_v1(task: Task | None = None, **kwargs: Any) -> Any:
+    """The env factory of ``workflow/refund-v1``."""
+    return make_refund_env(task, version=1, **kwargs)

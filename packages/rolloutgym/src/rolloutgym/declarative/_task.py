@@ -28,6 +28,7 @@ _FIELDS = {
     "reference_answer",
     "referenceAnswer",
     "metadata",
+    "user",
 }
 
 
@@ -51,6 +52,11 @@ class Task:
         reference_answer: the oracle's final answer (a message without tool calls) after
             the reference actions.
         metadata: free-form data for graders and reports (skills exercised, answer terms).
+        user: a simulated user for conversational tasks (``workflow``/``custom`` templates):
+            the user holds ``instruction`` (their goal) and private ``facts`` and reveals them
+            only when asked; the agent sees the conversation, not the instruction. Keys:
+            ``opening``, ``persona``, ``facts``, and behaviour options (see
+            ``rolloutgym_workflow.user``).
     """
 
     instruction: str
@@ -61,6 +67,7 @@ class Task:
     reference_actions: list[dict[str, Any]] = field(default_factory=list)
     reference_answer: str | None = None
     metadata: dict[str, Any] = field(default_factory=dict)
+    user: dict[str, Any] | None = None
 
     def __post_init__(self) -> None:
         where = f"task {self.id!r}" if self.id is not None else "task"
@@ -84,10 +91,12 @@ class Task:
             raise EnvFileError(f"{where}: 'reference_answer' must be a string")
         if not isinstance(self.metadata, dict):
             raise EnvFileError(f"{where}: 'metadata' must be a JSON object")
+        if self.user is not None and not isinstance(self.user, dict):
+            raise EnvFileError(f"{where}: 'user' must be a JSON object (persona, facts, opening, ...) or None")
 
     def to_dict(self) -> dict[str, Any]:
         """Every field, snake_case (how run files record the task of a group)."""
-        return {
+        data = {
             "id": self.id,
             "instruction": self.instruction,
             "hidden_ground_truth": self.hidden_ground_truth,
@@ -97,6 +106,9 @@ class Task:
             "reference_answer": self.reference_answer,
             "metadata": self.metadata,
         }
+        if self.user is not None:
+            data["user"] = self.user
+        return data
 
     def to_payload(self) -> dict[str, Any]:
         """The SDK's JSON shape (camelCase), plus the rolloutgym fields that are set."""
@@ -115,6 +127,8 @@ class Task:
             payload["referenceAnswer"] = self.reference_answer
         if self.metadata:
             payload["metadata"] = self.metadata
+        if self.user is not None:
+            payload["user"] = self.user
         return payload
 
     @classmethod
@@ -128,7 +142,7 @@ class Task:
             raise EnvFileError(f"{where}: a task must be a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - _FIELDS)
         if unknown:
-            raise EnvFileError(f"{where}: unknown task field(s) {', '.join(map(repr, unknown))}; known: instruction, hidden_ground_truth, input, split, id, reference_actions, reference_answer, metadata")
+            raise EnvFileError(f"{where}: unknown task field(s) {', '.join(map(repr, unknown))}; known: instruction, hidden_ground_truth, input, split, id, reference_actions, reference_answer, metadata, user")
         if "instruction" not in data:
             raise EnvFileError(f"{where}: missing 'instruction'")
 
@@ -147,6 +161,7 @@ class Task:
                 reference_actions=pick("reference_actions", "referenceActions", []) or [],
                 reference_answer=pick("reference_answer", "referenceAnswer", None),
                 metadata=data.get("metadata") or {},
+                user=data.get("user"),
             )
         except EnvFileError as exc:
             raise EnvFileError(f"{where}: {exc}") from None
