@@ -1,0 +1,110 @@
+"""The training log: one JSON line per logged trainer step, readable by ``rolloutgym report``.
+
+The first line is a header (``{"rolloutgym_training_log": 1, "trainer": ..., "model": ...,
+"env_ids": [...]}``); each later line is what the trainer logged at that step (TRL names:
+``reward``, ``reward_std``, ``kl``, ``loss``, ``rolloutgym/pass_rate``...) plus ``step``,
+``epoch`` and ``seconds`` (wall time since the previous line). The last line of a
+finished run has ``"event": "end"`` and the train summary.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import time
+import warnings
+from collections.abc import Callable, Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["TrainingLog", "library_warnings_quiet", "quiet_progress_bars", "read_training_log"]
+
+FORMAT_KEY = "rolloutgym_training_log"
+
+
+def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
+    cleaned: dict[str, Any] = {}
+    for key, value in values.items():
+        if isinstance(value, bool) or value is None:
+            cleaned[key] = value
+        elif isinstance(value, (int, float)):
+            cleaned[key] = float(value) if math.isfinite(float(value)) else None
+        elif isinstance(value, str):
+            cleaned[key] = value
+    return cleaned
+
+
+class TrainingLog:
+    """Appends the trainer's logs to a JSONL file (see the module docstring for the format).
+
+    Use :meth:`callback` to get a ``transformers.TrainerCallback`` that feeds it.
+    """
+
+    def __init__(
+        self, path: str | Path, header: Mapping[str, Any], on_write: Callable[[dict[str, Any]], None] | None = None
+    ) -> None:
+        self.path = Path(path)
+        self.on_write = on_write
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.records: list[dict[str, Any]] = []
+        self._last = time.perf_counter()
+        with self.path.open("w", encoding="utf-8") as handle:
+            handle.write(json.dumps({FORMAT_KEY: 1, **header}, default=str) + "\n")
+
+    def write(self, record: Mapping[str, Any]) -> None:
+        now = time.perf_counter()
+        line = {**_clean(record), "seconds": round(now - self._last, 4)}
+        self._last = now
+        self.records.append(line)
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+        if self.on_write is not None:
+            self.on_write(line)
+
+    def callback(self) -> Any:
+        """A ``TrainerCallback`` writing every ``on_log`` to this file."""
+        from transformers import TrainerCallback
+
+        log = self
+
+        class _Callback(TrainerCallback):
+            def on_log(self, args: Any, state: Any, control: Any, logs: Any = None, **kwargs: Any) -> None:
+                if not logs:
+                    return
+                record = {"step": state.global_step, "epoch": state.epoch, **logs}
+                if any(key.startswith("train_") for key in logs):
+                    record["event"] = "end"
+                log.write(record)
+
+        return _Callback()
+
+
+def read_training_log(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``(header, records)`` of a training log; raises ``ValueError`` when it is not one."""
+    lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not lines:
+        raise ValueError(f"{path} is empty")
+    header = json.loads(lines[0])
+    if not isinstance(header, dict) or FORMAT_KEY not in header:
+        raise ValueError(f"{path} is not a rolloutgym training log (its first line has no {FORMAT_KEY!r})")
+    return header, [json.loads(line) for line in lines[1:]]
+
+
+@contextlib.contextmanager
+def library_warnings_quiet() -> Iterator[None]:
+    """Silence deprecation notices that trl/transformers/accelerate/peft raise about their own
+    internals (nothing a rolloutgym user can act on); every other warning still shows."""
+    with warnings.catch_warnings():
+        for category in (FutureWarning, DeprecationWarning, PendingDeprecationWarning):
+            warnings.filterwarnings("ignore", category=category, module=r"(transformers|trl|accelerate|peft|torch)(\.|$)")
+        yield
+
+
+def quiet_progress_bars() -> None:
+    """Per-dataset-map and weight-loading progress bars drown the per-step log lines; turn them off."""
+    import datasets
+    import transformers
+
+    datasets.disable_progress_bars()
+    transformers.utils.logging.disable_progress_bar()

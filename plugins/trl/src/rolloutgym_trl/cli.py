@@ -1,0 +1,206 @@
+"""``rolloutgym train sft|dpo|grpo``: the commands this plugin adds through ``rolloutgym_commands``.
+
+Only typer is imported here; trl, torch and transformers load when a command runs.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import typer
+
+__all__ = ["register"]
+
+train_app = typer.Typer(
+    name="train",
+    help="Train a local model on an environment with TRL (GRPO online; SFT/DPO from run files).",
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+)
+
+
+def register(cli: Any) -> None:
+    """Add the ``train`` group to the ``rolloutgym`` typer app."""
+    cli.add_typer(train_app, name="train")
+
+
+def _key_values(pairs: list[str] | None, option: str) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for pair in pairs or []:
+        key, separator, raw = pair.partition("=")
+        if not separator or not key:
+            raise typer.BadParameter(f"{option} expects KEY=VALUE, got {pair!r}")
+        try:
+            values[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key] = raw
+    return values
+
+
+def _format(value: Any, spec: str) -> str:
+    return format(value, spec) if isinstance(value, (int, float)) else "-"
+
+
+def _print_step(total: int | None) -> Any:
+    def show(record: dict[str, Any]) -> None:
+        if "reward" in record or "loss" in record:
+            if record.get("event") == "end":
+                return
+            step = int(record.get("step") or 0)
+            pieces = [f"step {step:>4}" + (f"/{total}" if total else "")]
+            if "reward" in record:
+                pieces.append(f"reward {_format(record.get('reward'), '.3f')}")
+            if "rolloutgym/pass_rate" in record:
+                pieces.append(f"pass {_format(record.get('rolloutgym/pass_rate'), '6.1%')}")
+            pieces.append(f"loss {_format(record.get('loss'), '.4f')}")
+            if "kl" in record:
+                pieces.append(f"kl {_format(record.get('kl'), '.4f')}")
+            pieces.append(f"{_format(record.get('seconds'), '.2f')} s")
+            typer.echo("  ".join(pieces))
+
+    return show
+
+
+def _report(result: Any) -> None:
+    curve = result.curve("reward")
+    if curve:
+        first, last = curve[: max(1, len(curve) // 10)], curve[-max(1, len(curve) // 10) :]
+        typer.echo(
+            f"reward curve: {sum(first) / len(first):.3f} (first steps) -> {sum(last) / len(last):.3f} (last steps)"
+        )
+    if result.comparison is not None:
+        for line in result.comparison.lines():
+            typer.echo(line)
+    typer.echo(f"model: {result.output_dir}  (evaluate it with --policy hf:{result.output_dir})")
+    typer.echo(f"training log: {result.log_path}  (plot it with: rolloutgym report {result.log_path})")
+    typer.echo(f"time: {result.seconds:.1f} s")
+
+
+@train_app.command("grpo")
+def grpo(
+    envs: list[str] = typer.Argument(..., help="Environment id(s) to train on (several: a mixture)."),
+    model: str = typer.Option("hf:tiny", "--model", "-m", help="hf:tiny, hf:smollm2, hf:PATH or PATH."),
+    out: Path = typer.Option(Path("trained/grpo"), "--out", "-o", help="Where the trained model is saved."),
+    steps: int = typer.Option(40, "--steps", help="Optimizer steps."),
+    num_generations: int = typer.Option(8, "--num-generations", "-g", help="Episodes per task per step (GRPO group)."),
+    prompts_per_step: int = typer.Option(2, "--prompts-per-step", help="Tasks per step."),
+    max_tokens: int = typer.Option(64, "--max-tokens", help="Tokens sampled per assistant turn."),
+    max_turns: int | None = typer.Option(None, "--max-turns", help="Assistant turns per episode."),
+    learning_rate: float = typer.Option(1e-5, "--learning-rate", "--lr", help="Learning rate."),
+    beta: float = typer.Option(0.0, "--beta", help="KL coefficient (0: no reference model)."),
+    temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature."),
+    seed: int = typer.Option(0, "--seed", help="Seed for sampling, data order and initialisation."),
+    split: str = typer.Option("train", "--split", help="Task split to train on ('all' for every task)."),
+    mode: str = typer.Option("rollout_func", "--mode", help="rollout_func (any env) or environment_factory (tool envs)."),
+    lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model)."),
+    env_args: list[str] = typer.Option(None, "--env-arg", help="KEY=VALUE for the env factory (repeatable)."),
+    trainer_args: list[str] = typer.Option(None, "--trainer-arg", help="KEY=VALUE GRPOConfig field (repeatable)."),
+    log: Path | None = typer.Option(None, "--log", help="Training log (JSONL); default OUT/training_log.jsonl."),
+    evaluate: bool = typer.Option(True, "--eval/--no-eval", help="Evaluate before and after on the test split."),
+    eval_rollouts: int = typer.Option(4, "--eval-rollouts", help="Episodes per test task."),
+    eval_limit: int | None = typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks."),
+    threads: int | None = typer.Option(None, "--threads", help="torch CPU threads."),
+    chat_template: str | None = typer.Option(
+        None, "--chat-template", help="Replace the model's chat template: a TRL template name (qwen2_5, qwen3, ...) or a Jinja file."
+    ),
+) -> None:
+    """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and before/after pass rates."""
+    from .grpo import train_grpo
+
+    result = train_grpo(
+        envs,
+        model,
+        out=out,
+        steps=steps,
+        num_generations=num_generations,
+        prompts_per_step=prompts_per_step,
+        max_tokens=max_tokens,
+        max_turns=max_turns,
+        learning_rate=learning_rate,
+        beta=beta,
+        temperature=temperature,
+        seed=seed,
+        split=None if split == "all" else split,
+        mode=mode,
+        lora=lora,
+        env_kwargs=_key_values(env_args, "--env-arg"),
+        log_path=log,
+        evaluate=evaluate,
+        eval_rollouts=eval_rollouts,
+        eval_limit=eval_limit,
+        threads=threads,
+        trainer_overrides=_key_values(trainer_args, "--trainer-arg"),
+        chat_template=chat_template,
+        on_log=_print_step(steps),
+    )
+    _report(result)
+
+
+@train_app.command("sft")
+def sft(
+    runs: list[Path] = typer.Argument(..., help="Run files (rolloutgym run ... --out RUN.jsonl)."),
+    model: str = typer.Option("hf:tiny", "--model", "-m", help="hf:tiny, hf:smollm2, hf:PATH or PATH."),
+    out: Path = typer.Option(Path("trained/sft"), "--out", "-o", help="Where the trained model is saved."),
+    epochs: float = typer.Option(3.0, "--epochs", help="Passes over the examples."),
+    steps: int | None = typer.Option(None, "--steps", help="Optimizer steps (overrides --epochs)."),
+    learning_rate: float = typer.Option(2e-5, "--learning-rate", "--lr", help="Learning rate."),
+    batch_size: int = typer.Option(4, "--batch-size", help="Examples per step."),
+    min_score: float | None = typer.Option(None, "--min-score", help="Score a trajectory needs (default: the run's pass threshold)."),
+    lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model)."),
+    seed: int = typer.Option(0, "--seed"),
+    policy_args: list[str] = typer.Option(None, "--policy-arg", help="KEY=VALUE hf policy option for the evaluations."),
+    trainer_args: list[str] = typer.Option(None, "--trainer-arg", help="KEY=VALUE SFTConfig field (repeatable)."),
+    log: Path | None = typer.Option(None, "--log", help="Training log (JSONL); default OUT/training_log.jsonl."),
+    evaluate: bool = typer.Option(True, "--eval/--no-eval", help="Evaluate before and after on the test split."),
+    eval_rollouts: int = typer.Option(1, "--eval-rollouts", help="Episodes per test task."),
+    eval_limit: int | None = typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks."),
+    threads: int | None = typer.Option(None, "--threads", help="torch CPU threads."),
+) -> None:
+    """Supervised fine-tuning (TRL's SFTTrainer) on the passing trajectories of run files."""
+    from .offline import train_sft
+
+    _report(
+        train_sft(
+            runs, model, out=out, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size,
+            min_score=min_score, lora=lora, seed=seed, log_path=log, evaluate=evaluate, eval_rollouts=eval_rollouts,
+            eval_limit=eval_limit, policy_options=_key_values(policy_args, "--policy-arg"), threads=threads,
+            trainer_overrides=_key_values(trainer_args, "--trainer-arg"), on_log=_print_step(steps),
+        )
+    )
+
+
+@train_app.command("dpo")
+def dpo(
+    runs: list[Path] = typer.Argument(..., help="Run files with several episodes per task (-n 2 or more)."),
+    model: str = typer.Option("hf:tiny", "--model", "-m", help="hf:tiny, hf:smollm2, hf:PATH or PATH."),
+    out: Path = typer.Option(Path("trained/dpo"), "--out", "-o", help="Where the trained model is saved."),
+    epochs: float = typer.Option(3.0, "--epochs", help="Passes over the pairs."),
+    steps: int | None = typer.Option(None, "--steps", help="Optimizer steps (overrides --epochs)."),
+    learning_rate: float = typer.Option(5e-6, "--learning-rate", "--lr", help="Learning rate."),
+    batch_size: int = typer.Option(4, "--batch-size", help="Pairs per step."),
+    beta: float = typer.Option(0.1, "--beta", help="DPO beta."),
+    margin: float = typer.Option(0.0, "--margin", help="Reward gap a pair needs."),
+    lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model)."),
+    seed: int = typer.Option(0, "--seed"),
+    policy_args: list[str] = typer.Option(None, "--policy-arg", help="KEY=VALUE hf policy option for the evaluations."),
+    trainer_args: list[str] = typer.Option(None, "--trainer-arg", help="KEY=VALUE DPOConfig field (repeatable)."),
+    log: Path | None = typer.Option(None, "--log", help="Training log (JSONL); default OUT/training_log.jsonl."),
+    evaluate: bool = typer.Option(True, "--eval/--no-eval", help="Evaluate before and after on the test split."),
+    eval_rollouts: int = typer.Option(1, "--eval-rollouts", help="Episodes per test task."),
+    eval_limit: int | None = typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks."),
+    threads: int | None = typer.Option(None, "--threads", help="torch CPU threads."),
+) -> None:
+    """Preference optimisation (TRL's DPOTrainer) on best-vs-worst episodes of each task in run files."""
+    from .offline import train_dpo
+
+    _report(
+        train_dpo(
+            runs, model, out=out, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size,
+            beta=beta, margin=margin, lora=lora, seed=seed, log_path=log, evaluate=evaluate,
+            eval_rollouts=eval_rollouts, eval_limit=eval_limit, policy_options=_key_values(policy_args, "--policy-arg"),
+            threads=threads, trainer_overrides=_key_values(trainer_args, "--trainer-arg"), on_log=_print_step(steps),
+        )
+    )

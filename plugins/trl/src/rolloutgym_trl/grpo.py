@@ -1,0 +1,288 @@
+"""Online RL on registered envs with TRL's ``GRPOTrainer``: ``rolloutgym train grpo ENV --model M``.
+
+:func:`train_grpo` builds the dataset (:func:`~rolloutgym_trl.train_dataset`), the
+``GRPOTrainer`` (with :class:`~rolloutgym_trl.RolloutFunction` and
+:func:`~rolloutgym_trl.env_reward`, or with ``environment_factory`` for tool envs), trains,
+writes the training log (JSONL, one line per step), saves the model (usable as
+``--policy hf:OUT``) and evaluates it before and after on the env's test split.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from rolloutgym_protocol.errors import ConfigError
+
+from ._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
+from ._models import load_trainable, save_trained
+from .evaluate import Comparison, Evaluation, evaluate_policy
+
+__all__ = ["TrainResult", "grpo_config", "train_grpo"]
+
+
+@dataclass
+class TrainResult:
+    """What a training command produced."""
+
+    output_dir: Path
+    log_path: Path
+    records: list[dict[str, Any]]
+    comparison: Comparison | None = None
+    seconds: float = 0.0
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def curve(self, key: str = "reward") -> list[float]:
+        """The per-step values of one logged metric (``reward``, ``loss``, ``kl``...)."""
+        return [float(record[key]) for record in self.records if isinstance(record.get(key), (int, float))]
+
+
+def _device_options() -> dict[str, Any]:
+    import torch
+
+    if torch.cuda.is_available():
+        return {"bf16": torch.cuda.is_bf16_supported()}
+    return {"use_cpu": True, "bf16": False, "fp16": False}
+
+
+def grpo_config(
+    out: str | Path,
+    *,
+    steps: int,
+    num_generations: int,
+    prompts_per_step: int,
+    max_tokens: int,
+    learning_rate: float,
+    beta: float,
+    temperature: float,
+    seed: int,
+    overrides: Mapping[str, Any] | None = None,
+) -> Any:
+    """A ``GRPOConfig`` for a short local run (CPU when there is no GPU, no checkpoints, log every step)."""
+    from trl import GRPOConfig
+
+    if steps < 1:
+        raise ConfigError(f"--steps must be at least 1, got {steps}")
+    if num_generations < 2:
+        raise ConfigError(f"--num-generations must be at least 2 (GRPO compares episodes of a group), got {num_generations}")
+    if prompts_per_step < 1:
+        raise ConfigError(f"--prompts-per-step must be at least 1, got {prompts_per_step}")
+    options: dict[str, Any] = {
+        "output_dir": str(out),
+        "max_steps": steps,
+        "per_device_train_batch_size": num_generations * prompts_per_step,
+        "gradient_accumulation_steps": 1,
+        "num_generations": num_generations,
+        "max_completion_length": max_tokens,
+        "learning_rate": learning_rate,
+        "beta": beta,
+        "temperature": temperature,
+        "seed": seed,
+        "data_seed": seed,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "disable_tqdm": True,
+        "dataloader_num_workers": 0,
+        **_device_options(),
+    }
+    options.update(overrides or {})
+    return GRPOConfig(**options)
+
+
+def _lora_config(lora: bool | Mapping[str, Any]) -> Any:
+    if not lora:
+        return None
+    try:
+        from peft import LoraConfig
+    except ImportError:
+        raise ConfigError("--lora needs the 'peft' package: pip install 'rolloutgym-trl[lora]'") from None
+    options = {"r": 16, "lora_alpha": 32, "lora_dropout": 0.0, "target_modules": "all-linear", "task_type": "CAUSAL_LM"}
+    if isinstance(lora, Mapping):
+        options.update(lora)
+    return LoraConfig(**options)
+
+
+def resolve_chat_template(name_or_path: str) -> str:
+    """A chat template by TRL name (``qwen2_5``, ``qwen3``, ``llama3_2``...) or from a Jinja file."""
+    path = Path(name_or_path).expanduser()
+    if path.is_file():
+        return path.read_text(encoding="utf-8")
+    import trl.chat_template_utils as templates
+
+    template = getattr(templates, f"{name_or_path}_chat_template", None)
+    if not isinstance(template, str):
+        names = sorted(name[: -len("_chat_template")] for name in dir(templates) if name.endswith("_chat_template"))
+        raise ConfigError(f"--chat-template {name_or_path!r}: no such file, and not one of TRL's templates: {', '.join(names)}")
+    return template
+
+
+def check_tool_template(tokenizer: Any) -> None:
+    """TRL's tool loop parses replies only for chat templates it knows; say so before training starts."""
+    from trl.chat_template_utils import add_response_schema
+
+    try:
+        add_response_schema(tokenizer)
+    except ValueError:
+        raise ConfigError(
+            "mode environment_factory runs TRL's own tool-calling loop, which parses tool calls only for chat "
+            "templates TRL knows (Qwen 2.5/3, Llama 3.x, GLM-4, gpt-oss, ...); this model's template is not one. "
+            "Pass --chat-template qwen2_5 (or another TRL template), or use --mode rollout_func, whose parser "
+            "handles any template"
+        ) from None
+
+
+def _quiet(trainer: Any) -> None:
+    """The training log and ``on_log`` report progress; drop the trainer's own stdout printer."""
+    from transformers import PrinterCallback
+
+    trainer.remove_callback(PrinterCallback)
+
+
+@library_warnings_quiet()
+def train_grpo(
+    env_ids: str | Sequence[str],
+    model: str = "hf:tiny",
+    *,
+    out: str | Path = "trained/grpo",
+    steps: int = 40,
+    num_generations: int = 8,
+    prompts_per_step: int = 2,
+    max_tokens: int = 64,
+    max_turns: int | None = None,
+    learning_rate: float = 1e-5,
+    beta: float = 0.0,
+    temperature: float = 1.0,
+    seed: int = 0,
+    split: str | None = "train",
+    mode: str = "rollout_func",
+    lora: bool | Mapping[str, Any] = False,
+    env_kwargs: Mapping[str, Any] | None = None,
+    log_path: str | Path | None = None,
+    evaluate: bool = True,
+    eval_split: str | None = "test",
+    eval_rollouts: int = 4,
+    eval_limit: int | None = None,
+    threads: int | None = None,
+    trainer_overrides: Mapping[str, Any] | None = None,
+    chat_template: str | None = None,
+    on_log: Any = None,
+) -> TrainResult:
+    """Train ``model`` with GRPO on the tasks of ``env_ids`` and return the curves and comparison.
+
+    Args:
+        env_ids: one registered env id, or several (a mixture; ``mode="rollout_func"`` only).
+        model: ``hf:tiny``, ``hf:smollm2``, ``hf:PATH`` or ``PATH``.
+        out: where the trained model is saved (``--policy hf:OUT`` loads it).
+        steps: optimizer steps.
+        num_generations: episodes per task per step (the GRPO group).
+        prompts_per_step: tasks per step.
+        max_tokens: tokens sampled per assistant turn.
+        max_turns: assistant turns per episode (default: the env's step budget).
+        learning_rate / beta / temperature / seed: as in ``GRPOConfig``.
+        split: the task split trained on (``None``: every task).
+        mode: ``rollout_func`` (any env, rolloutgym's token loop) or ``environment_factory``
+            (tool envs; TRL's own tool-calling loop).
+        lora: train a LoRA adapter (``True`` or ``LoraConfig`` options); it is merged on save.
+        env_kwargs: keyword arguments for the env factories.
+        log_path: the JSONL training log (default ``OUT/training_log.jsonl``).
+        evaluate: run the model before and after training on ``eval_split``.
+        eval_rollouts: episodes per evaluation task.
+        eval_limit: evaluate on at most this many tasks.
+        threads: torch CPU threads.
+        trainer_overrides: extra ``GRPOConfig`` fields.
+        chat_template: replace the tokenizer's chat template: the name of one TRL ships
+            (``qwen2_5``, ``qwen3``, ``llama3_2``...; TRL's tool loop parses only those) or a
+            Jinja file. Saved with the model.
+        on_log: called with each log record as training runs (for progress output).
+    """
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    quiet_progress_bars()
+    ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+    if not ids:
+        raise ConfigError("give at least one env id to train on")
+    if mode not in ("rollout_func", "environment_factory"):
+        raise ConfigError(f"mode={mode!r}: use rollout_func or environment_factory")
+    if mode == "environment_factory" and len(ids) != 1:
+        raise ConfigError("environment_factory trains on one env at a time; use mode='rollout_func' for a mixture")
+    import torch
+    from trl import GRPOTrainer
+
+    if threads is not None:
+        if int(threads) < 1:
+            raise ConfigError(f"--threads must be at least 1, got {threads}")
+        torch.set_num_threads(int(threads))
+    training_threads = torch.get_num_threads()
+    started = time.perf_counter()
+    out_dir = Path(out)
+    trainable = load_trainable(model)
+    if chat_template is not None:
+        trainable.tokenizer.chat_template = resolve_chat_template(chat_template)
+    policy_options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+    if max_turns is not None:
+        policy_options["max_turns"] = max_turns
+    before: Evaluation | None = None
+    if evaluate:
+        before = evaluate_policy(
+            ids[0], f"hf:{trainable.reference.removeprefix('hf:')}", split=eval_split, num_rollouts=eval_rollouts,
+            policy_options=policy_options, env_kwargs=env_kwargs, limit=eval_limit,
+        )
+        torch.set_num_threads(training_threads)  # the hf policy may have lowered it for the whole process
+    arguments = grpo_config(
+        out_dir, steps=steps, num_generations=num_generations, prompts_per_step=prompts_per_step,
+        max_tokens=max_tokens, learning_rate=learning_rate, beta=beta, temperature=temperature, seed=seed,
+        overrides=trainer_overrides,
+    )
+    log = TrainingLog(
+        log_path or out_dir / "training_log.jsonl",
+        {"trainer": "grpo", "mode": mode, "model": model, "env_ids": ids, "split": split, "steps": steps,
+         "num_generations": num_generations, "prompts_per_step": prompts_per_step, "learning_rate": learning_rate,
+         "seed": seed},
+        on_write=on_log,
+    )
+    if mode == "rollout_func":
+        from .datasets import train_dataset
+        from .rollout import RolloutFunction, env_reward
+
+        trainer = GRPOTrainer(
+            model=trainable.model,
+            reward_funcs=[env_reward],
+            args=arguments,
+            train_dataset=train_dataset(ids, split=split, env_kwargs=env_kwargs),
+            processing_class=trainable.tokenizer,
+            rollout_func=RolloutFunction(max_tokens=max_tokens, max_turns=max_turns, env_kwargs=env_kwargs, seed=seed),
+            peft_config=_lora_config(lora),
+            callbacks=[log.callback()],
+        )
+    else:
+        from .environment import environment_factory
+
+        check_tool_template(trainable.tokenizer)
+        factory = environment_factory(ids[0], split=split, env_kwargs=env_kwargs)
+        trainer = GRPOTrainer(
+            model=trainable.model,
+            reward_funcs=factory.reward_funcs,
+            args=arguments,
+            train_dataset=factory.train_dataset,
+            processing_class=trainable.tokenizer,
+            environment_factory=factory,
+            peft_config=_lora_config(lora),
+            callbacks=[log.callback()],
+        )
+    _quiet(trainer)
+    trainer.train()
+    save_trained(trainer.model, trainable.tokenizer, out_dir)
+    comparison = None
+    if before is not None:
+        after = evaluate_policy(
+            ids[0], f"hf:{out_dir}", split=eval_split, num_rollouts=eval_rollouts, policy_options=policy_options,
+            env_kwargs=env_kwargs, limit=eval_limit,
+        )
+        comparison = Comparison(before, after)
+        log.write({"event": "evaluation", **{f"before/{k}": v for k, v in before.to_dict().items()},
+                   **{f"after/{k}": v for k, v in after.to_dict().items()}})
+    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started)

@@ -1,0 +1,320 @@
+"""Fine-tuning from run files with TRL: ``rolloutgym train sft RUN...`` and ``train dpo RUN...``.
+
+The rollout SDK's "improve" step, locally: collect rollouts (``rolloutgym run ... --out
+RUN``), then
+
+* :func:`train_sft` fine-tunes on the passing trajectories (score >= the run's pass
+  threshold, or ``min_score``) with TRL's ``SFTTrainer``; the loss covers the assistant's
+  tokens only, never the env's;
+* :func:`train_dpo` pairs, per task, the best and the worst trajectory whose rewards differ
+  (run with ``-n 2`` or more and a sampling temperature) and trains with ``DPOTrainer``.
+
+Conversations are rendered as the ``hf`` policy renders them (:mod:`._conversations`),
+with the env's tools. The model is saved (``--policy hf:OUT`` loads it) and evaluated
+before and after on the env's test split.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from rolloutgym_protocol.errors import ConfigError
+
+from ._conversations import RenderedConversation, render_conversation
+from ._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
+from ._models import load_trainable, save_trained
+from .evaluate import Comparison, evaluate_policy
+from .grpo import TrainResult, _device_options, _lora_config, _quiet
+
+__all__ = ["dpo_rows", "read_runs", "sft_rows", "train_dpo", "train_sft"]
+
+
+def read_runs(paths: Sequence[str | Path]) -> list[Any]:
+    """Read run files; one clear error for a missing or unreadable file."""
+    from rolloutgym.runs import read_run
+
+    if not paths:
+        raise ConfigError("give at least one run file (made by 'rolloutgym run ENV --policy P --out RUN.jsonl')")
+    runs = []
+    for path in paths:
+        if not Path(path).is_file():
+            raise ConfigError(f"no run file '{path}'; make one with 'rolloutgym run ENV --policy P --out {path}'")
+        runs.append(read_run(path))
+    return runs
+
+
+class _Renderer:
+    """One renderer per tokenizer and one tool list per (env, task)."""
+
+    def __init__(self, tokenizer: Any) -> None:
+        from rolloutgym.llm import ChatTemplateRenderer
+
+        self.renderer = ChatTemplateRenderer(tokenizer)
+        self._tools: dict[tuple[str, str], list[dict[str, Any]]] = {}
+
+    def tools(self, env_id: str, task_id: str) -> list[dict[str, Any]]:
+        key = (env_id, task_id)
+        if key not in self._tools:
+            import rolloutgym as rg
+            from rolloutgym.llm import env_tools
+
+            environment = rg.make(env_id, task=task_id)
+            try:
+                self._tools[key] = env_tools(environment)
+            finally:
+                environment.close()
+        return self._tools[key]
+
+    def render(self, env_id: str, task_id: str, trajectory: Any) -> RenderedConversation | None:
+        from rolloutgym.export import conversation
+
+        return render_conversation(self.renderer, conversation(trajectory, openai_format=False), self.tools(env_id, task_id))
+
+
+def sft_rows(runs: Sequence[Any], tokenizer: Any, *, min_score: float | None = None) -> list[dict[str, Any]]:
+    """Pre-tokenized SFT rows (``input_ids``, ``completion_mask``) of the passing trajectories."""
+    renderer = _Renderer(tokenizer)
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        threshold = float(min_score if min_score is not None else run.header.get("pass_threshold") or 1.0)
+        for group in run.groups:
+            for trajectory, score in zip(group.trajectories, group.scores, strict=True):
+                if score.value < threshold:
+                    continue
+                rendered = renderer.render(run.env_id, group.item_id, trajectory)
+                if rendered is None:
+                    continue
+                rows.append(
+                    {
+                        "input_ids": rendered.prompt_ids + rendered.completion_ids,
+                        "completion_mask": [0] * len(rendered.prompt_ids) + rendered.completion_mask,
+                    }
+                )
+    if not rows:
+        described = ", ".join(str(run.path) for run in runs)
+        raise ConfigError(
+            f"no passing trajectories in {described} (a trajectory passes with score >= "
+            f"{min_score if min_score is not None else 'the run pass threshold, usually 1.0'}); SFT needs examples to "
+            "imitate: run a stronger policy (e.g. --policy oracle), more episodes (-n), or lower --min-score"
+        )
+    return rows
+
+
+def dpo_rows(runs: Sequence[Any], tokenizer: Any, *, margin: float = 0.0) -> list[dict[str, Any]]:
+    """Text preference rows (``prompt``, ``chosen``, ``rejected``): per task, the best and the
+    worst trajectory when their rewards differ by more than ``margin``."""
+    renderer = _Renderer(tokenizer)
+    decode = tokenizer.decode
+    rows: list[dict[str, Any]] = []
+    groups_seen = 0
+    for run in runs:
+        for group in run.groups:
+            groups_seen += 1
+            ranked = sorted(zip(group.trajectories, group.scores, strict=True), key=lambda pair: pair[1].value, reverse=True)
+            if len(ranked) < 2 or ranked[0][1].value - ranked[-1][1].value <= margin:
+                continue
+            better = renderer.render(run.env_id, group.item_id, ranked[0][0])
+            worse = renderer.render(run.env_id, group.item_id, ranked[-1][0])
+            if better is None or worse is None:
+                continue
+            rows.append(
+                {
+                    "prompt": decode(better.prompt_ids),
+                    "chosen": decode(better.completion_ids),
+                    "rejected": decode(worse.completion_ids),
+                }
+            )
+    if not rows:
+        raise ConfigError(
+            f"no reward variance: in {groups_seen} task group(s), no task has two trajectories whose rewards differ "
+            f"by more than {margin:g}, so DPO has no preference pair. Run more episodes per task with sampling "
+            "(e.g. 'rolloutgym run ENV --policy hf:MODEL -n 4 --policy-arg temperature=1.0 --out RUN.jsonl')"
+        )
+    return rows
+
+
+def _evaluation_env(runs: Sequence[Any]) -> str:
+    return str(runs[0].env_id)
+
+
+def _finish(
+    trainer: Any, trainable: Any, log: TrainingLog, out_dir: Path, before: Any, env_id: str, evaluation: Mapping[str, Any],
+    started: float, extra: dict[str, Any],
+) -> TrainResult:
+    _quiet(trainer)
+    trainer.train()
+    save_trained(trainer.model, trainable.tokenizer, out_dir)
+    comparison = None
+    if before is not None:
+        after = evaluate_policy(env_id, f"hf:{out_dir}", **evaluation)
+        comparison = Comparison(before, after)
+        log.write({"event": "evaluation", **{f"before/{k}": v for k, v in before.to_dict().items()},
+                   **{f"after/{k}": v for k, v in after.to_dict().items()}})
+    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started, extra)
+
+
+def _common_arguments(out_dir: Path, *, epochs: float, steps: int | None, learning_rate: float, batch_size: int, seed: int) -> dict[str, Any]:
+    if batch_size < 1:
+        raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
+    options: dict[str, Any] = {
+        "output_dir": str(out_dir),
+        "num_train_epochs": epochs,
+        "learning_rate": learning_rate,
+        "per_device_train_batch_size": batch_size,
+        "seed": seed,
+        "data_seed": seed,
+        "logging_steps": 1,
+        "save_strategy": "no",
+        "report_to": "none",
+        "disable_tqdm": True,
+        **_device_options(),
+    }
+    if steps is not None:
+        options["max_steps"] = steps
+    return options
+
+
+def _setup(model: str, threads: int | None) -> Any:
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    quiet_progress_bars()
+    import torch
+
+    if threads is not None:
+        if int(threads) < 1:
+            raise ConfigError(f"--threads must be at least 1, got {threads}")
+        torch.set_num_threads(int(threads))
+    return load_trainable(model)
+
+
+def _before(env_id: str, trainable: Any, evaluate: bool, evaluation: Mapping[str, Any]) -> Any:
+    if not evaluate:
+        return None
+    import torch
+
+    threads = torch.get_num_threads()
+    result = evaluate_policy(env_id, f"hf:{trainable.reference.removeprefix('hf:')}", **evaluation)
+    torch.set_num_threads(threads)
+    return result
+
+
+@library_warnings_quiet()
+def train_sft(
+    runs: Sequence[str | Path],
+    model: str = "hf:tiny",
+    *,
+    out: str | Path = "trained/sft",
+    epochs: float = 3.0,
+    steps: int | None = None,
+    learning_rate: float = 2e-5,
+    batch_size: int = 4,
+    min_score: float | None = None,
+    lora: bool | Mapping[str, Any] = False,
+    seed: int = 0,
+    log_path: str | Path | None = None,
+    evaluate: bool = True,
+    eval_split: str | None = "test",
+    eval_rollouts: int = 1,
+    eval_limit: int | None = None,
+    policy_options: Mapping[str, Any] | None = None,
+    threads: int | None = None,
+    trainer_overrides: Mapping[str, Any] | None = None,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
+) -> TrainResult:
+    """Fine-tune ``model`` on the passing trajectories of ``runs`` with TRL's ``SFTTrainer``.
+
+    ``policy_options`` are the ``hf`` policy options of the before/after evaluation
+    (e.g. ``{"max_tokens": 64, "greedy": True}``).
+    """
+    from datasets import Dataset
+    from trl import SFTConfig, SFTTrainer
+
+    started = time.perf_counter()
+    loaded = read_runs(runs)
+    env_id = _evaluation_env(loaded)
+    trainable = _setup(model, threads)
+    rows = sft_rows(loaded, trainable.tokenizer, min_score=min_score)
+    out_dir = Path(out)
+    evaluation = {"split": eval_split, "num_rollouts": eval_rollouts, "limit": eval_limit, "policy_options": dict(policy_options or {})}
+    before = _before(env_id, trainable, evaluate, evaluation)
+    arguments = SFTConfig(
+        **_common_arguments(out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed),
+        completion_only_loss=True,
+        **dict(trainer_overrides or {}),
+    )
+    log = TrainingLog(
+        log_path or out_dir / "training_log.jsonl",
+        {"trainer": "sft", "model": model, "runs": [str(path) for path in runs], "env_ids": [env_id], "examples": len(rows)},
+        on_write=on_log,
+    )
+    trainer = SFTTrainer(
+        model=trainable.model,
+        args=arguments,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=trainable.tokenizer,
+        peft_config=_lora_config(lora),
+        callbacks=[log.callback()],
+    )
+    return _finish(trainer, trainable, log, out_dir, before, env_id, evaluation, started, {"examples": len(rows)})
+
+
+@library_warnings_quiet()
+def train_dpo(
+    runs: Sequence[str | Path],
+    model: str = "hf:tiny",
+    *,
+    out: str | Path = "trained/dpo",
+    epochs: float = 3.0,
+    steps: int | None = None,
+    learning_rate: float = 5e-6,
+    batch_size: int = 4,
+    beta: float = 0.1,
+    margin: float = 0.0,
+    lora: bool | Mapping[str, Any] = False,
+    seed: int = 0,
+    log_path: str | Path | None = None,
+    evaluate: bool = True,
+    eval_split: str | None = "test",
+    eval_rollouts: int = 1,
+    eval_limit: int | None = None,
+    policy_options: Mapping[str, Any] | None = None,
+    threads: int | None = None,
+    trainer_overrides: Mapping[str, Any] | None = None,
+    on_log: Callable[[dict[str, Any]], None] | None = None,
+) -> TrainResult:
+    """Train ``model`` with TRL's ``DPOTrainer`` on best-vs-worst pairs of each task in ``runs``."""
+    from datasets import Dataset
+    from trl import DPOConfig, DPOTrainer
+
+    started = time.perf_counter()
+    loaded = read_runs(runs)
+    env_id = _evaluation_env(loaded)
+    trainable = _setup(model, threads)
+    rows = dpo_rows(loaded, trainable.tokenizer, margin=margin)
+    out_dir = Path(out)
+    evaluation = {"split": eval_split, "num_rollouts": eval_rollouts, "limit": eval_limit, "policy_options": dict(policy_options or {})}
+    before = _before(env_id, trainable, evaluate, evaluation)
+    arguments = DPOConfig(
+        **_common_arguments(out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed),
+        beta=beta,
+        **dict(trainer_overrides or {}),
+    )
+    log = TrainingLog(
+        log_path or out_dir / "training_log.jsonl",
+        {"trainer": "dpo", "model": model, "runs": [str(path) for path in runs], "env_ids": [env_id], "pairs": len(rows)},
+        on_write=on_log,
+    )
+    reference = None if lora else load_trainable(model).model.eval()  # the frozen copy DPO compares against
+    trainer = DPOTrainer(
+        model=trainable.model,
+        ref_model=reference,
+        args=arguments,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=trainable.tokenizer,
+        peft_config=_lora_config(lora),
+        callbacks=[log.callback()],
+    )
+    return _finish(trainer, trainable, log, out_dir, before, env_id, evaluation, started, {"pairs": len(rows)})
