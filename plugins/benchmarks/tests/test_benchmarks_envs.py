@@ -137,9 +137,19 @@ def test_options_are_checked_when_the_env_is_made() -> None:
         GSM8KEnv(EXAMPLE, boxed="middle")  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="true or false"):
         GSM8KEnv(EXAMPLE, symbolic="yes")  # type: ignore[arg-type]
-    first = GSM8KEnv(EXAMPLE, boxed="first")
+    with pytest.raises(ValueError, match="max_boxed_answers"):
+        GSM8KEnv(EXAMPLE, max_boxed_answers=0)
+    # Two different boxes are a hedge by default; max_boxed_answers=None is rolloutlib's
+    # behaviour, where ``boxed`` picks one of them.
+    hedged = GSM8KEnv(EXAMPLE, boxed="first")
+    hedged.reset()
+    assert hedged.step(r"\boxed{42} then \boxed{7}")[1] == 0.0
+    first = GSM8KEnv(EXAMPLE, boxed="first", max_boxed_answers=None)
     first.reset()
     assert first.step(r"\boxed{42} then \boxed{7}")[1] == 1.0
+    last = GSM8KEnv(EXAMPLE, max_boxed_answers=None)
+    last.reset()
+    assert last.step(r"\boxed{42} then \boxed{7}")[1] == 0.0
 
 
 def test_envs_pickle() -> None:

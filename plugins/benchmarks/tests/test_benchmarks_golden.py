@@ -27,7 +27,7 @@ def test_table_is_large_and_balanced() -> None:
 
 
 def _grade(case: dict[str, Any]) -> Any:
-    options = {key: case[key] for key in ("boxed", "symbolic") if key in case}
+    options = {key: case[key] for key in ("boxed", "symbolic", "max_boxed_answers") if key in case}
     return grade_math(case["response"], case["expected"], kind=case["kind"], **options)
 
 

@@ -34,9 +34,14 @@ def test_extract_gsm8k_answer(response: str, expected: str | None) -> None:
 
 def test_boxed_first_or_last() -> None:
     response = r"first \boxed{1}, then \boxed{2}"
-    assert extract_gsm8k_answer(response) == "2"
-    assert extract_gsm8k_answer(response, boxed="first") == "1"
-    assert grade_gsm8k(response, "1", boxed="first").value == 1.0
+    # Two different boxed values are a hedge by default ...
+    assert extract_gsm8k_answer(response) is None
+    assert grade_gsm8k(response, "2").value == 0.0
+    assert "different \\boxed{} answers" in grade_gsm8k(response, "2").feedback
+    # ... and max_boxed_answers=None is rolloutlib's behaviour: pick one by position.
+    assert extract_gsm8k_answer(response, max_boxed_answers=None) == "2"
+    assert extract_gsm8k_answer(response, boxed="first", max_boxed_answers=None) == "1"
+    assert grade_gsm8k(response, "1", boxed="first", max_boxed_answers=None).value == 1.0
     with pytest.raises(ValueError, match="'first' or 'last'"):
         extract_answer(response, boxed="middle")  # type: ignore[arg-type]
 

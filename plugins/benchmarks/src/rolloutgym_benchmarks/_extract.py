@@ -8,8 +8,16 @@ Rules, the first that finds something wins:
 4. the last bold ``**...**`` that holds a number;
 5. the last number anywhere.
 
-An unclosed final ``\\boxed{`` (a response cut off mid-answer) and more than
-``max_boxed_answers`` different boxed values (hedging) give no answer, with the reason.
+Empty boxes are skipped (an empty ``\\boxed{}`` followed by "The answer is 18." reads 18). An
+unclosed final ``\\boxed{`` (a response cut off mid-answer), more than ``max_boxed_answers``
+different boxed values (by default more than one: ``\\boxed{16} or \\boxed{18}`` is a hedge)
+and "the answer is 16 or 18" give no answer, with the reason.
+
+A boxed value or answer phrase is read as: redundant braces dropped (``{{310}}``), an answer
+choice label dropped (``(C) 12``), the right-hand side of an equation (``m+n=37``,
+``3 \\times 6 = 18``, ``x \\approx 3.5``), unit words and units with exponents dropped
+(``24 \\text{ m}^2``), then one number, else small arithmetic evaluated exactly
+(``2\\cdot 56`` is 112), else number words (``twenty-five``).
 """
 
 from __future__ import annotations
@@ -17,13 +25,14 @@ from __future__ import annotations
 import re
 from typing import Literal, NamedTuple
 
+from ._arithmetic import evaluate_arithmetic, read_number_words
 from ._latex import find_closing_brace, normalize_latex
 from ._numbers import NumberToken, find_numbers, first_number, format_number, last_number, read_single_number
 
-__all__ = ["DEFAULT_MAX_BOXED_ANSWERS", "EXPLICIT_RULES", "BoxedChoice", "Extraction", "extract_answer"]
+__all__ = ["DEFAULT_MAX_BOXED_ANSWERS", "EXPLICIT_RULES", "BoxedChoice", "Extraction", "extract_answer", "read_value"]
 
 BoxedChoice = Literal["first", "last"]
-DEFAULT_MAX_BOXED_ANSWERS = 3
+DEFAULT_MAX_BOXED_ANSWERS = 1
 EXPLICIT_RULES = frozenset({"boxed", "####", "answer_is", "bold"})
 
 _BOXED = re.compile(r"\\(?:boxed|fbox)(?![A-Za-z])")
@@ -31,6 +40,13 @@ _ANSWER_PHRASE = re.compile(r"(?i)answer\s*(?:is\b|:|=)\s*:?")
 _DIGIT = re.compile(r"\d")
 _BOLD = re.compile(r"\*\*([^*\n]{1,300})\*\*")
 _SENTENCE_END = re.compile(r"(?<!\d)\.(?!\d)|\.(?=\s|$)")
+_RELATION = re.compile(r"=|\\approx(?![A-Za-z])|≈|\\simeq(?![A-Za-z])")
+_CHOICE = re.compile(r"^\s*\(?[A-E]\)\s*(?=\S)")
+_UNIT_WORDS = r"(?:mm|cm|dm|km|in|ft|yd|mi|inch(?:es)?|feet|foot|met(?:er|re)s?|units?|yards?|miles?|squares?)"
+_UNIT_POWER = re.compile(
+    rf"(\d)\s*(?:\s(?:m|{_UNIT_WORDS})|{_UNIT_WORDS})\s*(?:\^\s*\{{?\s*[23]\s*\}}?|[²³])(?![A-Za-z0-9])"
+)
+_OR = re.compile(r"(?i)(?<![A-Za-z])or(?![A-Za-z])")
 _RULE_NAMES = {
     "boxed": "\\boxed{}",
     "####": "'####'",
@@ -82,15 +98,92 @@ def _boxed_contents(text: str) -> list[str | None]:
     return contents
 
 
+def _strip_braces(text: str) -> str:
+    """``{{310}}`` -> ``310``: drop braces that enclose the whole text."""
+    for _ in range(8):  # bounded: a wall of braces costs a few linear scans, not one per brace
+        if not (text.startswith("{") and find_closing_brace(text, 0) == len(text) - 1):
+            break
+        text = text[1:-1].strip()
+    return text
+
+
+def _single_value(text: str) -> NumberToken | None:
+    """``text`` read as one number, one arithmetic expression or number words; else None."""
+    token, _ = read_single_number(text)
+    if token is not None:
+        return token
+    value = evaluate_arithmetic(text)
+    if value is None and _DIGIT.search(text) is None:
+        value = read_number_words(text)
+    return None if value is None else NumberToken(value, 0, len(text))
+
+
+def _right_hand_side(text: str) -> str | None:
+    """The right-hand side of ``text`` when it is one chain of equations (``m+n=37``)."""
+    parts = _RELATION.split(text)
+    if len(parts) < 2 or not parts[-1].strip():
+        return None
+    if any("," in part or ";" in part for part in parts[:-1]):
+        return None  # "x=2, y=3" is a system, not a chain
+    return parts[-1].strip()
+
+
+def read_value(normalized: str) -> tuple[str, NumberToken | None, str | None]:
+    """Read a boxed value: (its text, its number or None, a refusal reason or None)."""
+    text = _strip_braces(normalized.strip())
+    if "^" in text or "²" in text or "³" in text:
+        text = _UNIT_POWER.sub(r"\1", text)
+    text = _CHOICE.sub("", text).strip()
+    right = _right_hand_side(text)
+    if right is not None:
+        token = _single_value(right)
+        if token is not None:
+            return right, token, None
+    token, problem = read_single_number(text)
+    if token is not None:
+        return text, token, None
+    if problem and problem.startswith("refused"):
+        return text, None, problem
+    token = _single_value(text)
+    return text, token, None
+
+
+def _canonical(text: str, token: NumberToken | None) -> str:
+    if token is not None:
+        return format_number(token.value) + ("%" if token.percent else "")
+    return " ".join(text.split()).casefold()
+
+
+def _hedge(normalized: str) -> str | None:
+    """A reason when ``normalized`` offers different numbers joined by "or"."""
+    if _OR.search(normalized) is None:
+        return None
+    tokens, _ = find_numbers(normalized)
+    values = {token.value for token in tokens}
+    if len(values) > 1:
+        shown = " or ".join(format_number(value) for value in sorted(values)[:3])
+        return f"the answer is hedged over several values ({shown}); give one final answer"
+    return None
+
+
 def _from_segment(segment: str, rule: str) -> Extraction | None:
-    """The first number in ``segment``, else its text; None when it holds nothing."""
+    """The value of an answer phrase: one value, an equation's right side, else its first number."""
     normalized = normalize_latex(segment).strip()
+    hedge = _hedge(normalized)
+    if hedge is not None:
+        return Extraction(None, None, rule, hedge)
+    cleaned = normalized.strip(" .!?;:*")
+    if cleaned:
+        text, token, problem = read_value(cleaned)
+        if token is not None:
+            return Extraction(text, token, rule)
+        if problem:
+            return Extraction(None, None, rule, problem)
     token, problem = first_number(normalized)
     if token is not None:
         return Extraction(normalized[token.start : token.end].strip(), token, rule)
     if problem:
         return Extraction(None, None, rule, problem)
-    cleaned = normalized.strip(" .!?;:*")
     return Extraction(cleaned, None, rule) if cleaned else None
 
 
@@ -98,29 +191,33 @@ def _from_boxed(text: str, boxed: BoxedChoice, max_boxed_answers: int | None) ->
     contents = _boxed_contents(text)
     if not contents:
         return None
-    non_empty = [content for content in contents if content is None or content.strip()]
+    non_empty = [content for content in contents if content is None or _strip_braces(content.strip())]
     if not non_empty:
-        return Extraction(None, None, "boxed", "every \\boxed{} is empty")
+        return None  # only empty boxes: the later rules ("The answer is 18.") decide
     chosen = non_empty[-1] if boxed == "last" else non_empty[0]
     if chosen is None:
         return Extraction(None, None, "boxed", "the \\boxed{ is never closed (was the response cut off?)")
-    distinct: set[str] = set()
-    if max_boxed_answers is not None and len(non_empty) > max_boxed_answers:
-        distinct = {normalize_latex(content).strip() for content in non_empty if content is not None}
-    if max_boxed_answers is not None and len(distinct) > max_boxed_answers:
+    values = {}
+    for content in non_empty:
+        if content is not None:
+            read = read_value(normalize_latex(content))
+            values.setdefault(_canonical(read[0], read[1]), read)
+    if max_boxed_answers is not None and len(values) > max_boxed_answers:
+        shown = ", ".join(list(values)[:4])
         return Extraction(
             None,
             None,
             "boxed",
-            f"{len(distinct)} different \\boxed{{}} answers (at most {max_boxed_answers}); box one final answer",
+            f"{len(values)} different \\boxed{{}} answers ({shown}); box exactly one final answer",
         )
-    normalized = normalize_latex(chosen).strip()
-    token, problem = read_single_number(normalized)
-    if token is not None:
-        return Extraction(normalized, token, "boxed")
-    if problem and problem.startswith("refused"):
+    value_text, token, problem = read_value(normalize_latex(chosen))
+    if problem is not None:
         return Extraction(None, None, "boxed", problem)
-    return Extraction(normalized, None, "boxed")
+    if token is None:
+        hedge = _hedge(value_text)
+        if hedge is not None:
+            return Extraction(None, None, "boxed", hedge)
+    return Extraction(value_text, token, "boxed")
 
 
 def _from_marker(text: str) -> Extraction | None:

@@ -21,6 +21,7 @@ _DROPPED = re.compile(
 _BRACED_COMMA = re.compile(r"\{,\}")
 _PERCENT = re.compile(r"\\%")
 _TIMES = re.compile(r"\\times|\\cdot|×|·")
+_DIVIDE = re.compile(r"\\div(?![A-Za-z])|÷")
 _SPACE_IN_NUMBER = re.compile(r"(?<=\d)[\u00a0\u2009\u202f\u2007](?=\d{3})")
 _UNICODE_SPACES = re.compile(r"[\u00a0\u2009\u202f\u2007\u2002\u2003]")
 _NEEDS_WORK = re.compile(r"[\\{$~\u0080-\U0010ffff]|\^\s*\\circ")
@@ -131,4 +132,6 @@ def normalize_latex(text: str) -> str:
     text = _BRACED_COMMA.sub(",", text)
     text = _DROPPED.sub("", text)
     text = _TIMES.sub(" * ", text)
+    if "\\div" in text or "÷" in text:
+        text = _DIVIDE.sub(" / ", text)
     return _replace_fractions(text)

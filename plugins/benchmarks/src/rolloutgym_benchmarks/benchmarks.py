@@ -23,7 +23,7 @@ from typing import Any
 
 from rolloutgym.evals import Benchmark
 
-from ._extract import BoxedChoice
+from ._extract import DEFAULT_MAX_BOXED_ANSWERS, BoxedChoice
 from ._loading import load_hub_rows, read_local_rows, sample_rows
 from .envs import AIME_PROMPT_SUFFIX, GSM8K_PROMPT_SUFFIX, AIMEEnv, GSM8KEnv
 from .examples import MathExample, row_to_example
@@ -156,6 +156,7 @@ def gsm8k(
     prompt_suffix: str = GSM8K_PROMPT_SUFFIX,
     boxed: BoxedChoice = "last",
     symbolic: bool = False,
+    max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS,
 ) -> Benchmark:
     """The GSM8K benchmark (name ``"gsm8k"``): one :class:`GSM8KEnv` per problem.
 
@@ -164,7 +165,8 @@ def gsm8k(
         path: a local copy: ``.jsonl``/``.json``/``.csv``/``.parquet`` or a ``datasets`` folder.
         dataset: a Hugging Face dataset id such as ``"openai/gsm8k"`` (needs ``datasets`` and the network).
         config, split: the dataset configuration and split.
-        system_prompt, prompt_suffix, boxed, symbolic: passed to every :class:`GSM8KEnv`.
+        system_prompt, prompt_suffix, boxed, symbolic, max_boxed_answers: passed to every
+            :class:`GSM8KEnv` (``max_boxed_answers=None`` is rolloutlib's no-hedge-check behaviour).
 
     Raises:
         DatasetUnavailable: the hub is unreachable (at once, naming ``path=``).
@@ -174,7 +176,12 @@ def gsm8k(
 
     def make_env(example: MathExample) -> GSM8KEnv:
         return GSM8KEnv(
-            example, system_prompt=system_prompt, prompt_suffix=prompt_suffix, boxed=boxed, symbolic=symbolic
+            example,
+            system_prompt=system_prompt,
+            prompt_suffix=prompt_suffix,
+            boxed=boxed,
+            symbolic=symbolic,
+            max_boxed_answers=max_boxed_answers,
         )
 
     source = _source_name(examples, path, dataset, GSM8K_SAMPLE)
@@ -190,6 +197,7 @@ def aime(
     system_prompt: str | None = None,
     prompt_suffix: str = AIME_PROMPT_SUFFIX,
     boxed: BoxedChoice = "last",
+    max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS,
 ) -> Benchmark:
     """The AIME benchmark (name ``"aime"``): one :class:`AIMEEnv` per problem.
 
@@ -201,7 +209,13 @@ def aime(
     used = {item.split for item in items} if dataset is not None else {split}
 
     def make_env(example: MathExample) -> AIMEEnv:
-        return AIMEEnv(example, system_prompt=system_prompt, prompt_suffix=prompt_suffix, boxed=boxed)
+        return AIMEEnv(
+            example,
+            system_prompt=system_prompt,
+            prompt_suffix=prompt_suffix,
+            boxed=boxed,
+            max_boxed_answers=max_boxed_answers,
+        )
 
     for example in items:  # fail at load time, not at the first episode, on an answer outside 0-999
         make_env(example)

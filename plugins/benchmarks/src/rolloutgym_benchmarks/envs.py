@@ -19,7 +19,7 @@ from typing import Any
 
 from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 
-from ._extract import BoxedChoice
+from ._extract import DEFAULT_MAX_BOXED_ANSWERS, BoxedChoice
 from .examples import MathExample
 from .grading import AIME_MAX, grade_math
 
@@ -136,6 +136,8 @@ class GSM8KEnv(MathEnv):
         prompt_suffix: formatting instructions appended to the question.
         boxed: which ``\\boxed{}`` counts when the response has several (``"last"`` or ``"first"``).
         symbolic: compare non-numeric answers with sympy.
+        max_boxed_answers: more different ``\\boxed{}`` values than this are a hedge and score 0
+            (default 1); ``None`` turns hedge detection off (rolloutlib's behaviour).
     """
 
     def __init__(
@@ -146,10 +148,11 @@ class GSM8KEnv(MathEnv):
         prompt_suffix: str = GSM8K_PROMPT_SUFFIX,
         boxed: BoxedChoice = "last",
         symbolic: bool = False,
+        max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS,
     ) -> None:
-        _check_options(boxed, symbolic)
+        _check_options(boxed, symbolic, max_boxed_answers)
         grade = functools.partial(
-            grade_math, kind="gsm8k", boxed=boxed, symbolic=symbolic
+            grade_math, kind="gsm8k", boxed=boxed, symbolic=symbolic, max_boxed_answers=max_boxed_answers
         )  # picklable, unlike a closure
         super().__init__(example, grade, system_prompt=system_prompt, prompt_suffix=prompt_suffix)
 
@@ -164,6 +167,8 @@ class GSM8KEnv(MathEnv):
 class AIMEEnv(MathEnv):
     """An AIME problem graded by :func:`~rolloutgym_benchmarks.grade_aime` (integers 0-999).
 
+    ``boxed`` and ``max_boxed_answers`` are as in :class:`GSM8KEnv`.
+
     Raises:
         ValueError: the example's answer is not an integer from 0 to 999.
     """
@@ -175,6 +180,7 @@ class AIMEEnv(MathEnv):
         system_prompt: str | None = None,
         prompt_suffix: str = AIME_PROMPT_SUFFIX,
         boxed: BoxedChoice = "last",
+        max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS,
     ) -> None:
         answer = example.answer.strip() if isinstance(example, MathExample) else ""
         if not (answer.isdigit() and 0 <= int(answer) <= AIME_MAX):
@@ -182,15 +188,19 @@ class AIMEEnv(MathEnv):
                 f"AIME example {getattr(example, 'example_id', None)!r} has answer {answer!r}; AIME answers are integers from 0 to {AIME_MAX}"
             )
 
-        _check_options(boxed, False)
-        grade = functools.partial(grade_math, kind="aime", boxed=boxed)
+        _check_options(boxed, False, max_boxed_answers)
+        grade = functools.partial(grade_math, kind="aime", boxed=boxed, max_boxed_answers=max_boxed_answers)
         super().__init__(example, grade, system_prompt=system_prompt, prompt_suffix=prompt_suffix)
 
     def oracle_action(self) -> str:
         return f"The answer is \\boxed{{{int(self.example.answer.strip())}}}."
 
 
-def _check_options(boxed: Any, symbolic: Any) -> None:
+def _check_options(boxed: Any, symbolic: Any, max_boxed_answers: Any = None) -> None:
+    if max_boxed_answers is not None and (
+        not isinstance(max_boxed_answers, int) or isinstance(max_boxed_answers, bool) or max_boxed_answers < 1
+    ):
+        raise ValueError(f"max_boxed_answers must be a positive integer or None, got {max_boxed_answers!r}")
     if boxed not in ("first", "last"):
         raise ValueError(f"boxed must be 'first' or 'last' (which \\boxed{{}} counts), got {boxed!r}")
     if not isinstance(symbolic, bool):

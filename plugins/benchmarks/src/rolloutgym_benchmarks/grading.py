@@ -24,7 +24,7 @@ from typing import Any
 
 from rolloutgym_protocol import Score
 
-from ._extract import DEFAULT_MAX_BOXED_ANSWERS, EXPLICIT_RULES, BoxedChoice, Extraction, extract_answer
+from ._extract import DEFAULT_MAX_BOXED_ANSWERS, EXPLICIT_RULES, BoxedChoice, Extraction, extract_answer, read_value
 from ._latex import normalize_latex
 from ._numbers import NumberToken, format_number, read_single_number
 
@@ -49,14 +49,18 @@ def _canonical_text(extraction: Extraction) -> str | None:
     return extraction.text
 
 
-def extract_gsm8k_answer(response: str, *, boxed: BoxedChoice = "last") -> str | None:
+def extract_gsm8k_answer(
+    response: str, *, boxed: BoxedChoice = "last", max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS
+) -> str | None:
     """The final answer of ``response`` in a canonical spelling (``"42"``, ``"0.5"``, ``"1/3"``), or None.
 
     Args:
         response: the model's full answer text.
         boxed: which ``\\boxed{}`` counts when there are several: ``"last"`` (default) or ``"first"``.
+        max_boxed_answers: more different boxed values than this are a hedge (None); ``None``
+            turns the check off (rolloutlib's behaviour).
     """
-    return _canonical_text(extract_answer(response, boxed=boxed))
+    return _canonical_text(extract_answer(response, boxed=boxed, max_boxed_answers=max_boxed_answers))
 
 
 def _aime_integer(extraction: Extraction) -> tuple[int | None, str | None]:
@@ -71,9 +75,11 @@ def _aime_integer(extraction: Extraction) -> tuple[int | None, str | None]:
     return int(value), None
 
 
-def extract_aime_answer(response: str, *, boxed: BoxedChoice = "last") -> str | None:
+def extract_aime_answer(
+    response: str, *, boxed: BoxedChoice = "last", max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS
+) -> str | None:
     """The final answer as an integer string in ``0..999`` (``"\\boxed{070}"`` gives ``"70"``), else None."""
-    value, _ = _aime_integer(extract_answer(response, boxed=boxed))
+    value, _ = _aime_integer(extract_answer(response, boxed=boxed, max_boxed_answers=max_boxed_answers))
     return None if value is None else str(value)
 
 
@@ -84,6 +90,8 @@ def _expected(expected: str) -> tuple[Extraction, str | None]:
     if not (found.found and found.rule in EXPLICIT_RULES):
         text = normalize_latex(expected).strip()
         token, _ = read_single_number(text)
+        if token is None:
+            token = read_value(text)[1]  # "seventy", "2 * 56"
         if token is not None:
             found = Extraction(format_number(token.value), token, "raw")
         else:
@@ -175,7 +183,9 @@ def grade_math(
         symbolic: compare non-numeric answers with sympy (``\\frac{\\sqrt3}{2} == \\sqrt{3}/2``);
             needs ``pip install 'rolloutgym-benchmarks[symbolic]'``.
         max_boxed_answers: more different ``\\boxed{}`` values than this count as hedging
-            and score 0 (None: no limit).
+            and score 0 (default 1: ``\\boxed{16} or \\boxed{18}`` scores 0, the same value boxed
+            twice does not); ``None`` turns the check off, which is rolloutlib's behaviour
+            (its grader takes the last box whatever came before).
     """
     if kind != "gsm8k" and kind != "aime":
         raise ValueError(f"kind must be 'gsm8k' or 'aime', got {kind!r}")
@@ -210,11 +220,26 @@ def grade_math(
     )
 
 
-def grade_gsm8k(response: str, expected: Any, *, boxed: BoxedChoice = "last", symbolic: bool = False) -> Score:
+def grade_gsm8k(
+    response: str,
+    expected: Any,
+    *,
+    boxed: BoxedChoice = "last",
+    symbolic: bool = False,
+    max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS,
+) -> Score:
     """Grade a GSM8K-style answer (see :func:`grade_math`)."""
-    return grade_math(response, expected, kind="gsm8k", boxed=boxed, symbolic=symbolic)
+    return grade_math(
+        response, expected, kind="gsm8k", boxed=boxed, symbolic=symbolic, max_boxed_answers=max_boxed_answers
+    )
 
 
-def grade_aime(response: str, expected: Any, *, boxed: BoxedChoice = "last") -> Score:
+def grade_aime(
+    response: str,
+    expected: Any,
+    *,
+    boxed: BoxedChoice = "last",
+    max_boxed_answers: int | None = DEFAULT_MAX_BOXED_ANSWERS,
+) -> Score:
     """Grade an AIME answer: an integer 0-999, best in ``\\boxed{}`` (see :func:`grade_math`)."""
-    return grade_math(response, expected, kind="aime", boxed=boxed)
+    return grade_math(response, expected, kind="aime", boxed=boxed, max_boxed_answers=max_boxed_answers)
