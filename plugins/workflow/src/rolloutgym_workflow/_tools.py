@@ -36,6 +36,7 @@ class CompiledTool:
     definition: dict[str, Any]
     check: ArgumentChecker
     run: Callable[[dict[str, Any], dict[str, Any], Mapping[str, Any]], Any]
+    source: Mapping[str, Any] | None = None  # the tool's config, as written (the oracle derives calls from it)
 
 
 def _definition(name: str, description: str | None, schema: dict[str, Any]) -> dict[str, Any]:
@@ -218,7 +219,7 @@ def compile_workflow_tool(tool: Mapping[str, Any]) -> CompiledTool:
     else:
         schema = _schema_for(tool, [tool.get("response")], free=False)
         run = _mock(tool.get("response"))
-    return CompiledTool(tool["name"], _definition(tool["name"], tool.get("description"), schema), compile_checker(schema), run)
+    return CompiledTool(tool["name"], _definition(tool["name"], tool.get("description"), schema), compile_checker(schema), run, tool)
 
 
 def _mutation(mutation: Mapping[str, Any]) -> Callable[[dict[str, Any], dict[str, Any]], None]:

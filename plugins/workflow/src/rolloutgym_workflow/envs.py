@@ -20,6 +20,7 @@ the agent told the user.
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Mapping
 from typing import Any
 
@@ -30,6 +31,7 @@ from rolloutgym_protocol import spaces
 from rolloutgym_protocol.errors import ConfigError
 
 from ._arguments import parse_arguments
+from ._derive import derive_reference_actions
 from ._tools import ToolError
 from .template import Program
 from .user import RESPOND_TOOL, UserSection, make_user, parse_user_section
@@ -56,6 +58,9 @@ def _encode(result: Any) -> str:
     except (TypeError, ValueError, RecursionError):
         return json.dumps(repr(result))
 
+
+_log = logging.getLogger("rolloutgym.workflow")
+_WARNED: set[tuple[str, Any]] = set()
 
 _CONVERSATION_NOTE = (
     "\n\nYou are talking with a customer. Ask them for what you need to know; they answer your messages. "
@@ -326,8 +331,14 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
     # -- reference solution ---------------------------------------------------------
 
     def oracle_action(self) -> dict[str, Any]:
-        """The next step of the task's reference solution, then its final answer."""
-        actions = self.task.reference_actions
+        """The next step of the task's reference solution, then its final answer.
+
+        A task without ``reference_actions`` (an SDK env file gives only
+        ``hidden_ground_truth``) is solved with calls derived from its expected state when
+        the tools allow it (:func:`derive_reference_actions`); otherwise the oracle says
+        once, as a warning, that the task has no reference solution.
+        """
+        actions = self.task.reference_actions or self._derived_actions()
         if self._oracle_position < len(actions):
             entry = actions[self._oracle_position]
             self._oracle_position += 1
@@ -338,6 +349,25 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         if self.user is not None:
             return {"role": "assistant", "content": self.task.reference_answer or "Is there anything else I can do?"}
         return {"role": "assistant", "content": self.task.reference_answer or "Done."}
+
+    def _derived_actions(self) -> list[dict[str, Any]]:
+        derived = self.__dict__.get("_derived")
+        if derived is None:
+            derived = derive_reference_actions(self.program, self.task)
+            if derived is None:
+                derived = []
+                if self.task.hidden_ground_truth and (self.program.slug, self.task.id) not in _WARNED:
+                    _WARNED.add((self.program.slug, self.task.id))
+                    _log.warning(
+                        "%s task %s has no reference solution: it has no reference_actions, and its "
+                        "hidden_ground_truth cannot be produced from the tools' value templates; the oracle "
+                        "answers without acting and will score 0 on it. Give the task reference_actions "
+                        "(tool calls the oracle replays).",
+                        self.program.slug,
+                        self.task.id,
+                    )
+            self.__dict__["_derived"] = derived
+        return derived
 
     def null_action(self) -> dict[str, Any]:
         return {"role": "assistant", "content": ""}
