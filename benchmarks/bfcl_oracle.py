@@ -31,7 +31,9 @@ def play(environment: Any, policy: str) -> float:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--categories", default="", help="comma-separated env names (default: all)")
-    parser.add_argument("--engine", type=int, default=0, help="also run the first N tasks per category through the rollout engine")
+    parser.add_argument(
+        "--engine", type=int, default=0, help="also run the first N tasks per category through the rollout engine"
+    )
     arguments = parser.parse_args()
 
     from rolloutgym_bfcl import CATEGORIES, make_env, package_version, tasks_for_env
@@ -57,7 +59,10 @@ def main() -> int:
             null_total += play(environment, "null")
             environment.close()
         total_tasks += len(tasks)
-        print(f"{category.env_id:34} {len(tasks):>6} {oracle_total / len(tasks):>8.4f} {null_total / len(tasks):>8.4f} {time.perf_counter() - begin:>8.1f}", flush=True)
+        print(
+            f"{category.env_id:34} {len(tasks):>6} {oracle_total / len(tasks):>8.4f} {null_total / len(tasks):>8.4f} {time.perf_counter() - begin:>8.1f}",
+            flush=True,
+        )
         if arguments.engine:
             from rolloutgym_testing import run_episode
 
@@ -65,7 +70,9 @@ def main() -> int:
                 trajectory = run_episode(category.env_id, "oracle", task=task.id)
                 direct = play(make_env(task, env_id=category.env_id), "oracle")
                 if trajectory.score.value != direct:
-                    exceptions.append(f"{category.env_id} {task.id}: engine scored {trajectory.score.value}, direct {direct}")
+                    exceptions.append(
+                        f"{category.env_id} {task.id}: engine scored {trajectory.score.value}, direct {direct}"
+                    )
     print(f"{total_tasks} tasks in {time.perf_counter() - started:.1f} s")
     print(f"oracle below 1.0 on {len(exceptions)} task(s)" + (":" if exceptions else "."))
     for line in exceptions:

@@ -28,7 +28,9 @@ def _message(calls: list[dict[str, Any]], *, json_arguments: bool = False) -> di
     tool_calls = []
     for index, call in enumerate(calls):
         name, arguments = next(iter(call.items()))
-        tool_calls.append({"id": f"c{index}", "name": name, "arguments": json.dumps(arguments) if json_arguments else arguments})
+        tool_calls.append(
+            {"id": f"c{index}", "name": name, "arguments": json.dumps(arguments) if json_arguments else arguments}
+        )
     return {"role": "assistant", "content": "", "tool_calls": tool_calls}
 
 
@@ -63,7 +65,15 @@ def _changed(value: Any) -> Any:
 
 
 def _respellings(value: str) -> list[str]:
-    return [value.upper(), value.lower(), f" {value} ", value.replace(" ", "_"), value.replace(" ", "-") + ".", value.replace("'", '"'), value.replace(",", "")]
+    return [
+        value.upper(),
+        value.lower(),
+        f" {value} ",
+        value.replace(" ", "_"),
+        value.replace(" ", "-") + ".",
+        value.replace("'", '"'),
+        value.replace(",", ""),
+    ]
 
 
 def _variants(task: Any, language: str) -> list[tuple[str, list[dict[str, Any]]]]:
@@ -79,7 +89,9 @@ def _variants(task: Any, language: str) -> list[tuple[str, list[dict[str, Any]]]
     variants.append(("dotted name", replace_first(arguments, next(iter(task.ground_truth[0])))))
     variants.append(("extra argument", replace_first({**arguments, "unexpected_argument": "x"})))
     variants.append(("no arguments", replace_first({})))
-    properties = next(function for function in task.functions if function["name"].replace(".", "_") == name)["parameters"]["properties"]
+    properties = next(function for function in task.functions if function["name"].replace(".", "_") == name)[
+        "parameters"
+    ]["properties"]
     for param, value in arguments.items():
         without = {key: item for key, item in arguments.items() if key != param}
         variants.append((f"missing {param}", replace_first(without)))
@@ -96,15 +108,29 @@ def _variants(task: Any, language: str) -> list[tuple[str, list[dict[str, Any]]]
         if type(value) is list and value:
             variants.append((f"reversed list {param}", replace_first({**arguments, param: list(reversed(value))})))
             if type(value[0]) is str:
-                variants.append((f"upper list {param}", replace_first({**arguments, param: [item.upper() if type(item) is str else item for item in value]})))
+                variants.append(
+                    (
+                        f"upper list {param}",
+                        replace_first(
+                            {**arguments, param: [item.upper() if type(item) is str else item for item in value]}
+                        ),
+                    )
+                )
         if type(value) is dict and value:
             first_key = next(iter(value))
-            variants.append((f"dict without {first_key}", replace_first({**arguments, param: {k: v for k, v in value.items() if k != first_key}})))
+            variants.append(
+                (
+                    f"dict without {first_key}",
+                    replace_first({**arguments, param: {k: v for k, v in value.items() if k != first_key}}),
+                )
+            )
     for param in properties:
         if param not in arguments:
             candidates = next(iter(task.ground_truth[0].values())).get(param, ["x"])
             present = [candidate for candidate in candidates if candidate != ""]
-            variants.append((f"added optional {param}", replace_first({**arguments, param: present[0] if present else "x"})))
+            variants.append(
+                (f"added optional {param}", replace_first({**arguments, param: present[0] if present else "x"}))
+            )
     if len(base) > 1:
         variants.append(("reversed order", list(reversed(base))))
         variants.append(("rotated order", base[1:] + base[:1]))
@@ -115,7 +141,9 @@ def _variants(task: Any, language: str) -> list[tuple[str, list[dict[str, Any]]]
     return variants
 
 
-def _reference_verdict(reference_ast_checker: Any, reference_utils: Any, task: Any, calls: list[dict[str, Any]], language: str) -> bool:
+def _reference_verdict(
+    reference_ast_checker: Any, reference_utils: Any, task: Any, calls: list[dict[str, Any]], language: str
+) -> bool:
     model = reference_ast_checker.REFERENCE_MODEL_NAME
     from bfcl_eval.constants.enums import Language
 
@@ -123,14 +151,18 @@ def _reference_verdict(reference_ast_checker: Any, reference_utils: Any, task: A
         return False
     languages = {"python": Language.PYTHON, "java": Language.JAVA, "javascript": Language.JAVASCRIPT}
     try:
-        result = reference_ast_checker.ast_checker(task.functions, json.loads(json.dumps(calls)), task.ground_truth, languages[language], task.category, model)
+        result = reference_ast_checker.ast_checker(
+            task.functions, json.loads(json.dumps(calls)), task.ground_truth, languages[language], task.category, model
+        )
     except Exception:  # noqa: BLE001 - the reference crashing on an output: that output does not pass
         return False
     return bool(result["valid"])
 
 
 @pytest.mark.parametrize("category", AST_CATEGORIES, ids=lambda category: category.name)
-def test_ast_verdicts_equal_the_package_checker(category: Any, reference_ast_checker: Any, reference_utils: Any) -> None:
+def test_ast_verdicts_equal_the_package_checker(
+    category: Any, reference_ast_checker: Any, reference_utils: Any
+) -> None:
     tasks = tasks_for_env(category.env_id)
     sample = random.Random(f"bfcl-crosscheck-{category.name}").sample(tasks, min(TASKS_PER_CATEGORY, len(tasks)))
     compared = passed = 0
@@ -144,13 +176,17 @@ def test_ast_verdicts_equal_the_package_checker(category: Any, reference_ast_che
             passed += theirs
             if ours != theirs:
                 mismatches.append(f"{task.id} [{label}] ours={ours} bfcl={theirs}: {json.dumps(calls)[:300]}")
-    assert not mismatches, f"{len(mismatches)} of {compared} verdicts differ from bfcl-eval's ast_checker:\n" + "\n".join(mismatches[:20])
+    assert not mismatches, (
+        f"{len(mismatches)} of {compared} verdicts differ from bfcl-eval's ast_checker:\n" + "\n".join(mismatches[:20])
+    )
     # Both outcomes occur, so equality is not vacuous.
     assert 0 < passed < compared, (passed, compared)
     assert compared >= 150
 
 
-def test_cross_check_covers_several_hundred_outputs_per_language(reference_ast_checker: Any, reference_utils: Any) -> None:
+def test_cross_check_covers_several_hundred_outputs_per_language(
+    reference_ast_checker: Any, reference_utils: Any
+) -> None:
     """The Java and JavaScript checks run through the package's literal converters."""
     for name in ("simple-java", "simple-javascript"):
         category = next(category for category in CATEGORIES if category.name == name)
@@ -193,8 +229,22 @@ def test_relevance_verdicts_equal_the_package_rule(name: str, reference_utils: A
             (_message([{function: {"query": "x"}}]), [{function: {"query": "x"}}]),
             (_message([{function: {}}]), [{function: {}}]),
             (_message([{function: {}}, {function: {"a": 1}}]), [{function: {}}, {function: {"a": 1}}]),
-            ({"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": function, "arguments": "[1, 2]"}]}, [{function: [1, 2]}]),
-            ({"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": function, "arguments": "{not json"}]}, None),
+            (
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": "c", "name": function, "arguments": "[1, 2]"}],
+                },
+                [{function: [1, 2]}],
+            ),
+            (
+                {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": "c", "name": function, "arguments": "{not json"}],
+                },
+                None,
+            ),
         ]
         for reply, decoded in replies:
             # BFCL: a reply that does not decode, or decodes to no call, "calls nothing".

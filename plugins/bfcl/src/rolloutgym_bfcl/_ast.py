@@ -74,7 +74,9 @@ def _answer_type(candidates: Any) -> type | None:
     return None
 
 
-def _check_type(param: str, value: Any, candidates: Any, described: str, expected: type, nested: type | None) -> Verdict:
+def _check_type(
+    param: str, value: Any, candidates: Any, described: str, expected: type, nested: type | None
+) -> Verdict:
     answer_type = _answer_type(candidates)
     # A possible answer of another type than documented names a variable (e.g. "x"); then
     # a value of the answer's own type is accepted and compared as is.
@@ -91,10 +93,16 @@ def _check_type(param: str, value: Any, candidates: Any, described: str, expecte
                         break
             if matches:
                 return Verdict(True, is_variable=is_variable)
-        return _fail("type_error:nested", f"Nested type checking failed for parameter {param!r}: expected {described} of {nested.__name__}, got {value!r}.")
+        return _fail(
+            "type_error:nested",
+            f"Nested type checking failed for parameter {param!r}: expected {described} of {nested.__name__}, got {value!r}.",
+        )
     if answer_type is not None and type(value) is answer_type:
         return Verdict(True, is_variable=True)
-    return _fail("type_error:simple", f"Incorrect type for parameter {param!r}. Expected type {described}, got {type(value).__name__}. Parameter value: {value!r}.")
+    return _fail(
+        "type_error:simple",
+        f"Incorrect type for parameter {param!r}. Expected type {described}, got {type(value).__name__}. Parameter value: {value!r}.",
+    )
 
 
 def _normalise(value: Any) -> Any:
@@ -105,7 +113,10 @@ def _check_string(param: str, value: str, candidates: Any) -> Verdict:
     allowed = [standardize(candidate) for candidate in candidates if type(candidate) is str]
     if standardize(value) in allowed:
         return _VALID
-    return _fail("value_error:string", f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}. Case insensitive.")
+    return _fail(
+        "value_error:string",
+        f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}. Case insensitive.",
+    )
 
 
 def _check_list(param: str, value: list[Any], candidates: Any) -> Verdict:
@@ -114,7 +125,9 @@ def _check_list(param: str, value: list[Any], candidates: Any) -> Verdict:
     allowed = [[_normalise(item) for item in candidate] for candidate in candidates]
     if given in allowed:
         return _VALID
-    return _fail("value_error:list/tuple", f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}.")
+    return _fail(
+        "value_error:list/tuple", f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}."
+    )
 
 
 def _check_dict(param: str, value: dict[str, Any], candidates: Any) -> Verdict:
@@ -129,7 +142,10 @@ def _check_dict(param: str, value: dict[str, Any], candidates: Any) -> Verdict:
                 break
             allowed = [_normalise(option) for option in candidate[key]]
             if _normalise(item) not in allowed:
-                verdict = _fail("value_error:dict_value", f"Invalid value for parameter {key!r}: {item!r}. Expected one of {allowed}.")
+                verdict = _fail(
+                    "value_error:dict_value",
+                    f"Invalid value for parameter {key!r}: {item!r}. Expected one of {allowed}.",
+                )
                 break
         if verdict.valid:
             for key, options in candidate.items():
@@ -187,7 +203,9 @@ def check_function(function: dict[str, Any], call: dict[str, Any], answer: dict[
     details_by_param = function["parameters"]["properties"]
     expected_name = name.replace(".", "_")
     if expected_name not in call:
-        return _fail("simple_function_checker:wrong_func_name", f"Function name {expected_name!r} not found in model output.")
+        return _fail(
+            "simple_function_checker:wrong_func_name", f"Function name {expected_name!r} not found in model output."
+        )
     arguments = call[expected_name]
     for param in function["parameters"]["required"]:
         if param not in arguments:
@@ -201,7 +219,10 @@ def check_function(function: dict[str, Any], call: dict[str, Any], answer: dict[
         expected, nested = _expected_types(language, details, described)
         if language != "python":
             if type(value) is not str:
-                return _fail(f"type_error:{'java' if language == 'java' else 'js'}", f"Incorrect type for parameter {param!r}. Expected type String, got {type(value).__name__}. Parameter value: {value!r}.")
+                return _fail(
+                    f"type_error:{'java' if language == 'java' else 'js'}",
+                    f"Incorrect type for parameter {param!r}. Expected type String, got {type(value).__name__}. Parameter value: {value!r}.",
+                )
             value = _convert_literal(language, value, described, details)
         if described == "tuple" and type(value) is tuple:
             value = list(value)
@@ -226,10 +247,15 @@ def check_function(function: dict[str, Any], call: dict[str, Any], answer: dict[
                     return verdict
                 continue
         if value not in candidates:
-            return _fail("value_error:others", f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}.")
+            return _fail(
+                "value_error:others", f"Invalid value for parameter {param!r}: {value!r}. Expected one of {candidates}."
+            )
     for param, candidates in candidates_by_param.items():
         if param not in arguments and "" not in candidates:
-            return _fail("simple_function_checker:missing_optional", f"Optional parameter {param!r} not provided and not marked as optional.")
+            return _fail(
+                "simple_function_checker:missing_optional",
+                f"Optional parameter {param!r} not provided and not marked as optional.",
+            )
     return _VALID
 
 
@@ -237,7 +263,13 @@ def _describe(functions: list[dict[str, Any]], name: str) -> dict[str, Any] | No
     return next((function for function in functions if function["name"] == name), None)
 
 
-def check_calls(functions: list[dict[str, Any]], calls: list[dict[str, Any]], answers: list[dict[str, Any]], category: str, language: str) -> Verdict:
+def check_calls(
+    functions: list[dict[str, Any]],
+    calls: list[dict[str, Any]],
+    answers: list[dict[str, Any]],
+    category: str,
+    language: str,
+) -> Verdict:
     """BFCL's verdict on a decoded reply (``[{name: {param: value}}, ...]``) for a category."""
     if "parallel" in category:
         if len(calls) != len(answers):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CATEGORIES", "Category", "SKIPPED", "category_for_env"]
+__all__ = ["CATEGORIES", "GROUND_TRUTH_REJECTED", "SKIPPED", "Category", "category_for_env"]
 
 
 @dataclass(frozen=True)
@@ -33,22 +33,88 @@ class Category:
 
 CATEGORIES: tuple[Category, ...] = (
     Category("simple", "simple_python", "ast", "python", "one Python function, one call"),
-    Category("simple-java", "simple_java", "ast", "java", "one Java method, one call with arguments as Java literals in strings"),
-    Category("simple-javascript", "simple_javascript", "ast", "javascript", "one JavaScript function, one call with arguments as JavaScript literals in strings"),
+    Category(
+        "simple-java",
+        "simple_java",
+        "ast",
+        "java",
+        "one Java method, one call with arguments as Java literals in strings",
+    ),
+    Category(
+        "simple-javascript",
+        "simple_javascript",
+        "ast",
+        "javascript",
+        "one JavaScript function, one call with arguments as JavaScript literals in strings",
+    ),
     Category("multiple", "multiple", "ast", "python", "several functions, call the right one once"),
     Category("parallel", "parallel", "ast", "python", "one function called several times in one reply (any order)"),
-    Category("parallel-multiple", "parallel_multiple", "ast", "python", "several functions, several calls in one reply (any order)"),
-    Category("irrelevance", "irrelevance", "irrelevance", "python", "no function fits the request: the right reply calls nothing"),
+    Category(
+        "parallel-multiple",
+        "parallel_multiple",
+        "ast",
+        "python",
+        "several functions, several calls in one reply (any order)",
+    ),
+    Category(
+        "irrelevance",
+        "irrelevance",
+        "irrelevance",
+        "python",
+        "no function fits the request: the right reply calls nothing",
+    ),
     Category("live-simple", "live_simple", "ast", "python", "user-contributed requests, one function, one call"),
-    Category("live-multiple", "live_multiple", "ast", "python", "user-contributed requests, several functions, one call"),
-    Category("live-parallel", "live_parallel", "ast", "python", "user-contributed requests, several calls of one function"),
-    Category("live-parallel-multiple", "live_parallel_multiple", "ast", "python", "user-contributed requests, several functions and calls"),
-    Category("live-irrelevance", "live_irrelevance", "irrelevance", "python", "user-contributed requests no function fits: the right reply calls nothing"),
-    Category("live-relevance", "live_relevance", "relevance", "python", "user-contributed requests some function fits: the right reply calls one (any arguments)"),
-    Category("multi-turn-base", "multi_turn_base", "multi_turn", "python", "multi-turn conversations over stateful backends"),
-    Category("multi-turn-miss-func", "multi_turn_miss_func", "multi_turn", "python", "multi-turn; a needed function is missing until a later turn adds it"),
-    Category("multi-turn-miss-param", "multi_turn_miss_param", "multi_turn", "python", "multi-turn; some requests lack a needed parameter, the right move is to ask"),
-    Category("multi-turn-long-context", "multi_turn_long_context", "multi_turn", "python", "multi-turn over backends filled with long, distracting state"),
+    Category(
+        "live-multiple", "live_multiple", "ast", "python", "user-contributed requests, several functions, one call"
+    ),
+    Category(
+        "live-parallel", "live_parallel", "ast", "python", "user-contributed requests, several calls of one function"
+    ),
+    Category(
+        "live-parallel-multiple",
+        "live_parallel_multiple",
+        "ast",
+        "python",
+        "user-contributed requests, several functions and calls",
+    ),
+    Category(
+        "live-irrelevance",
+        "live_irrelevance",
+        "irrelevance",
+        "python",
+        "user-contributed requests no function fits: the right reply calls nothing",
+    ),
+    Category(
+        "live-relevance",
+        "live_relevance",
+        "relevance",
+        "python",
+        "user-contributed requests some function fits: the right reply calls one (any arguments)",
+    ),
+    Category(
+        "multi-turn-base", "multi_turn_base", "multi_turn", "python", "multi-turn conversations over stateful backends"
+    ),
+    Category(
+        "multi-turn-miss-func",
+        "multi_turn_miss_func",
+        "multi_turn",
+        "python",
+        "multi-turn; a needed function is missing until a later turn adds it",
+    ),
+    Category(
+        "multi-turn-miss-param",
+        "multi_turn_miss_param",
+        "multi_turn",
+        "python",
+        "multi-turn; some requests lack a needed parameter, the right move is to ask",
+    ),
+    Category(
+        "multi-turn-long-context",
+        "multi_turn_long_context",
+        "multi_turn",
+        "python",
+        "multi-turn over backends filled with long, distracting state",
+    ),
 )
 
 # BFCL v4 categories not served, and why (shown in the README and docs).
@@ -67,3 +133,19 @@ def category_for_env(env_id: str) -> Category:
         return _BY_ENV[env_id]
     except KeyError:
         raise LookupError(f"no BFCL category for {env_id!r}; known: {', '.join(sorted(_BY_ENV))}") from None
+
+
+# Entries whose possible answers BFCL's own checker rejects (bfcl-eval 2026.3.23), so the
+# oracle scores 0 there; ``tests/test_bfcl_oracle.py`` checks this list against the package.
+GROUND_TRUTH_REJECTED: dict[str, str] = {
+    "simple_java_36": "a mixed-type ArrayList no Java literal spelling of which the checker's converter accepts",
+    "simple_java_64": "a HashMap possible answer whose value is a bare string, not a list of allowed values",
+    "simple_java_65": "a mixed-type ArrayList no Java literal spelling of which the checker's converter accepts",
+    "parallel_multiple_12": "the possible answer passes 'permeability', which the function doc does not define",
+    "parallel_multiple_26": "the possible answer passes 'type', which the function doc does not define",
+    "live_simple_106-63-0": "the possible answer lacks the required 'auto_loan_payment_start'",
+    "live_simple_112-68-0": "the possible answer lacks the required 'acc_routing_start'",
+    "live_multiple_507-149-4": "the possible answer lacks the required 'origin_airport'",
+    "live_multiple_862-181-3": "the possible answer passes 'journey_start_time', which the function doc does not define",
+    "live_multiple_964-207-0": "the possible answer lacks the required 'statement'",
+}

@@ -27,7 +27,8 @@ __all__ = ["BfclTask", "INSTALL_HINT", "PACKAGE", "data_dir", "load_tasks", "pac
 
 PACKAGE = "bfcl-eval"
 PINNED = "2026.3.23"
-INSTALL_HINT = f"pip install 'rolloutgym-bfcl[bfcl]' (or, without its inference SDKs: pip install --no-deps {PACKAGE}=={PINNED} mpmath)"
+# No square brackets: the CLI prints messages through rich, which would take "[bfcl]" for markup.
+INSTALL_HINT = f"install the 'bfcl' extra of rolloutgym-bfcl (pip install {PACKAGE}=={PINNED}), or, without the inference SDKs it depends on: pip install --no-deps {PACKAGE}=={PINNED} mpmath"
 VERSION_PREFIX = "BFCL_v4"
 
 
@@ -75,7 +76,9 @@ def package_dir() -> Path:
     """The installed ``bfcl_eval`` package folder (found, not imported)."""
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is None or not spec.submodule_search_locations:
-        raise ConfigError(f"the bfcl environments read their tasks and backends from the '{PACKAGE}' package, which is not installed: {INSTALL_HINT}")
+        raise ConfigError(
+            f"the bfcl environments read their tasks and backends from the '{PACKAGE}' package, which is not installed: {INSTALL_HINT}"
+        )
     return Path(next(iter(spec.submodule_search_locations)))
 
 
@@ -83,7 +86,9 @@ def data_dir() -> Path:
     """``bfcl_eval/data`` of the installed package."""
     path = package_dir() / "data"
     if not path.is_dir():
-        raise ConfigError(f"the installed '{PACKAGE}' ({package_version()}) has no data folder at {path}; reinstall it: {INSTALL_HINT}")
+        raise ConfigError(
+            f"the installed '{PACKAGE}' ({package_version()}) has no data folder at {path}; reinstall it: {INSTALL_HINT}"
+        )
     return path
 
 
@@ -119,14 +124,18 @@ def load_tasks(bfcl_category: str) -> tuple[BfclTask, ...]:
     """Every entry of one BFCL category, with its possible answers (cached per process)."""
     category = next((item for item in CATEGORIES if item.bfcl == bfcl_category), None)
     if category is None:
-        raise ConfigError(f"unknown BFCL category {bfcl_category!r}; served: {', '.join(item.bfcl for item in CATEGORIES)}")
+        raise ConfigError(
+            f"unknown BFCL category {bfcl_category!r}; served: {', '.join(item.bfcl for item in CATEGORIES)}"
+        )
     root = data_dir()
     entries = _read_lines(root / f"{VERSION_PREFIX}_{bfcl_category}.json")
     answers: tuple[dict[str, Any], ...] = ()
     if category.kind in ("ast", "multi_turn"):
         answers = _read_lines(root / "possible_answer" / f"{VERSION_PREFIX}_{bfcl_category}.json")
         if len(answers) != len(entries):
-            raise ConfigError(f"{PACKAGE} {package_version()}: {bfcl_category} has {len(entries)} questions but {len(answers)} possible answers")
+            raise ConfigError(
+                f"{PACKAGE} {package_version()}: {bfcl_category} has {len(entries)} questions but {len(answers)} possible answers"
+            )
     tasks = []
     for index, entry in enumerate(entries):
         # Possible answers align with the questions by position (BFCL's own rule; a few ids differ in form).
@@ -146,7 +155,15 @@ def load_tasks(bfcl_category: str) -> tuple[BfclTask, ...]:
                 )
             )
         else:
-            tasks.append(BfclTask(id=entry["id"], category=bfcl_category, question=entry["question"], functions=entry["function"], ground_truth=ground_truth))
+            tasks.append(
+                BfclTask(
+                    id=entry["id"],
+                    category=bfcl_category,
+                    question=entry["question"],
+                    functions=entry["function"],
+                    ground_truth=ground_truth,
+                )
+            )
     return tuple(tasks)
 
 

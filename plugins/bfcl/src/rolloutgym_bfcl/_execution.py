@@ -32,7 +32,12 @@ _MAX_DEPTH = 32
 # Arguments whose size drives the backend's work (int ** int, Decimal precision): bounded
 # so that a policy cannot stall a run. BFCL itself does not bound them; no reference call
 # comes near these bounds.
-_BOUNDED = {("power", "exponent"): 10_000, ("power", "base"): 10**9, ("square_root", "precision"): 10_000, ("round_number", "decimal_places"): 10_000}
+_BOUNDED = {
+    ("power", "exponent"): 10_000,
+    ("power", "base"): 10**9,
+    ("square_root", "precision"): 10_000,
+    ("round_number", "decimal_places"): 10_000,
+}
 
 Call = tuple[str, tuple[Any, ...], dict[str, Any]]
 
@@ -104,7 +109,9 @@ class Backends:
         long_context: load the scenario with BFCL's long-context padding.
     """
 
-    def __init__(self, involved_classes: tuple[str, ...] | list[str], initial_config: Mapping[str, Any], *, long_context: bool) -> None:
+    def __init__(
+        self, involved_classes: tuple[str, ...] | list[str], initial_config: Mapping[str, Any], *, long_context: bool
+    ) -> None:
         from bfcl_eval.constants.executable_backend_config import CLASS_FILE_PATH_MAPPING, STATELESS_CLASSES
 
         self.instances: dict[str, Any] = {}

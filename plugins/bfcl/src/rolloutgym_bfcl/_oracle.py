@@ -43,11 +43,21 @@ def _literals(value: Any) -> list[str]:
         spellings = []
         for element in (json.dumps, _long, _float, str):
             inner = ", ".join(element(item) for item in value)
-            spellings += [f"new ArrayList<>(Arrays.asList({inner}))", f"new String[]{{{inner}}}", f"new int[]{{{inner}}}", f"[{inner}]", f"new Array({inner})"]
+            spellings += [
+                f"new ArrayList<>(Arrays.asList({inner}))",
+                f"new String[]{{{inner}}}",
+                f"new int[]{{{inner}}}",
+                f"[{inner}]",
+                f"new Array({inner})",
+            ]
         return [json.dumps(value), *spellings]
     if type(value) is dict:
         puts = " ".join(f"put({json.dumps(key)}, {json.dumps(item)});" for key, item in value.items())
-        return [json.dumps(value), f"new HashMap<String, String>() {{{{ {puts} }}}}", "{" + ", ".join(f"{key}: {json.dumps(item)}" for key, item in value.items()) + "}"]
+        return [
+            json.dumps(value),
+            f"new HashMap<String, String>() {{{{ {puts} }}}}",
+            "{" + ", ".join(f"{key}: {json.dumps(item)}" for key, item in value.items()) + "}",
+        ]
     return [json.dumps(value)]
 
 
@@ -67,7 +77,11 @@ def _reference_value(details: dict[str, Any], value: Any) -> Any:
     kind = details.get("type")
     if kind in ("dict", "HashMap"):
         return _unwrap_dict(value)
-    if kind in ("array", "ArrayList", "Array") and details.get("items", {}).get("type") == "dict" and type(value) is list:
+    if (
+        kind in ("array", "ArrayList", "Array")
+        and details.get("items", {}).get("type") == "dict"
+        and type(value) is list
+    ):
         return [_unwrap_dict(item) for item in value]
     return value
 
@@ -95,7 +109,9 @@ def _reference_call(function: dict[str, Any], answer: dict[str, Any], language: 
     return fallback
 
 
-def reference_calls(functions: list[dict[str, Any]], answers: list[dict[str, Any]], language: str) -> list[dict[str, Any]]:
+def reference_calls(
+    functions: list[dict[str, Any]], answers: list[dict[str, Any]], language: str
+) -> list[dict[str, Any]]:
     """One call per possible answer: the first allowed value of each parameter it needs."""
     calls = []
     for answer in answers:
@@ -105,7 +121,17 @@ def reference_calls(functions: list[dict[str, Any]], answers: list[dict[str, Any
     return calls
 
 
-_PLACEHOLDERS = {"string": "example", "integer": 1, "float": 1.0, "number": 1.0, "boolean": True, "array": [], "tuple": [], "dict": {}, "object": {}}
+_PLACEHOLDERS = {
+    "string": "example",
+    "integer": 1,
+    "float": 1.0,
+    "number": 1.0,
+    "boolean": True,
+    "array": [],
+    "tuple": [],
+    "dict": {},
+    "object": {},
+}
 
 
 def relevance_call(functions: list[dict[str, Any]]) -> dict[str, Any]:

@@ -42,10 +42,14 @@ def _add_language_hint(function: dict[str, Any], language: str) -> None:
             value["description"] += f" This is {label} {kind} type parameter in string representation."
         listy = ("ArrayList", "Array") if language == "java" else ("array",)
         if kind in listy:
-            value["description"] += f" The list elements are of type {value['items']['type']}; they are not in string representation."
+            value["description"] += (
+                f" The list elements are of type {value['items']['type']}; they are not in string representation."
+            )
             del value["items"]
         if language == "javascript" and kind == "dict" and "properties" in value:
-            value["description"] += f" The dictionary entries have the following schema; they are not in string representation. {json.dumps(value['properties'])}"
+            value["description"] += (
+                f" The dictionary entries have the following schema; they are not in string representation. {json.dumps(value['properties'])}"
+            )
             del value["properties"]
         value["type"] = "string"
 

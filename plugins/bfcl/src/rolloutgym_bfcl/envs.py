@@ -45,7 +45,11 @@ def _chat_spaces(env: Any) -> None:
 
 
 def _assistant_calls(calls: list[dict[str, Any]], *, prefix: str = "call") -> dict[str, Any]:
-    tool_calls = [{"id": f"{prefix}_{index}", "name": name, "arguments": arguments} for index, call in enumerate(calls) for name, arguments in call.items()]
+    tool_calls = [
+        {"id": f"{prefix}_{index}", "name": name, "arguments": arguments}
+        for index, call in enumerate(calls)
+        for name, arguments in call.items()
+    ]
     return {"role": "assistant", "content": "", "tool_calls": tool_calls}
 
 
@@ -77,21 +81,53 @@ class BfclSingleTurnEnv(SingleTurnEnv[Messages, Any]):
             called = decoded.calls is not None and not is_empty_output(decoded.calls)
             right = (not called) if kind == "irrelevance" else called
             if right:
-                return Score(1.0, metadata=_metadata(self.task), feedback="No function called, as required." if kind == "irrelevance" else "A function was called, as required.")
+                return Score(
+                    1.0,
+                    metadata=_metadata(self.task),
+                    feedback="No function called, as required."
+                    if kind == "irrelevance"
+                    else "A function was called, as required.",
+                )
             if kind == "irrelevance":
-                return Score(0.0, metadata=_metadata(self.task, error_type="irrelevance_error:decoder_success"), feedback=f"No function fits this request, but the reply called {', '.join(next(iter(call)) for call in decoded.calls or [])}.")
-            return Score(0.0, metadata=_metadata(self.task, error_type="relevance_error:decoder_failed"), feedback=f"A function fits this request, but the reply called none ({decoded.problem or 'empty call'}).")
+                return Score(
+                    0.0,
+                    metadata=_metadata(self.task, error_type="irrelevance_error:decoder_success"),
+                    feedback=f"No function fits this request, but the reply called {', '.join(next(iter(call)) for call in decoded.calls or [])}.",
+                )
+            return Score(
+                0.0,
+                metadata=_metadata(self.task, error_type="relevance_error:decoder_failed"),
+                feedback=f"A function fits this request, but the reply called none ({decoded.problem or 'empty call'}).",
+            )
         if decoded.calls is None:
-            return Score(0.0, metadata=_metadata(self.task, error_type="ast_decoder:decoder_failed"), feedback=f"Expected function calls; {decoded.problem}.")
+            return Score(
+                0.0,
+                metadata=_metadata(self.task, error_type="ast_decoder:decoder_failed"),
+                feedback=f"Expected function calls; {decoded.problem}.",
+            )
         if not is_call_format(decoded.calls):
-            return Score(0.0, metadata=_metadata(self.task, error_type="ast_decoder:decoder_wrong_output_format"), feedback="Each tool call needs a function name and an object of arguments.")
+            return Score(
+                0.0,
+                metadata=_metadata(self.task, error_type="ast_decoder:decoder_wrong_output_format"),
+                feedback="Each tool call needs a function name and an object of arguments.",
+            )
         try:
-            verdict = check_calls(self.task.functions, decoded.calls, self.task.ground_truth, self.task.category, self.category.language)
+            verdict = check_calls(
+                self.task.functions, decoded.calls, self.task.ground_truth, self.task.category, self.category.language
+            )
         except Exception as error:  # noqa: BLE001 - BFCL's checker raises on some malformed values; that is a wrong answer here
-            return Score(0.0, metadata=_metadata(self.task, error_type="checker_error"), feedback=f"The calls could not be checked: {type(error).__name__}: {error}")
+            return Score(
+                0.0,
+                metadata=_metadata(self.task, error_type="checker_error"),
+                feedback=f"The calls could not be checked: {type(error).__name__}: {error}",
+            )
         if verdict.valid:
             return Score(1.0, metadata=_metadata(self.task), feedback="The calls match a possible answer.")
-        return Score(0.0, metadata=_metadata(self.task, error_type=verdict.error_type), feedback=" ".join(verdict.errors) or verdict.error_type)
+        return Score(
+            0.0,
+            metadata=_metadata(self.task, error_type=verdict.error_type),
+            feedback=" ".join(verdict.errors) or verdict.error_type,
+        )
 
     def oracle_action(self) -> dict[str, Any]:
         """The reference reply: possible-answer calls, no call (irrelevance), or any call (relevance)."""
@@ -130,12 +166,16 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
 
     # -- episode --------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Messages, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Messages, dict[str, Any]]:
         super().reset(seed=seed)
         self._functions = list(self.task.functions)
         self.tools = tool_definitions(self._functions, self.category.language)
         self.backends = Backends(self.task.involved_classes, self.task.initial_config, long_context=self.long_context)
-        self.reference_backends = Backends(self.task.involved_classes, self.task.initial_config, long_context=self.long_context)
+        self.reference_backends = Backends(
+            self.task.involved_classes, self.task.initial_config, long_context=self.long_context
+        )
         self.turn = 0
         self._steps_in_turn = 0
         self._calls_this_turn = 0
@@ -156,7 +196,9 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
             new_tools = tool_definitions(added, self.category.language)
             # BFCL updates the tool list of FC models; the text also lists the new tools, for
             # policies that read the tool list once per episode.
-            text = DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(functions=json.dumps([tool["function"] for tool in new_tools]))
+            text = DEFAULT_USER_PROMPT_FOR_ADDITIONAL_FUNCTION_PROMPTING.format(
+                functions=json.dumps([tool["function"] for tool in new_tools])
+            )
             return [{"role": "user", "content": text}]
         return copy.deepcopy(self.task.question[turn])
 
@@ -182,13 +224,18 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
         self._calls_this_turn += 1
         self._steps_in_turn += 1
         if self._steps_in_turn > self.max_steps_per_turn:
-            self._fail("multi_turn:force_terminated", f"More than {self.max_steps_per_turn} tool-calling replies in turn {self.turn}: BFCL force-terminates the entry.")
+            self._fail(
+                "multi_turn:force_terminated",
+                f"More than {self.max_steps_per_turn} tool-calling replies in turn {self.turn}: BFCL force-terminates the entry.",
+            )
             return self._finish(observations, truncated=False)
         return observations, 0.0, False, False, self._info()
 
     def _end_turn(self) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
         reference = self._reference[self.turn] if self.turn < len(self._reference) else []
-        reference_results = [self.reference_backends.execute(name, positional, keywords) for name, positional, keywords in reference]
+        reference_results = [
+            self.reference_backends.execute(name, positional, keywords) for name, positional, keywords in reference
+        ]
         if self._failure is None and reference:
             self._check_turn(reference_results)
         self.turn += 1
@@ -209,12 +256,18 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
         state = state_checker(self.backends.instances, self.reference_backends.instances)
         if not state["valid"]:
             differences = state.get("details", {}).get("differences", {})
-            self._fail(state["error_type"], f"turn {self.turn}: {state['error_message']} Differing attributes: {', '.join(differences) or '-'}.")
+            self._fail(
+                state["error_type"],
+                f"turn {self.turn}: {state['error_message']} Differing attributes: {', '.join(differences) or '-'}.",
+            )
             return
         response = response_checker(self._results_so_far, reference_results, self.turn)
         if not response["valid"]:
             missing = response.get("details", {}).get("missing_items", [])
-            self._fail(response["error_type"], f"turn {self.turn}: {response['error_message']} Missing: {json.dumps(missing)[:500]}")
+            self._fail(
+                response["error_type"],
+                f"turn {self.turn}: {response['error_message']} Missing: {json.dumps(missing)[:500]}",
+            )
 
     def _fail(self, error_type: str, message: str) -> None:
         if self._failure is None:
@@ -223,9 +276,19 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
     def _finish(self, observations: Messages, *, truncated: bool) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
         self._done = True
         if self._failure is None:
-            score = Score(1.0, metadata=_metadata(self.task, turns=len(self.task.question)), feedback="Every turn left the backends in the reference state with the reference results.")
+            score = Score(
+                1.0,
+                metadata=_metadata(self.task, turns=len(self.task.question)),
+                feedback="Every turn left the backends in the reference state with the reference results.",
+            )
         else:
-            score = Score(0.0, metadata=_metadata(self.task, error_type=self._failure["error_type"], failed_turn=self._failure["turn"]), feedback=self._failure["message"])
+            score = Score(
+                0.0,
+                metadata=_metadata(
+                    self.task, error_type=self._failure["error_type"], failed_turn=self._failure["turn"]
+                ),
+                feedback=self._failure["message"],
+            )
         info = self._info()
         info.update(score.as_info())
         info["decoded_calls"] = self._decoded
