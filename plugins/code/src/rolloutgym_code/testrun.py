@@ -1,26 +1,38 @@
-"""Running pytest in a sandbox and reading its JUnit XML report.
+"""Running pytest in a sandbox with a verdict that the code under test cannot forge.
 
-The command is ``python -I -B -m pytest`` with a configuration file we write (so ini files
-the agent wrote are ignored), no cache, plugins from entry points disabled, and a JUnit XML
-report collected from the sandbox. Results come from that report, never from the text
-output, and a run that produced no report counts as no test passed.
+The sandbox runs a trusted *supervisor* (:mod:`rolloutgym_code._supervisor`), in which the
+code under test never runs; it starts one pytest *worker* (:mod:`rolloutgym_code._worker`)
+and accepts from it exactly one result batch authenticated with a key the worker received
+before any code under test ran. The supervisor reports on its own stdout with a per-run
+nonce that only the host and the supervisor know. Our ini file (``-c``) makes pytest ignore
+ini files in the workspace; plugins from entry points, the cache and JUnit are off.
+
+For grading runs, the hidden tests (and the original visible tests and ``conftest.py``
+files) live in a read-only directory outside the workspace, their assertions rewritten to
+compare exact plain types (:mod:`rolloutgym_code._hardening`), and every test function they
+define must report a result. A run whose verdict is missing, unauthenticated or
+inconsistent counts as no test passed.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import re
 import secrets
-import xml.etree.ElementTree as ElementTree
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ._hardening import GUARD_MODULE
 from .sandbox import Sandbox, SandboxLimits, SandboxResult
 
-__all__ = ["REPORT_PREFIX", "TestCaseResult", "TestRun", "clean_output", "run_pytest"]
+__all__ = ["TestCaseResult", "TestRun", "clean_output", "run_pytest"]
 
-REPORT_PREFIX = ".rolloutgym-report"
-CONFIG_NAME = ".rolloutgym-pytest.ini"
-_CONFIG = "[pytest]\naddopts =\njunit_family = xunit1\npythonpath = . src\n"
+CONFIG_NAME = ".rolloutgym-harness.json"
+GUARD_DIR = ".rolloutgym"
+_RESERVED = ".rolloutgym"
+_FALLBACK_DIR = ".rolloutgym-trusted"
+_BATCH_BYTES = 4 << 20
 _MESSAGE_LINES = 6
 
 
@@ -106,23 +118,23 @@ def _first_lines(text: str) -> str:
     return shown[:600]
 
 
-def _parse_report(data: bytes) -> tuple[TestCaseResult, ...]:
-    root = ElementTree.fromstring(data)
-    cases = []
-    for element in root.iter("testcase"):
-        name = element.get("name", "?")
-        location = element.get("file") or element.get("classname", "")
-        identifier = f"{location}::{name}" if location else name
-        outcome, message = "passed", ""
-        for tag in ("failure", "error", "skipped"):
-            child = element.find(tag)
-            if child is not None:
-                outcome = {"failure": "failed", "error": "error", "skipped": "skipped"}[tag]
-                details = (child.text or "").strip()
-                message = _first_lines("\n".join(part for part in (child.get("message", ""), details) if part))
-                break
-        cases.append(TestCaseResult(identifier, outcome, message))
-    return tuple(cases)
+def _source(name: str) -> str:
+    from importlib.resources import files as package_files
+
+    return package_files("rolloutgym_code").joinpath(name).read_text(encoding="utf-8")
+
+
+_SOURCES: dict[str, str] = {}
+
+
+def _harness_source(name: str) -> str:
+    if name not in _SOURCES:
+        _SOURCES[name] = _source(name)
+    return _SOURCES[name]
+
+
+def _ini(paths: str) -> bytes:
+    return f"[pytest]\naddopts =\npythonpath = {paths}\nconsole_output_style = classic\n".encode()
 
 
 def run_pytest(
@@ -131,62 +143,171 @@ def run_pytest(
     test_paths: Sequence[str],
     *,
     limits: SandboxLimits | None = None,
+    trusted_tests: Mapping[str, bytes] | None = None,
+    expected: Sequence[str] = (),
 ) -> TestRun:
     """Run ``pytest test_paths`` in ``sandbox`` on a copy of ``files``.
 
-    The files keep their relative paths; our ini file and the report live at the top level
-    and replace any agent file with the same name.
+    The verdict comes from the trusted supervisor and the authenticated result batch (see
+    :mod:`rolloutgym_code._supervisor` and :mod:`rolloutgym_code._worker`), never from
+    files or output the code under test could write.
+
+    Args:
+        sandbox: where to run.
+        files: the workspace (relative path to bytes); ``.rolloutgym*`` names are reserved.
+        test_paths: what pytest runs: workspace paths, or paths of ``trusted_tests``.
+        limits: sandbox limits (the whole run, both processes).
+        trusted_tests: test files (hidden tests, original visible tests and conftest files)
+            placed read-only outside the workspace; when given, this is a grading run (test
+            paths name these files, process creation is refused to the code under test).
+        expected: node-id prefixes (``path::name``) that must each have a result; a missing
+            one is reported as a failed test.
     """
-    # A fresh report name per run: code under test cannot simply leave a forged report in place.
-    report_name = f"{REPORT_PREFIX}-{secrets.token_hex(8)}.xml"
-    workspace = {
-        name: data for name, data in files.items() if name != CONFIG_NAME and not name.startswith(REPORT_PREFIX)
+    limits = limits or SandboxLimits()
+    grading = trusted_tests is not None
+    trusted_dir = getattr(sandbox, "trusted_dir", None)
+    workdir = getattr(sandbox, "workdir", None)
+    workspace = {name: data for name, data in files.items() if not name.startswith(_RESERVED)}
+    trusted: dict[str, bytes] = {f"{GUARD_DIR}/{GUARD_MODULE}.py": _harness_source("_guard.py").encode()}
+    for path, data in (trusted_tests or {}).items():
+        trusted[path] = data
+    if trusted_dir is None or workdir is None:
+        # A provider without a read-only directory: the trusted files travel in the workspace.
+        workdir = "."
+        trusted_root = _FALLBACK_DIR
+    else:
+        trusted_root = trusted_dir
+    ini_name = f"{GUARD_DIR}/pytest.ini"
+    if trusted_root == _FALLBACK_DIR:  # relative to the ini file's folder
+        trusted[ini_name] = _ini(". ../.. ../../src")
+    else:
+        trusted[ini_name] = _ini(f"{trusted_dir}/{GUARD_DIR} {workdir} {workdir}/src")
+    if trusted_root == _FALLBACK_DIR:
+        workspace.update({f"{_FALLBACK_DIR}/{path}": data for path, data in trusted.items()})
+    paths = [f"{trusted_root}/{path}" if grading else path for path in test_paths]
+    rootdir = trusted_root if grading else (workdir if workdir != "." else ".")
+    nonce = secrets.token_hex(16)
+    worker_limits = limits
+    config = {
+        "nonce": nonce,
+        "worker_source": _harness_source("_worker.py"),
+        "worker": {
+            "args": [
+                "-q", "-p", "no:cacheprovider", "-p", "no:junitxml", "-p", "no:legacypath", "-c", f"{trusted_root}/{ini_name}",
+                f"--rootdir={rootdir}", "--tb=short", *paths,
+            ],
+            "grading": grading,
+            "trusted_dir": trusted_root,
+            "guard_module": GUARD_MODULE,
+        },  # fmt: skip
+        "deadline": max(0.5, worker_limits.wall_seconds - 0.25),
+        "keep_output_bytes": worker_limits.keep_output_bytes,
+        "max_output_bytes": worker_limits.max_output_bytes,
     }
-    workspace[CONFIG_NAME] = _CONFIG.encode()
-    command = [
-        sandbox.python, "-I", "-B", "-m", "pytest", "-q", "-p", "no:cacheprovider",
-        "-c", CONFIG_NAME, "--rootdir=.", f"--junitxml={report_name}", "--tb=short", "-o", "console_output_style=classic",
-        *test_paths,
-    ]  # fmt: skip
-    result = sandbox.run(
-        command,
-        files=workspace,
-        limits=limits,
-        collect=[report_name],
-        environment={"PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"},
+    workspace[CONFIG_NAME] = json.dumps(config).encode()
+    outer = dataclasses.replace(
+        limits,
+        wall_seconds=limits.wall_seconds + 2.0,
+        keep_output_bytes=8 * limits.keep_output_bytes + _BATCH_BYTES,
+        max_output_bytes=max(limits.max_output_bytes, 8 * limits.keep_output_bytes + 2 * _BATCH_BYTES),
     )
-    report = result.files.get(report_name)
-    if result.timed_out or result.output_limit_exceeded or result.exit_code < 0:
-        return TestRun(_safe_parse(report), result, f"the test run was {result.describe()}")
-    if report is None:
+    command = [sandbox.python, "-I", "-B", "-c", _harness_source("_supervisor.py"), CONFIG_NAME]
+    if trusted_root == _FALLBACK_DIR:
+        result = sandbox.run(command, files=workspace, limits=outer)
+    else:
+        result = sandbox.run(command, files=workspace, limits=outer, trusted_files=trusted)  # type: ignore[call-arg]
+    return _interpret(result, nonce, expected)
+
+
+def _interpret(result: SandboxResult, nonce: str, expected: Sequence[str]) -> TestRun:
+    marker = f"ROLLOUTGYM-VERDICT {nonce} "
+    verdict = None
+    for line in result.output.splitlines():
+        if line.startswith(marker):
+            try:
+                verdict = json.loads(line[len(marker) :])
+            except ValueError:
+                verdict = None
+    if verdict is None:
+        return TestRun((), result, f"the test run ended without a verdict ({result.describe()}): {_first_lines(result.output)[:300]!r}")
+    worker = SandboxResult(
+        exit_code=int(verdict.get("exit_code") or 0),
+        output=str(verdict.get("output", "")),
+        output_truncated=int(verdict.get("output_bytes", 0)) > len(str(verdict.get("output", "")).encode()),
+        timed_out=bool(verdict.get("timed_out")),
+        output_limit_exceeded=bool(verdict.get("output_limit_exceeded")),
+        duration=float(verdict.get("duration", 0.0)),
+        sandbox=result.sandbox,
+    )
+    if worker.timed_out or worker.output_limit_exceeded:
+        return TestRun((), worker, f"the test run was {worker.describe()}")
+    if verdict.get("problem"):
+        return TestRun((), worker, str(verdict["problem"]))
+    batch = verdict.get("batch")
+    if not isinstance(batch, dict):
         return TestRun(
-            (),
-            result,
-            f"the test run produced no report ({result.describe()}); output: {_first_lines(result.output)[:300]!r}",
+            (), worker, f"the test run produced no results ({worker.describe()}); output: {_first_lines(worker.output)[:300]!r}"
         )
-    try:
-        cases = _parse_report(report)
-    except ElementTree.ParseError as exc:
-        return TestRun((), result, f"the test report could not be read ({exc})")
-    if result.exit_code not in (0, 1):
+    cases, problem = _cases(batch)
+    if problem is None and batch.get("tampering"):
+        problem = "the code under test tampered with the test harness: " + "; ".join(map(str, batch["tampering"]))[:600]
+    if problem is None:
+        exit_status = batch.get("pytest_exit")
         problem = {
             2: "pytest was interrupted (often a test file failed to import)",
             3: "pytest hit an internal error",
             4: "pytest was called with bad arguments (a test path may not exist)",
             5: "no tests were collected",
-        }.get(result.exit_code, f"pytest {result.describe()}")
-        return TestRun(cases, result, problem)
-    if result.exit_code == 0 and any(case.outcome in ("failed", "error") for case in cases):
-        return TestRun(cases, result, "pytest exited 0 although its report lists failures")
-    if result.exit_code == 1 and not any(case.outcome in ("failed", "error") for case in cases):
-        return TestRun(cases, result, "pytest exited 1 but its report lists no failure")
-    return TestRun(cases, result)
+        }.get(exit_status if isinstance(exit_status, int) else -1)
+        if exit_status == 0 and any(case.outcome in ("failed", "error") for case in cases):
+            problem = "pytest exited 0 although tests failed"
+        elif exit_status not in (0, 1, 2, 3, 4, 5):
+            problem = f"pytest ended unexpectedly ({exit_status})"
+    missing = [prefix for prefix in expected if not any(_belongs(case.id, prefix) for case in cases)]
+    cases = cases + tuple(TestCaseResult(prefix, "failed", "this test never ran") for prefix in missing)
+    return TestRun(cases, worker, problem)
 
 
-def _safe_parse(report: bytes | None) -> tuple[TestCaseResult, ...]:
-    if report is None:
-        return ()
-    try:
-        return _parse_report(report)
-    except ElementTree.ParseError:
-        return ()
+def _belongs(identifier: str, prefix: str) -> bool:
+    return identifier == prefix or identifier.startswith(prefix + "[")
+
+
+def _cases(batch: dict) -> tuple[tuple[TestCaseResult, ...], str | None]:
+    """Test cases from the worker's batch, checked for consistency."""
+    collected: list[str] | None = None
+    cases: dict[str, TestCaseResult] = {}
+    collect_errors: list[str] = []
+    crash = None
+    for line in batch.get("results", []):
+        try:
+            record = json.loads(line)
+        except (TypeError, ValueError):
+            return (), "an unreadable result (tampering)"
+        kind = record.get("kind")
+        if kind == "collected":
+            if collected is not None:
+                return (), "tests were collected twice (tampering)"
+            collected = [str(identifier) for identifier in record.get("ids", [])]
+        elif kind == "collect_error":
+            collect_errors.append(f"{record.get('id')}: {record.get('message', '')}")
+        elif kind == "crash":
+            crash = str(record.get("message", ""))
+        elif kind == "test":
+            identifier = str(record.get("id"))
+            if identifier in cases:
+                return (), f"two results for {identifier} (tampering)"
+            if collected is None or identifier not in collected:
+                return (), f"a result for {identifier}, which was never collected (tampering)"
+            outcome = str(record.get("outcome"))
+            if outcome not in ("passed", "failed", "error", "skipped"):
+                return (), "an unknown test outcome (tampering)"
+            cases[identifier] = TestCaseResult(identifier, outcome, str(record.get("message", "")))
+    ordered = tuple(cases[identifier] for identifier in (collected or []) if identifier in cases)
+    if crash is not None:
+        return ordered, f"the test run crashed: {crash}"
+    if collect_errors:
+        return ordered, "a test file could not be collected: " + " | ".join(collect_errors)[:600]
+    if collected is not None and len(cases) != len(collected):
+        missing = [identifier for identifier in collected if identifier not in cases]
+        return ordered, f"{len(missing)} collected test(s) never reported a result (e.g. {missing[0]})"
+    return ordered, None

@@ -1,0 +1,285 @@
+"""The pytest worker of a sandboxed test run (its source is run with ``python -I -c``).
+
+This is the one process where the code under test runs, so it is treated as hostile
+territory. Everything that decides the result lives in the local variables of ``_main``
+(out of reach of the code under test: frames, ``gc`` and ``ctypes`` are blocked for it):
+
+* the result key arrives on a start-up pipe that is closed at once; it lives only inside a
+  C-level HMAC object held in a local variable;
+* an audit hook (``sys.addaudithook``, which cannot be removed) refuses to the code under
+  test: frame access (``sys._getframe``, ``tb_frame``, ``gi_frame``, ...), tracing and
+  profiling, ``gc`` object walks, ``ctypes``, building or swapping code objects,
+  ``fork``, starting processes (during grading), and ``/proc/*/fd``, ``mem``, ``environ``;
+* pytest's, pluggy's and the builtins' module and class dictionaries, every registered
+  hook implementation and our recorder's own cells are snapshotted before the tests run
+  and compared after: any change is tampering;
+* results are appended to a list and, in the same order, to a C-level SHA-256 that can
+  only grow, so results cannot be rewritten afterwards; every collected test must have
+  exactly one result;
+* after pytest returns, signals are blocked, ``gc`` is disabled, and a live extra thread is
+  tampering; the batch is tagged with the key, written, and the process ends with
+  ``os._exit`` so no code under test runs after the write.
+
+A test passes only when its setup, call and teardown all pass; skipped and xfailed tests
+are reported as ``skipped`` (the host counts them as not passed for hidden tests).
+"""
+
+
+def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted state
+    import gc
+    import hashlib
+    import hmac
+    import json
+    import os
+    import signal
+    import sys
+
+    _type, _str, _int, _id, _dict, _tuple, _set = type, str, int, id, dict, tuple, set
+    _write, _exit, _read, _close = os.write, os._exit, os.read, os.close
+    _dumps = json.dumps
+    key_fd, channel_fd = int(sys.argv[1]), int(sys.argv[2])
+    options = json.loads(sys.argv[3])
+    key = b""
+    while len(key) < 32:
+        chunk = _read(key_fd, 32 - len(key))
+        if not chunk:
+            break
+        key += chunk
+    _close(key_fd)
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    del key
+    os.set_inheritable(channel_fd, False)
+    sys.argv = ["pytest"]
+    grading = bool(options.get("grading"))
+    guard_module = options.get("guard_module", "")
+    _flush = sys.__stdout__.flush
+    trusted_dir = options["trusted_dir"]
+
+    import _pytest
+    import pluggy
+    import pytest
+
+    pytest_dirs = tuple(os.path.dirname(module.__file__) + os.sep for module in (_pytest, pluggy))
+    allowed_callers = (*pytest_dirs, "<frozen importlib.")
+
+    state = {"inside": False}
+    blocked_process_events = {
+        "os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen", "pty.spawn", "os.startfile",
+    }  # fmt: skip
+    blocked_events = {
+        "sys.settrace", "sys.setprofile", "sys._current_frames", "sys._current_exceptions", "gc.get_objects",
+        "gc.get_referrers", "gc.get_referents", "code.__new__", "os.fork", "os.forkpty", "function.__new__",
+        "cpython.PyInterpreterState_Clear", "cpython.run_interactivehook", "sys.setrecursionlimit_",
+    }  # fmt: skip
+    frame_attributes = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "gi_code", "__closure__"}
+    guarded_attributes = {"__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__"}
+    proc_words = ("/fd", "/mem", "/environ", "/fdinfo", "/map_files", "/root", "/cwd", "/exe")
+
+    def caller_is_trusted():
+        try:
+            filename = sys._getframe(2).f_code.co_filename
+        except ValueError:
+            return False
+        return filename.startswith(allowed_callers)
+
+    def audit(event, arguments):
+        if state["inside"]:
+            return
+        state["inside"] = True
+        try:
+            problem = None
+            if event in blocked_events or event.startswith("ctypes."):
+                problem = event
+            elif event == "sys._getframe" or (
+                event == "object.__getattr__" and arguments[1] in frame_attributes
+            ):
+                if not caller_is_trusted():
+                    raise ValueError(f"{event} is not available to code under test")
+            elif event == "object.__setattr__" and arguments[1] in guarded_attributes:
+                problem = f"setting {arguments[1]}"
+            elif grading and event in blocked_process_events:
+                problem = f"{event} while the hidden tests run"
+            elif event in ("open", "os.listdir", "os.scandir") and arguments and isinstance(arguments[0], (str, bytes)):
+                path = arguments[0] if isinstance(arguments[0], str) else arguments[0].decode("utf-8", "replace")
+                if path.startswith(("/proc/", "/dev/fd")) and (
+                    any(word in path for word in proc_words) or path.startswith("/dev/fd")
+                ):
+                    problem = f"{event} {path}"
+            if problem is not None:
+                raise RuntimeError(f"not allowed in the test sandbox: {problem}")
+        finally:
+            state["inside"] = False
+
+    results = []
+    digest = hashlib.sha256()
+    phases = {}
+
+    def add(record):
+        line = _dumps(record, ensure_ascii=False, sort_keys=True)
+        results.append(line)
+        digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
+
+    def short(text):
+        text = _str(text)
+        lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
+        return " | ".join(lines[-8:])[:600]
+
+    class Recorder:
+        @staticmethod
+        @pytest.hookimpl(trylast=True)
+        def pytest_collection_finish(session):
+            add({"kind": "collected", "ids": [item.nodeid for item in session.items]})
+
+        @staticmethod
+        def pytest_collectreport(report):
+            if report.failed:
+                add({"kind": "collect_error", "id": report.nodeid, "message": short(report.longreprtext)})
+
+        @staticmethod
+        def pytest_runtest_logreport(report):
+            phases.setdefault(report.nodeid, []).append(
+                (report.when, report.outcome, bool(getattr(report, "wasxfail", None)), short(report.longreprtext))
+            )
+
+        @staticmethod
+        def pytest_runtest_logfinish(nodeid, location):
+            outcome, message = "passed", ""
+            seen_call = False
+            for when, phase_outcome, xfail, text in phases.pop(nodeid, []):
+                seen_call = seen_call or when == "call"
+                if phase_outcome == "failed":
+                    outcome, message = ("failed" if when == "call" else "error"), text
+                    break
+                if phase_outcome == "skipped" or xfail:
+                    outcome, message = "skipped", text
+                    break
+            if outcome == "passed" and not seen_call:
+                outcome, message = "error", "the test's call phase never ran"
+            add({"kind": "test", "id": nodeid, "outcome": outcome, "message": message})
+
+    recorder = Recorder()
+    hook_functions = [value.__func__ if hasattr(value, "__func__") else value for value in vars(Recorder).values()]
+    hook_functions = [function for function in hook_functions if callable(function)] + [add, short, audit]
+
+    def cells_of(function):
+        return (
+            function.__code__,
+            function.__defaults__,
+            _tuple(cell.cell_contents for cell in (function.__closure__ or ())),
+        )
+
+    def module_snapshot():
+        watched = {}
+        for name, module in _dict(sys.modules).items():
+            if module is None:
+                continue
+            if name in ("builtins", "pytest", "pluggy", "json", "hmac", "hashlib", guard_module) or name.startswith(
+                ("_pytest.", "pluggy.")
+            ):
+                watched[name] = (module, _dict(vars(module)))
+        classes = {}
+        for name, (_module, namespace) in watched.items():
+            for value in namespace.values():
+                if _type(value) is _type and getattr(value, "__module__", "") == name:
+                    classes[_id(value)] = (value, _dict(vars(value)))
+        return watched, classes
+
+    # Import pytest's own modules now, before any code under test can run.
+    config = _pytest.config._prepareconfig(list(options["args"]), [recorder])
+    modules_before, classes_before = module_snapshot()
+    cells_before = [(function, cells_of(function)) for function in hook_functions]
+    hookimpls_before = {
+        name: _tuple(impl.function for impl in caller.get_hookimpls())
+        for name, caller in _dict(vars(config.hook)).items()
+        if hasattr(caller, "get_hookimpls")
+    }
+    sys.addaudithook(audit)
+    pytest_exit = 3
+    if guard_module:
+        __import__(guard_module)  # imported now so that its module is watched like pytest's
+        modules_before.update(module_snapshot()[0])
+    try:
+        pytest_exit = config.hook.pytest_cmdline_main(config=config)
+    except BaseException as exc:  # noqa: BLE001 - any escape from pytest ends the run, and is reported
+        add({"kind": "crash", "message": short(f"{_type(exc).__name__}: {exc}")})
+    # -- nothing below may run code under test ------------------------------------------
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    gc.disable()
+    problems = []
+    try:
+        _flush()
+    except (OSError, ValueError):
+        pass
+    try:
+        with open("/proc/self/status", "rb") as handle:
+            threads = [line for line in handle.read().split(b"\n") if line.startswith(b"Threads:")]
+        if threads and int(threads[0].split()[1]) > 1:
+            problems.append("a thread started by the code under test was still running when the tests ended")
+    except (OSError, ValueError, RuntimeError):
+        problems.append("could not check for leftover threads")
+    modules_after, classes_after = module_snapshot()
+    for name, (module, namespace) in modules_before.items():
+        if sys.modules.get(name) is not module:
+            problems.append(f"module {name} was replaced")
+            continue
+        current = modules_after.get(name, (None, {}))[1]
+        changed = sorted(
+            attribute
+            for attribute in _set(namespace) | _set(current)
+            if namespace.get(attribute, problems) is not current.get(attribute, problems)
+            and not attribute.startswith("__")
+        )
+        if changed:
+            problems.append(f"{name} was modified ({', '.join(changed[:5])})")
+    for cls, namespace in classes_before.values():
+        current = _dict(vars(cls))
+        changed = [
+            attribute
+            for attribute in namespace
+            if namespace[attribute] is not current.get(attribute, problems)
+            and attribute not in ("__abstractmethods__", "_abc_impl", "__weakref__", "__dict__")
+        ]
+        changed += [  # an added attribute may override a base class's method
+            attribute
+            for attribute in current
+            if attribute not in namespace
+            and (attribute.startswith("__") or any(attribute in vars(base) for base in cls.__mro__[1:]))
+        ]
+        if changed:
+            problems.append(f"class {cls.__qualname__} was modified ({', '.join(sorted(changed)[:5])})")
+    for function, before in cells_before:
+        after = cells_of(function)
+        if any(a is not b for a, b in zip(before[2], after[2], strict=False)) or before[0] is not after[0] or before[1] is not after[1]:
+            problems.append("the test recorder was modified")
+    for name, functions in hookimpls_before.items():
+        now = _tuple(impl.function for impl in getattr(config.hook, name).get_hookimpls())
+        added = [function for function in now if function not in functions]
+        for function in added:
+            filename = getattr(getattr(function, "__code__", None), "co_filename", "")
+            if not filename.startswith(trusted_dir + "/"):  # conftest files of the task are registered while collecting
+                problems.append(f"a hook implementation was added for {name}")
+                break
+        if any(function not in now for function in functions):
+            problems.append(f"a hook implementation was removed from {name}")
+    lines = list(results)
+    check = hashlib.sha256()
+    for line in lines:
+        if _type(line) is not _str:
+            problems.append("a result that the recorder did not write")
+            break
+        check.update(line.encode("utf-8", "surrogatepass") + b"\n")
+    if check.hexdigest() != digest.hexdigest():
+        problems.append("the recorded results were changed")
+    body = _dumps(
+        {"pytest_exit": _int(pytest_exit) if isinstance(pytest_exit, int) else _str(pytest_exit), "results": lines, "tampering": problems},
+        ensure_ascii=False,
+    ).encode("utf-8", "surrogatepass")
+    mac.update(body)
+    payload = mac.hexdigest().encode() + b" " + body + b"\n"
+    view = memoryview(payload)
+    while view:
+        view = view[_write(channel_fd, view) :]
+    _exit(0)
+
+
+_main()
