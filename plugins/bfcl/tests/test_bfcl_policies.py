@@ -102,3 +102,48 @@ def test_multi_turn_tool_results_come_back_and_turns_advance() -> None:
         if isinstance(message, dict) and message.get("role") == "tool"
     ]
     assert tool_messages, "tool results are returned to the model"
+
+
+def test_openai_policy_end_to_end_through_the_cli(tmp_path: Any) -> None:
+    """``rolloutgym run bfcl/simple-v0 --policy openai:M --base-url URL`` against a real local server.
+
+    The server is rolloutgym-openai's scripted chat-completions server on 127.0.0.1 (no
+    network); skipped when that plugin is not installed.
+    """
+    import subprocess
+    import sys
+
+    import pytest
+
+    testing = pytest.importorskip("rolloutgym_openai.testing")
+    out = tmp_path / "run.jsonl"
+    reply = testing.Reply(
+        content=None,
+        tool_calls=({"id": "c1", "name": "calculate_triangle_area", "arguments": '{"base": 10, "height": 5}'},),
+    )
+    with testing.ChatCompletionsServer([reply]) as server:
+        command = [
+            sys.executable,
+            "-m",
+            "rolloutgym",
+            "run",
+            "bfcl/simple-v0",
+            "--policy",
+            "openai:test-model",
+            "--base-url",
+            server.url,
+        ]
+        result = subprocess.run(
+            [*command, "--limit", "1", "-q", "--out", str(out)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env={**__import__("os").environ, "OPENAI_API_KEY": "test"},
+        )
+        requests = list(server.requests)
+    assert result.returncode == 0, result.stderr
+    (tool,) = requests[0]["tools"]
+    assert tool["type"] == "function" and tool["function"]["name"] == "calculate_triangle_area"
+    assert tool["function"]["parameters"]["properties"]["base"]["type"] == "integer"
+    lines = [json.loads(line) for line in out.read_text().splitlines()]
+    assert lines[-1]["scores"][0]["value"] == 1.0
