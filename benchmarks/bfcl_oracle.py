@@ -7,12 +7,17 @@ tasks, oracle mean, null mean, seconds, and the ids where the oracle missed 1.0 
 grader's feedback. Optionally ``--engine N`` also runs the first N tasks of each category
 through ``rolloutgym``'s rollout engine and checks that it reports the same scores.
 
-    python benchmarks/bfcl_oracle.py [--categories simple,multi-turn-base] [--engine 3]
+``--info`` also times ``rolloutgym info`` on the largest single- and multi-turn
+categories against ``rolloutgym info toy/guess-v0`` (best of 3, fresh processes).
+
+    python benchmarks/bfcl_oracle.py [--categories simple,multi-turn-base] [--engine 3] [--info]
 """
 
 from __future__ import annotations
 
 import argparse
+import subprocess
+import sys
 import time
 from typing import Any
 
@@ -28,13 +33,41 @@ def play(environment: Any, policy: str) -> float:
     raise RuntimeError("episode did not end")
 
 
+def _info_seconds(env_id: str, repeats: int = 3) -> tuple[float, float]:
+    """Best wall and best CPU (user + system) seconds of ``rolloutgym info ENV`` in a fresh process."""
+    import resource
+
+    best_wall = best_cpu = float("inf")
+    for _ in range(repeats):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        begin = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "rolloutgym", "info", env_id], check=True, capture_output=True)
+        best_wall = min(best_wall, time.perf_counter() - begin)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        best_cpu = min(best_cpu, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime)
+    return best_wall, best_cpu
+
+
+def time_info() -> None:
+    wall, cpu = _info_seconds("toy/guess-v0")
+    print(f"rolloutgym info toy/guess-v0 (baseline): {wall:.2f} s wall, {cpu:.2f} s CPU")
+    for env_id in ("bfcl/simple-v0", "bfcl/live-multiple-v0", "bfcl/multi-turn-long-context-v0"):
+        seconds, used = _info_seconds(env_id)
+        print(
+            f"rolloutgym info {env_id}: {seconds:.2f} s wall ({seconds / wall:.2f}x), {used:.2f} s CPU (+{used - cpu:.2f} s)"
+        )
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--categories", default="", help="comma-separated env names (default: all)")
     parser.add_argument(
         "--engine", type=int, default=0, help="also run the first N tasks per category through the rollout engine"
     )
+    parser.add_argument("--info", action="store_true", help="time `rolloutgym info` on bfcl envs against a toy env")
     arguments = parser.parse_args()
+    if arguments.info:
+        time_info()
 
     from rolloutgym_bfcl import CATEGORIES, make_env, package_version, tasks_for_env
 
