@@ -44,6 +44,7 @@ KNOWN_PLUGINS = {
     "vllm": "rolloutgym-vllm",
     "tinker": "rolloutgym-tinker",
     "hf": "rolloutgym-transformers",
+    "bfcl": "rolloutgym-bfcl",
 }
 
 
