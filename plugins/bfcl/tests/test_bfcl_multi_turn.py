@@ -195,3 +195,28 @@ def test_held_out_functions_arrive_at_their_turn() -> None:
     assert names <= {tool["function"]["name"] for tool in environment.tools}
     assert "I have updated some more functions" in observation[0]["content"]
     assert all(name in observation[0]["content"] for name in names)
+
+
+def test_a_reply_that_does_not_decode_ends_the_turn_without_running_its_calls() -> None:
+    """As in BFCL: bad JSON or non-object arguments end the turn; the chat stays well formed."""
+    category = next(category for category in MULTI_TURN if category.name == "multi-turn-base")
+    task = next(task for task in tasks_for_env(category.env_id) if "GorillaFileSystem" in task.involved_classes)
+    environment = BfclMultiTurnEnv(task, category)
+    environment.reset(seed=0)
+    before = environment.backends.instances["GorillaFileSystem"]._current_dir.name
+    calls = [
+        {"id": "a", "name": "mkdir", "arguments": '{"dir_name": "new"'},
+        {"id": "b", "name": "cd", "arguments": "[1]"},
+    ]
+    observations, _, terminated, _, info = environment.step({"role": "assistant", "content": "", "tool_calls": calls})
+    assert [message["role"] for message in observations[:2]] == ["tool", "tool"]
+    assert [message["tool_call_id"] for message in observations[:2]] == ["a", "b"]
+    assert observations[2]["role"] == "user" and info["turn"] == 1 and not terminated
+    assert environment._decoded[0] == []
+    assert environment.backends.instances["GorillaFileSystem"]._current_dir.name == before
+    observations, _, _, _, info = environment.step(
+        {"role": "assistant", "content": "", "tool_calls": [{"id": "c", "name": "cd", "arguments": "[1]"}]}
+    )
+    assert observations[0]["tool_call_id"] == "c" and observations[0]["content"].startswith("Not executed")
+    assert info["turn"] == 2 or info.get("score") is not None
+    environment.close()

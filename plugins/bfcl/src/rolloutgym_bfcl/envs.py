@@ -206,18 +206,26 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
         if self._done:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         decoded = decode_reply(action)
-        if decoded.calls is None or not decoded.calls:
-            return self._end_turn()
+        # BFCL's harness ends the turn on a reply that does not decode to calls with object
+        # arguments (plain text, bad JSON, non-object arguments) and runs none of its calls.
+        if not decoded.calls or not all(
+            type(arguments) is dict for call in decoded.calls for arguments in call.values()
+        ):
+            observations, reward, terminated, truncated, info = self._end_turn()
+            # Answer each call the reply did make, so the chat stays well formed for chat APIs.
+            return (
+                _unrun_calls(action, decoded.problem or "the arguments must be a JSON object") + observations,
+                reward,
+                terminated,
+                truncated,
+                info,
+            )
         observations: Messages = []
         rendered: list[str] = []
         for index, call in enumerate(decoded.calls):
             name, arguments = next(iter(call.items()))
-            if isinstance(arguments, dict):
-                result = self.backends.execute(name, (), arguments)
-                rendered.append(render_call(name, arguments))
-            else:
-                result = f"Error during execution: the arguments of {name!r} must be an object"
-                rendered.append(f"{name}({arguments!r})")
+            result = self.backends.execute(name, (), arguments)
+            rendered.append(render_call(name, arguments))
             self._results_so_far.append(result)
             observations.append({"role": "tool", "tool_call_id": _call_id(action, index), "content": result})
         self._decoded[self.turn].append(rendered)
@@ -325,6 +333,15 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
         self._done = True
         self.__dict__.pop("backends", None)
         self.__dict__.pop("reference_backends", None)
+
+
+def _unrun_calls(action: Any, problem: str) -> Messages:
+    """Tool messages saying the calls of a reply that did not decode were not run."""
+    calls = action.get("tool_calls") if isinstance(action, dict) else None
+    if not isinstance(calls, list):
+        return []
+    text = f"Not executed: {problem}. The turn ended (BFCL ends a turn on a reply it cannot decode)."
+    return [{"role": "tool", "tool_call_id": _call_id(action, index), "content": text} for index in range(len(calls))]
 
 
 def _call_id(action: Any, index: int) -> str:
