@@ -186,10 +186,23 @@ def arith_tasks() -> list[ArithTask]:
 
 
 _INTEGER = re.compile(r"-?\d[\d,]*")
+_OPERANDS = re.compile(r"\d+")
+_LONGEST_INTEGER = 30  # digits; longer numbers are never an answer here (and int() of them is slow)
+
+
+def _integer(text: str) -> int | None:
+    digits = text.replace(",", "")
+    if len(digits) > _LONGEST_INTEGER or digits in ("", "-"):
+        return None
+    return int(digits)
 
 
 class ArithmeticEnv(SingleTurnEnv[list[dict[str, Any]], str]):
-    """Answer an arithmetic question; the last integer in the answer is graded."""
+    """Answer an arithmetic question; the last integer in the answer is graded.
+
+    Every other integer in the answer must be one of the question's numbers (work shown),
+    so a hedge such as "42 or 43" scores 0 (TASKS.md rule 7).
+    """
 
     metadata = {"render_modes": [], "nonblocking": True}
 
@@ -203,11 +216,20 @@ class ArithmeticEnv(SingleTurnEnv[list[dict[str, Any]], str]):
         return [{"role": "user", "content": content}], {"task_id": self.task.id}
 
     def evaluate(self, action: str) -> Score:
-        found = _INTEGER.findall(action or "")
-        extracted = int(found[-1].replace(",", "")) if found else None
+        found = _INTEGER.findall(action if isinstance(action, str) else "")
+        extracted = _integer(found[-1]) if found else None
         correct = extracted == self.task.answer
-        if extracted is None:
+        operands = {int(number) for number in _OPERANDS.findall(self.task.question)}
+        hedged = sorted(
+            {token.strip() for token in found[:-1] if _integer(token) not in operands and _integer(token) != self.task.answer}
+        )
+        if correct and hedged:
+            correct = False
+            feedback = f"the answer ends with {extracted} but also gives {', '.join(hedged)[:200]}: a hedged answer scores 0"
+        elif not found:
             feedback = f"no integer found in the answer; expected {self.task.answer}"
+        elif extracted is None:
+            feedback = f"expected {self.task.answer}, got a {len(found[-1])}-character number"
         elif correct:
             feedback = f"correct: {extracted}"
         else:

@@ -8,7 +8,8 @@ what was expected and what was found.
 
 =====================  =========================================================================
 ``state_match``        ``expected: {path: value}`` all hold in the final state (paths: see ``paths``)
-``contains_terms``     every term is in the final answer (or the state JSON); ``case_sensitive``
+``contains_terms``     every term is in the final answer (or the state JSON); ``case_sensitive``;
+                       ``competing_terms``: none of these other answers may be given (hedges fail)
 ``tool_was_called``    ``tool`` was called (``arguments`` subset, ``count``/``min_count``)
 ``no_tool_errors``     no tool call failed
 ``final_answer``       the agent gave a non-empty final answer (``min_length``)
@@ -126,14 +127,41 @@ class ContainsTermsParams(_Params):
     field: Literal["finalOutput", "final_output", "state"] = "finalOutput"
     case_sensitive: bool = True
     terms_from_task: str | None = None
+    competing_terms: list[str] = Field(default_factory=list)
+    competing_terms_from_task: str | None = None
+
+
+# A mention right after a negation ("has not shipped", "isn't yet pending", "no longer
+# processing", "has not been shipped") does not give that answer.
+_NEGATION = re.compile(
+    r"(?:\b(?:not|never|no\s+longer|yet\s+to\s+be|neither|nor|cannot|isnt|arent|wasnt|werent|hasnt|havent|hadnt"
+    r"|doesnt|didnt|wont|cant)|\b\w+n['\u2019]t)"
+    r"(?:\s+(?:yet|been|be|being|already|even|currently|actually|really|ever|still)){0,2}\s+[\"'\u201c(]?$",
+    re.IGNORECASE,
+)
+
+
+def _task_terms(context: VerifierContext, key: str | None) -> list[str]:
+    if not key:
+        return []
+    metadata = context.task_field("metadata") or {}
+    extra = metadata.get(key, []) if isinstance(metadata, Mapping) else []
+    return [str(term) for term in (extra if isinstance(extra, list) else [extra])]
+
+
+def _affirmed(term: str, haystack: str, case_sensitive: bool) -> bool:
+    """Whether ``term`` occurs as a whole word (or phrase) that is not negated."""
+    pattern = re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", 0 if case_sensitive else re.IGNORECASE)
+    for match in pattern.finditer(haystack):
+        before = haystack[max(0, match.start() - 60) : match.start()]
+        if not _NEGATION.search(before):
+            return True
+    return False
 
 
 def _contains_terms(params: ContainsTermsParams, context: VerifierContext) -> Score:
-    terms = list(params.terms)
-    if params.terms_from_task:
-        metadata = context.task_field("metadata") or {}
-        extra = metadata.get(params.terms_from_task, []) if isinstance(metadata, Mapping) else []
-        terms += [str(term) for term in (extra if isinstance(extra, list) else [extra])]
+    terms = list(params.terms) + _task_terms(context, params.terms_from_task)
+    competing = list(params.competing_terms) + _task_terms(context, params.competing_terms_from_task)
     if params.field == "state":
         haystack = json.dumps(context.final_state, default=repr)
         where = "the final state"
@@ -142,6 +170,8 @@ def _contains_terms(params: ContainsTermsParams, context: VerifierContext) -> Sc
         where = "the final answer"
     if not terms:
         return _passed(True, "no terms required")
+    if competing:
+        return _exclusive_terms(terms, competing, haystack, where, params.case_sensitive)
     if not params.case_sensitive:
         haystack = haystack.lower()
     missing = [term for term in terms if (term if params.case_sensitive else term.lower()) not in haystack]
@@ -150,8 +180,34 @@ def _contains_terms(params: ContainsTermsParams, context: VerifierContext) -> Sc
     return _passed(True, f"{where} mentions {', '.join(map(repr, terms))}")
 
 
+def _exclusive_terms(terms: list[str], competing: list[str], haystack: str, where: str, case_sensitive: bool) -> Score:
+    """Every term affirmed as a whole word, and no competing answer affirmed (a hedge scores 0)."""
+    fold = (lambda text: text) if case_sensitive else str.casefold
+    required = {fold(term) for term in terms}
+    competing = [term for term in competing if fold(term) not in required]
+    missing = [term for term in terms if not _affirmed(term, haystack, case_sensitive)]
+    if missing:
+        return _passed(False, f"{where} does not give {', '.join(map(repr, missing))} (a negated mention does not count)")
+    hedged = [term for term in competing if _affirmed(term, haystack, case_sensitive)]
+    if hedged:
+        return _passed(
+            False,
+            f"{where} gives {', '.join(map(repr, terms))} but also the competing answer(s) "
+            f"{', '.join(map(repr, hedged))}; a hedged answer scores 0: commit to one",
+            hedged=hedged,
+        )
+    return _passed(True, f"{where} gives {', '.join(map(repr, terms))} and no competing answer")
+
+
 def contains_terms(**params: Any) -> PrimitiveGrader:
-    """``contains_terms``: every term occurs in the final answer (``field="state"``: the state JSON)."""
+    """``contains_terms``: every term occurs in the final answer (``field="state"``: the state JSON).
+
+    With ``competing_terms`` (the other answers of the same answer set, e.g. the other order
+    statuses; ``competing_terms_from_task`` reads them from the task's metadata) the answer
+    must commit: every term must occur as a whole word that is not negated ("not shipped"
+    does not count), and no competing term may occur that way, so naming every candidate,
+    or two of them, scores 0.
+    """
     return PrimitiveGrader("contains_terms", _build(ContainsTermsParams, "contains_terms", params), _contains_terms)
 
 
