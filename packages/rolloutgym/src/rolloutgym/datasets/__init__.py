@@ -18,6 +18,7 @@ from typing import Any, Generic, Self, TypeVar, overload
 __all__ = ["Dataset", "RLDataset"]
 
 ItemT = TypeVar("ItemT")
+EnvT = TypeVar("EnvT")
 
 _INSTALL_HINT = "install it with: pip install 'rolloutgym[datasets]'"
 
@@ -160,7 +161,7 @@ class Dataset(Sequence[ItemT], Generic[ItemT]):
 
 
 @dataclass(frozen=True, slots=True, init=False)
-class RLDataset(Dataset[ItemT]):
+class RLDataset(Dataset[ItemT], Generic[ItemT, EnvT]):
     """A dataset whose items each define an environment.
 
     Args:
