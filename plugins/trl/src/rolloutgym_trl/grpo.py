@@ -220,11 +220,22 @@ def train_grpo(
     started = time.perf_counter()
     out_dir = Path(out)
     trainable = load_trainable(model)
+    policy_options: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
     if chat_template is not None:
-        trainable.tokenizer.chat_template = resolve_chat_template(chat_template)
-    policy_options = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+        trainable.tokenizer.chat_template = policy_options["chat_template"] = resolve_chat_template(chat_template)
     if max_turns is not None:
         policy_options["max_turns"] = max_turns
+    factory: Any = None
+    if mode == "rollout_func":
+        from .datasets import train_dataset
+
+        dataset = train_dataset(ids, split=split, env_kwargs=env_kwargs)
+    else:
+        from .environment import environment_factory
+
+        factory = environment_factory(ids[0], split=split, env_kwargs=env_kwargs)  # first: does the env have tools?
+        check_tool_template(trainable.tokenizer)
+        dataset = factory.train_dataset
     before: Evaluation | None = None
     if evaluate:
         before = evaluate_policy(
@@ -244,30 +255,25 @@ def train_grpo(
          "seed": seed},
         on_write=on_log,
     )
-    if mode == "rollout_func":
-        from .datasets import train_dataset
+    if factory is None:
         from .rollout import RolloutFunction, env_reward
 
         trainer = GRPOTrainer(
             model=trainable.model,
             reward_funcs=[env_reward],
             args=arguments,
-            train_dataset=train_dataset(ids, split=split, env_kwargs=env_kwargs),
+            train_dataset=dataset,
             processing_class=trainable.tokenizer,
             rollout_func=RolloutFunction(max_tokens=max_tokens, max_turns=max_turns, env_kwargs=env_kwargs, seed=seed),
             peft_config=_lora_config(lora),
             callbacks=[log.callback()],
         )
     else:
-        from .environment import environment_factory
-
-        check_tool_template(trainable.tokenizer)
-        factory = environment_factory(ids[0], split=split, env_kwargs=env_kwargs)
         trainer = GRPOTrainer(
             model=trainable.model,
             reward_funcs=factory.reward_funcs,
             args=arguments,
-            train_dataset=factory.train_dataset,
+            train_dataset=dataset,
             processing_class=trainable.tokenizer,
             environment_factory=factory,
             peft_config=_lora_config(lora),
