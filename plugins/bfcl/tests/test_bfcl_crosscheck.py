@@ -251,3 +251,16 @@ def test_relevance_verdicts_equal_the_package_rule(name: str, reference_utils: A
             called = decoded is not None and not reference_utils.is_empty_output(decoded)
             expected = (not called) if category.kind == "irrelevance" else called
             assert environment.evaluate(reply).value == float(expected), (task.id, reply)
+
+
+def test_a_tool_call_the_llm_loop_could_not_parse_is_not_a_call() -> None:
+    """The Hermes parser sends an unreadable <tool_call> block as ``unparseable_tool_call``."""
+    from rolloutgym.llm import parse_reply
+
+    action = parse_reply(
+        "<tool_call>not json at all</tool_call>", text_action=False, tool_names=frozenset({"f"})
+    ).action
+    assert action["tool_calls"][0]["name"] == "unparseable_tool_call"
+    irrelevance = next(category for category in CATEGORIES if category.name == "irrelevance")
+    environment = BfclSingleTurnEnv(tasks_for_env(irrelevance.env_id)[0], irrelevance)
+    assert environment.evaluate(action).value == 1.0  # BFCL: a reply that does not decode calls nothing

@@ -3,7 +3,10 @@
 BFCL's FC handlers turn a reply into ``[{name: arguments}, ...]``: a reply without tool
 calls (plain text) does not decode, and neither does one whose arguments are a JSON string
 that does not parse. Arguments arrive here as objects (rolloutgym's LLM loop parses them)
-or as JSON strings (OpenAI wire shape); both are accepted.
+or as JSON strings (OpenAI wire shape); both are accepted. A call the loop could not parse
+at all arrives named ``unparseable_tool_call`` and does not decode either; one whose JSON
+was broken but whose name could still be read arrives as that name with empty arguments
+(the loop's contract), which the AST check then rejects for its missing arguments.
 """
 
 from __future__ import annotations
@@ -11,6 +14,8 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping
 from typing import Any
+
+from rolloutgym.llm.parsing import UNPARSEABLE_TOOL
 
 __all__ = ["Decoded", "decode_reply", "is_call_format", "is_empty_output"]
 
@@ -54,6 +59,9 @@ def decode_reply(action: Any) -> Decoded:
                 return Decoded(None, f"the arguments of {name!r} are not valid JSON ({error})")
         if not isinstance(name, str):
             return Decoded(None, "a tool call has no function name")
+        if name == UNPARSEABLE_TOOL:
+            # rolloutgym's LLM loop sends a <tool_call> block it could not parse under this name.
+            return Decoded(None, "a tool call could not be parsed")
         calls.append({name: dict(arguments) if isinstance(arguments, Mapping) else arguments})
     return Decoded(calls)
 
