@@ -1,0 +1,180 @@
+"""The trainer-facing batch API: batched waves vs one request at a time, and loop overhead.
+
+``hf:tiny`` on CPU, a batch of ``--samples`` (64) samples spread over three envs
+(``toy/guess-v0``, ``sql/shop-v0``, ``workflow/refund-v0``), ``--turns`` (4) assistant
+turns each, sampling at temperature 1 with per-sample seeds (so every side samples the
+same tokens). Three measurements on the same episodes:
+
+1. **batched**: ``run_multi_turn_rollout`` with ``TransformersBatchSampler`` (one padded
+   batch per wave); the number of generation calls must equal the number of waves;
+2. **one at a time**: each episode through ``arollout`` + ``TokenPolicy`` over the
+   per-request ``TransformersSampler``, one after the other (one model call per turn);
+3. **direct**: the batched generator called straight on the prompts and params the loop
+   sent it, wave by wave (the same work without envs, rendering, parsing or records).
+
+Speed-up = one-at-a-time / batched; loop overhead per turn = (batched - direct) / waves,
+relative to direct / waves (target <= 5 %). Wall and CPU time (this process) are both
+printed: the machine may be shared.
+
+hf:tiny samples gibberish, which ends every chat episode at its first reply (an answer
+without a tool call). So that episodes last ``--turns`` turns as real agent episodes do,
+each env is wrapped in ``KeepCalling``: a reply without a tool call becomes a call of the
+env's first tool with no arguments (the env answers: a schema, or a tool error), and the
+episode goes on until the turn budget ends it (``stop_reason="max_steps"``). The envs do
+their real work on every step.
+
+    python benchmarks/batch_rollout.py [--samples 64] [--turns 4] [--max-tokens 32]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import time
+from typing import Any
+
+import gymnasium as gym
+import rolloutgym as rg
+from rolloutgym.llm import ChatTemplateRenderer, SamplingParams, TokenPolicy, env_tools, run_multi_turn_rollout
+from rolloutgym.rollouts import arollout
+from rolloutgym_transformers import TransformersBatchSampler, make_policy
+
+ENVS = {"guess": "toy/guess-v0", "sql": "sql/shop-v0", "refund": "workflow/refund-v0"}
+
+
+class KeepCalling(gym.ActionWrapper):
+    """Turns a reply without tool calls into a call of the env's first tool (no arguments)."""
+
+    def __init__(self, env: gym.Env) -> None:
+        super().__init__(env)
+        self.tools = env_tools(env)
+        self.first_tool = self.tools[0]["function"]["name"]
+
+    def action(self, action: dict[str, Any]) -> dict[str, Any]:
+        if action.get("tool_calls"):
+            return action
+        call = {"id": "forced", "name": self.first_tool, "arguments": {}}
+        return {**action, "tool_calls": [call]}
+
+
+def make_env(name: str) -> Any:
+    return lambda task: KeepCalling(rg.make(ENVS[name], task=task))
+
+
+TASK_TO_ENV = {name: make_env(name) for name in ENVS}
+
+
+def batch_of(count: int) -> list[dict[str, Any]]:
+    names = list(ENVS)
+    return [{"task_name": names[index % 3], "task": index // 3, "sample": index} for index in range(count)]
+
+
+class Recording:
+    """The batched generator, remembering each wave it was given."""
+
+    def __init__(self, inner: TransformersBatchSampler) -> None:
+        self.inner = inner
+        self.renderer = inner.renderer
+        self.pad_token_id = inner.pad_token_id
+        self.waves: list[tuple[list[tuple[int, ...]], list[SamplingParams]]] = []
+
+    def generate(self, prompts: Any, params: Any) -> Any:
+        self.waves.append(([tuple(prompt) for prompt in prompts], list(params)))
+        return self.inner.generate(prompts, params)
+
+
+def clocks() -> tuple[float, float]:
+    return time.perf_counter(), time.process_time()
+
+
+def since(start: tuple[float, float]) -> tuple[float, float]:
+    now = clocks()
+    return now[0] - start[0], now[1] - start[1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--samples", type=int, default=64)
+    parser.add_argument("--turns", type=int, default=4)
+    parser.add_argument("--max-tokens", type=int, default=32)
+    arguments = parser.parse_args()
+    policy = make_policy("tiny", max_tokens=arguments.max_tokens)
+    batcher = Recording(policy.sampler.batch_sampler(policy.renderer))
+    samples = batch_of(arguments.samples)
+    options = {
+        "max_seq_len": 4096,
+        "max_rollout_turns": arguments.turns,
+        "max_tokens": arguments.max_tokens,
+        "seed": 0,
+    }
+    run_multi_turn_rollout(batcher, samples[:3], TASK_TO_ENV, **options)  # warm-up: plugins, task lists
+    batcher.waves.clear()
+    tokenizer = policy.loaded.tokenizer
+    batcher.renderer = ChatTemplateRenderer(tokenizer)  # fresh renderers: no run reuses another's cache
+
+    start = clocks()
+    batch, metrics = run_multi_turn_rollout(batcher, samples, TASK_TO_ENV, **options)
+    batched = since(start)
+    waves = list(batcher.waves)
+
+    start = clocks()
+    for prompts, params in waves:
+        batcher.inner.generate(prompts, params)
+    direct = since(start)
+
+    single = TokenPolicy(
+        policy.sampler,
+        ChatTemplateRenderer(tokenizer),
+        max_tokens=arguments.max_tokens,
+        max_seq_len=4096,
+        max_turns=arguments.turns,
+        seed=0,
+    )
+    start = clocks()
+    alone = []
+    for sample in samples:
+        environment = TASK_TO_ENV[sample["task_name"]](sample["task"])
+        alone.append(asyncio.run(arollout(environment, single, max_steps=arguments.turns + 1)))
+        environment.close()
+    sequential = since(start)
+
+    requests = sum(1 for trajectory in alone for step in trajectory.steps if step.policy_tokens)
+    same = sum(
+        [step.policy_tokens for step in mine.steps] == [step.policy_tokens for step in theirs.steps]
+        for mine, theirs in zip(batch.trajectories, alone, strict=True)
+    )
+    count = len(waves)
+    print(
+        f"samples {len(samples)} over {', '.join(ENVS.values())}; {arguments.turns} turns; hf:tiny seeded sampling, "
+        f"max_tokens {arguments.max_tokens}"
+    )
+    print(
+        f"waves {count} (sizes {metrics['wave_sizes']}); generation calls {metrics['generation_calls']}; "
+        f"per-request calls one at a time {requests}; turns {metrics['total_turns']}"
+    )
+    print(
+        f"mean prompt tokens per turn {sum(metrics['histogram/input_tokens_length']) / metrics['total_turns']:.0f}; "
+        f"identical tokens batched vs alone: {same}/{len(samples)}; "
+        f"retokenization mismatches {metrics['retokenization_mismatches']}"
+    )
+    print(f"{'':24}{'wall s':>10}{'cpu s':>10}")
+    for label, (wall, cpu) in (
+        ("batched waves", batched),
+        ("one request at a time", sequential),
+        ("direct generate", direct),
+    ):
+        print(f"{label:24}{wall:>10.2f}{cpu:>10.2f}")
+    print(
+        f"speed-up batched vs one at a time: wall {sequential[0] / batched[0]:.2f}x, cpu {sequential[1] / batched[1]:.2f}x"
+    )
+    for label, index in (("wall", 0), ("cpu", 1)):
+        overhead = (batched[index] - direct[index]) / count
+        print(
+            f"loop overhead per turn ({label}): {overhead * 1000:.1f} ms on {direct[index] / count * 1000:.1f} ms "
+            f"of generation = {overhead / (direct[index] / count) * 100:.1f} %"
+        )
+    assert metrics["generation_calls"] == count, "one generation call per wave"
+
+
+if __name__ == "__main__":
+    main()
