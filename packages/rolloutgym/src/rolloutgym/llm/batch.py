@@ -138,8 +138,10 @@ class _Route:
         self.registry = registry
         self.env_id: str | None = None
         self.factory: Callable[[Any], Any] | None = None
+        self.has_tasks = False
         if isinstance(source, str):
-            self.env_id = registry.resolve_env(source).spec.id  # EnvNotFound names the installed ones
+            spec = registry.resolve_env(source).spec  # EnvNotFound names the installed ones
+            self.env_id, self.has_tasks = spec.id, spec.tasks is not None
         elif callable(source):
             self.factory = source
         else:
@@ -149,7 +151,7 @@ class _Route:
             )
 
     def check(self, task: Any, index: int) -> None:
-        if self.env_id is None or not self.registry.env_specs()[self.env_id].spec.tasks:
+        if self.env_id is None or not self.has_tasks:
             return
         try:
             self.registry.resolve_task(self.env_id, task)
