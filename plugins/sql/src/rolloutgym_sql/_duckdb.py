@@ -198,27 +198,50 @@ def _literal(text: str) -> str:
     return "'" + text.replace("'", "''") + "'"
 
 
-def _read_only_file(source: DatabaseSource, plan: _LoadPlan) -> str:
-    """A DuckDB file holding the source's data, written once per process and source."""
+def files_directory() -> str:
+    """This process's folder for read-only database files (removed at exit).
+
+    A worker process is given its parent's folder (``set_files_directory``), so a killed
+    worker leaves nothing behind.
+    """
     global _FILES_DIRECTORY
-    key = source.cache_key()
     with _PLANS_LOCK:
-        path = _FILES.get(key)
-        if path is not None:
-            return path
         if _FILES_DIRECTORY is None:
             _FILES_DIRECTORY = tempfile.mkdtemp(prefix="rolloutgym-sql-")
             atexit.register(shutil.rmtree, _FILES_DIRECTORY, True)
-        path = os.path.join(_FILES_DIRECTORY, f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.duckdb")
+        return _FILES_DIRECTORY
+
+
+def set_files_directory(path: str) -> None:
+    """Use ``path`` (owned and removed by another process) for read-only database files."""
+    global _FILES_DIRECTORY
+    with _PLANS_LOCK:
+        _FILES_DIRECTORY = path
+
+
+def _read_only_file(source: DatabaseSource, plan: _LoadPlan) -> str:
+    """A DuckDB file holding the source's data, written once per source and folder."""
+    key = source.cache_key()
+    with _PLANS_LOCK:
+        path = _FILES.get(key)
+    if path is not None and os.path.exists(path):
+        return path
+    path = os.path.join(files_directory(), f"{hashlib.sha256(key.encode()).hexdigest()[:24]}.duckdb")
+    if not os.path.exists(path):
+        # Built under a private name and renamed, so processes sharing the folder never see
+        # a half-written file.
+        building = f"{path}.{os.getpid()}.{threading.get_ident()}.tmp"
         duckdb = import_duckdb()
-        writer = duckdb.connect(path, config={"threads": 1})
+        writer = duckdb.connect(building, config={"threads": 1})
         try:
             _load(writer, plan)
             writer.execute("CHECKPOINT")
         finally:
             writer.close()
+        os.replace(building, path)
+    with _PLANS_LOCK:
         _FILES[key] = path
-        return path
+    return path
 
 
 def _plan_for(source: DatabaseSource) -> _LoadPlan:

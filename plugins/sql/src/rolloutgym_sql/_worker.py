@@ -44,6 +44,15 @@ _GRACE_SECONDS = 1.0
 _OPEN_SECONDS = 120.0
 
 
+def _files_directory() -> str | None:
+    """The parent's folder for DuckDB's read-only files (None when DuckDB is not in use here)."""
+    try:
+        from ._duckdb import files_directory
+    except ImportError:  # pragma: no cover - the module imports duckdb lazily
+        return None
+    return files_directory()
+
+
 class _WorkerDied(Exception):
     """The worker was killed (time limit) or died (memory limit, crash)."""
 
@@ -168,7 +177,10 @@ class IsolatedSession:
         worker = _take_worker()
         try:
             image = None if self._image_key in worker.known_images else self._image
-            worker.request(("open", self.backend, self._image_key, image, self.read_only, self.limits), _OPEN_SECONDS)
+            files = _files_directory() if self.backend == "duckdb" else None
+            worker.request(
+                ("open", self.backend, self._image_key, image, self.read_only, self.limits, files), _OPEN_SECONDS
+            )
         except BaseException:
             worker.kill()
             raise
@@ -317,7 +329,11 @@ def _serve() -> None:
         operation = message[0]
         try:
             if operation == "open":
-                _, backend, key, image, read_only, limits = message
+                _, backend, key, image, read_only, limits, files = message
+                if files is not None and backend == "duckdb":
+                    from ._duckdb import set_files_directory
+
+                    set_files_directory(files)
                 if image is not None:
                     images[key] = image
                 if session is not None:
