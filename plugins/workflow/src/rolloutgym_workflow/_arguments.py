@@ -11,6 +11,8 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from rolloutgym_protocol import jsonvalues
+
 __all__ = ["MAX_ARGUMENT_DEPTH", "MAX_ARGUMENT_TEXT", "ArgumentChecker", "compile_checker", "parse_arguments"]
 
 MAX_ARGUMENT_DEPTH = 32
@@ -78,7 +80,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _describe(value: Any) -> str:
-    text = json.dumps(value, default=repr)
+    text = jsonvalues.dumps(value)  # never raises: NaN, 10**5000, "\ud800", deep nesting
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -41,6 +41,12 @@ def rolloutgym_policies() -> list[PolicySpec]:
         PolicySpec("oracle", "rolloutgym.builtin.policies:make_oracle", "The environment's reference solution."),
         PolicySpec("null", "rolloutgym.builtin.policies:make_null", "Does nothing: an empty answer, no tool calls."),
         PolicySpec("random", "rolloutgym.builtin.policies:make_random", "Samples the action space (seeded)."),
+        PolicySpec(
+            "chaos",
+            "rolloutgym.builtin.policies:make_chaos",
+            "Random hostile actions (NaN, huge, deeply nested, non-ASCII, wrong types, unknown tools); seeded.",
+            example="chaos:7",
+        ),
         PolicySpec("human", "rolloutgym.builtin.policies:make_human", "You, at the terminal ('rolloutgym play')."),
         PolicySpec(
             "replay",

@@ -1,6 +1,6 @@
-"""The built-in policies: ``oracle``, ``null``, ``random``, ``human`` and ``replay:RUN_FILE``.
+"""The built-in policies: ``oracle``, ``null``, ``random``, ``chaos``, ``human`` and ``replay:RUN_FILE``.
 
-``oracle``, ``null`` and ``replay`` are environment-aware: the rollout engine calls
+``oracle``, ``null``, ``chaos`` and ``replay`` are environment-aware: the rollout engine calls
 ``for_env(env)`` at the start of each episode.
 """
 
@@ -16,13 +16,17 @@ import gymnasium as gym
 from rolloutgym_protocol import find_attribute, spaces
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
+from ._chaos import ChaosPolicy
+
 __all__ = [
+    "ChaosPolicy",
     "HumanPolicy",
     "NullPolicy",
     "OraclePolicy",
     "RandomPolicy",
     "ReplayPolicy",
     "default_null_action",
+    "make_chaos",
     "make_human",
     "make_null",
     "make_oracle",
@@ -213,6 +217,15 @@ def make_random(model: str | None = None, *, seed: int | None = None, **options:
         except ValueError:
             raise ConfigError(f"random policy: ':{model}' must be an integer seed, e.g. --policy random:7") from None
     return RandomPolicy(seed)
+
+
+def make_chaos(model: str | None = None, *, seed: int | None = None, **options: Any) -> ChaosPolicy:
+    if model:
+        try:
+            seed = int(model)
+        except ValueError:
+            raise ConfigError(f"chaos policy: ':{model}' must be an integer seed, e.g. --policy chaos:7") from None
+    return ChaosPolicy(seed or 0, **options)
 
 
 def make_human(model: str | None = None, **options: Any) -> HumanPolicy:

@@ -117,9 +117,12 @@ class GuessNumberEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         if not calls:
             reward, info = self._finish(False, f"answered without finding the number (target was {self.task.target})")
             return [], reward, True, False, info
+        if not isinstance(calls, list):  # a malformed message: one invalid action, not a crash
+            calls = [None]
         observations = []
         for call in calls:
             call_id = call.get("id", "call") if isinstance(call, dict) else "call"
+            call_id = call_id if isinstance(call_id, str) else "call"
             number = _guess_argument(call)
             if number is None:
                 self._invalid += 1
