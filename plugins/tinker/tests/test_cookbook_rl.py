@@ -78,6 +78,22 @@ def test_dataset_builder_names_an_env(tokenizer_folder: str) -> None:
     assert all(group.env_id == "toy/guess-v0" for group in train.get_batch(0))
 
 
+def test_a_cookbook_rl_config_takes_the_builder(tokenizer_folder: str) -> None:
+    """The config of docs/how-to/train-with-tinker-cookbook.md (train.main would then call Tinker)."""
+    from tinker_cookbook.rl import train
+
+    config = train.Config(
+        model_name="Qwen/Qwen3-8B", recipe_name="rolloutgym_guess_rl", log_path="/tmp/guess-rl", learning_rate=4e-5,
+        max_tokens=256,
+        dataset_builder=RolloutGymDatasetBuilder(
+            env_id="toy/guess-v0", model_name_for_tokenizer=tokenizer_folder, renderer_name="qwen3", batch_size=8,
+            group_size=4,
+        ),
+    )
+    train_set, _ = asyncio.run(config.dataset_builder())
+    assert len(train_set) == 2 and train_set.get_batch(0)[0].group_size == 4
+
+
 def test_group_rollout_gives_token_exact_datums_and_score_rewards(tokenizer_folder: str) -> None:
     builder = pickle.loads(
         pickle.dumps(

@@ -59,3 +59,18 @@ def test_grpo_is_repeatable_with_a_seed(tmp_path) -> None:
     second = train_grpo("trl/digits-v0", "hf:tiny", out=tmp_path / "b", steps=4, evaluate=False, **SETTINGS)
     assert first.curve("reward") == second.curve("reward")
     assert first.curve("loss") == second.curve("loss")
+
+
+@pytest.mark.slow
+def test_lora_training_saves_a_merged_model_and_the_curves_render(tmp_path) -> None:
+    from rolloutgym_trl import build_curves_report
+
+    result = train_grpo(
+        "trl/digits-v0", "hf:tiny", out=tmp_path / "lora", steps=2, evaluate=False, lora={"r": 4, "lora_alpha": 8},
+        **SETTINGS,
+    )
+    config = json.loads((tmp_path / "lora" / "config.json").read_text())
+    assert config["model_type"] == "llama"  # plain weights: --policy hf:PATH needs no peft
+    assert not (tmp_path / "lora" / "adapter_config.json").exists()
+    page = build_curves_report([result.log_path], tmp_path / "curves.html").read_text()
+    assert page.count("<svg") >= 3 and "mean reward" in page

@@ -22,6 +22,7 @@ __all__ = [
     "Evaluation",
     "RolloutFunction",
     "TrainResult",
+    "build_curves_report",
     "env_reward",
     "environment_factory",
     "episode_tensors",
@@ -48,6 +49,7 @@ _HOMES = {
     "train_dpo": "offline",
     "train_dataset": "datasets",
     "read_training_log": "_logging",
+    "build_curves_report": "curves",
 }
 
 

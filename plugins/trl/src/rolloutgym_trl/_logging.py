@@ -28,8 +28,10 @@ def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
     for key, value in values.items():
         if isinstance(value, bool) or value is None:
             cleaned[key] = value
-        elif isinstance(value, (int, float)):
-            cleaned[key] = float(value) if math.isfinite(float(value)) else None
+        elif isinstance(value, int):
+            cleaned[key] = value
+        elif isinstance(value, float):
+            cleaned[key] = value if math.isfinite(value) else None
         elif isinstance(value, str):
             cleaned[key] = value
     return cleaned

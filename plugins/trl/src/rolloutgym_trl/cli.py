@@ -75,7 +75,7 @@ def _report(result: Any) -> None:
         for line in result.comparison.lines():
             typer.echo(line)
     typer.echo(f"model: {result.output_dir}  (evaluate it with --policy hf:{result.output_dir})")
-    typer.echo(f"training log: {result.log_path}  (plot it with: rolloutgym report {result.log_path})")
+    typer.echo(f"training log: {result.log_path}  (plot it: rolloutgym train report {result.log_path})")
     typer.echo(f"time: {result.seconds:.1f} s")
 
 
@@ -204,3 +204,17 @@ def dpo(
             threads=threads, trainer_overrides=_key_values(trainer_args, "--trainer-arg"), on_log=_print_step(steps),
         )
     )
+
+
+@train_app.command("report")
+def report(
+    logs: list[Path] = typer.Argument(..., help="Training logs (OUT/training_log.jsonl); several share the plots."),
+    out: Path | None = typer.Option(None, "--out", "-o", help="The HTML file (default: the first log with .html)."),
+    title: str | None = typer.Option(None, "--title", help="The page title."),
+) -> None:
+    """Plot training logs as curves (reward, pass rate, loss, KL, time per step) in a self-contained HTML page."""
+    from .curves import build_curves_report
+
+    path = build_curves_report(logs, out, title=title)
+    typer.echo(f"wrote {path}; open it in a browser: {path.resolve().as_uri()}")
+
