@@ -12,6 +12,7 @@ from typing import Any
 import gymnasium as gym
 import numpy as np
 
+from .. import jsonvalues
 from ..types import ToolCall
 from ._pydantic import PydanticSpace
 from .schema import to_json_schema
@@ -60,8 +61,8 @@ class ToolCallSpace(PydanticSpace):
         if isinstance(schema, gym.spaces.Dict):
             if set(arguments) != set(schema.spaces):
                 return False
-            return all(schema.spaces[key].contains(_as_space_value(schema.spaces[key], item)) for key, item in arguments.items())
-        return schema.contains(arguments)
+            return all(_member(schema.spaces[key], item) for key, item in arguments.items())
+        return _member(schema, arguments)
 
     def _sample_call(self, generator: np.random.Generator) -> dict[str, Any]:
         names = list(self.tools)
@@ -91,7 +92,8 @@ class ToolCallSpace(PydanticSpace):
         for value in sample_n:
             self.validate(value)
             if not self.contains(value):
-                raise ValueError(f"not a valid call for this ToolCallSpace: {value!r}")
+                shown = jsonvalues.dumps(value)  # repr() fails on deep nesting and huge ints
+                raise ValueError(f"not a valid call for this ToolCallSpace: {shown[:300]}")
             decoded.append(value)
         return decoded
 
@@ -126,14 +128,26 @@ class ToolCallSpace(PydanticSpace):
         return isinstance(other, ToolCallSpace) and other.tools == self.tools
 
 
-def _as_space_value(space: gym.Space[Any], value: Any) -> Any:
+def _member(space: gym.Space[Any], value: Any) -> bool:
+    """``space.contains(value)`` that never raises: whatever a model sends (NaN, ``10**400``,
+    lone surrogates, deep nesting, wrong types) is either a member or not."""
+    if isinstance(value, (bool, np.bool_)) and isinstance(space, (gym.spaces.Discrete, gym.spaces.Box)):
+        return False  # JSON true is not a number (Gymnasium would take it as 1)
     # JSON gives Python ints/lists; Gymnasium Box/MultiBinary want arrays.
     if isinstance(space, (gym.spaces.Box, gym.spaces.MultiBinary)) and not isinstance(value, np.ndarray):
         try:
-            return np.asarray(value, dtype=space.dtype)
-        except (TypeError, ValueError):
-            return value
-    return value
+            raw = np.asarray(value)
+            # numbers only: no silent casts of true/"0.5"/1.5 into a float, int or binary space
+            allowed = "iub" if isinstance(space, gym.spaces.MultiBinary) else "iu" if space.dtype.kind in "iu" else "iuf"
+            if raw.dtype.kind not in allowed:
+                return False
+            value = raw.astype(space.dtype)
+        except (TypeError, ValueError, OverflowError, RecursionError):
+            return False  # not even an array of numbers
+    try:
+        return bool(space.contains(value))
+    except (TypeError, ValueError, OverflowError, RecursionError, AttributeError, IndexError, KeyError):
+        return False
 
 
 def _plain_json(value: Any) -> Any:
