@@ -6,8 +6,11 @@ For a few ``code/pybugs-v0`` tasks (buggy and fixed repository), time
   ``python3 -I -B -m pytest ...`` there as a plain subprocess (same interpreter, same
   flags, same JUnit report), then read the report and delete the directory;
 * rolloutgym: ``run_pytest`` through each local sandbox provider (``bwrap``, and
-  ``unshare`` when running as root), which does the same plus namespaces, rlimits, the uid
-  drop and the bounded output reader.
+  ``unshare`` when running as root): namespaces, rlimits, the uid drop, the bounded output
+  reader, and the hardened verdict (a trusted supervisor process that starts the pytest
+  worker and accepts only its authenticated result batch; the worker's audit hook and
+  integrity checks). ``--grading`` times grading runs instead (hidden tests read-only
+  outside the workspace, exact-type assertions, expected-test check).
 
 Samples are interleaved and the median per task is compared (target: sandboxed <= 1.3x).
 
@@ -26,10 +29,12 @@ import time
 
 from rolloutgym_code.sandbox import SandboxUnavailable, get_sandbox
 from rolloutgym_code.tasks import pybugs_tasks
-from rolloutgym_code.testrun import _CONFIG, CONFIG_NAME, run_pytest
+from rolloutgym_code.testrun import run_pytest
 from rolloutgym_code.workspace import Workspace
 
 PYTHON = "/usr/bin/python3"
+CONFIG_NAME = "pytest.ini"
+CONFIG = "[pytest]\naddopts =\njunit_family = xunit1\npythonpath = . src\n"
 
 
 def plain_run(files: dict[str, bytes], paths: list[str]) -> float:
@@ -37,7 +42,7 @@ def plain_run(files: dict[str, bytes], paths: list[str]) -> float:
     started = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="bench-plain-")
     try:
-        for name, data in {**files, CONFIG_NAME: _CONFIG.encode()}.items():
+        for name, data in {**files, CONFIG_NAME: CONFIG.encode()}.items():
             target = os.path.join(directory, name)
             os.makedirs(os.path.dirname(target), exist_ok=True)
             with open(target, "wb") as handle:
@@ -73,9 +78,13 @@ def plain_run(files: dict[str, bytes], paths: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def sandboxed_run(sandbox, files: dict[str, bytes], paths: list[str]) -> float:
+def sandboxed_run(sandbox, files: dict[str, bytes], paths: list[str], trusted=None) -> float:
     started = time.perf_counter()
-    result = run_pytest(sandbox, files, paths)
+    if trusted is None:
+        result = run_pytest(sandbox, files, paths)
+    else:
+        workspace = {path: data for path, data in files.items() if path not in trusted}
+        result = run_pytest(sandbox, workspace, paths, trusted_tests=trusted)
     assert result.sandbox is not None and result.cases, result.problem
     return time.perf_counter() - started
 
@@ -93,6 +102,7 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--tasks", type=int, default=4)
+    parser.add_argument("--grading", action="store_true", help="time grading runs (hidden tests as trusted files)")
     options = parser.parse_args()
 
     providers = []
@@ -109,16 +119,17 @@ def main() -> int:
         paths = sorted(task.hidden_tests)
         for label, repository in (("buggy", dict(task.files)), ("fixed", fixed_files(task))):
             files = {path: content.encode() for path, content in {**repository, **task.hidden_tests}.items()}
-            cases.append((f"{task.id} ({label})", files, paths))
+            trusted = {path: files[path] for path in paths} if options.grading else None
+            cases.append((f"{task.id} ({label})", files, paths, trusted))
 
     timings: dict[str, dict[str, list[float]]] = {
         case[0]: {"plain": []} | {p.name: [] for p in providers} for case in cases
     }
     for _ in range(options.repeats):
-        for label, files, paths in cases:
+        for label, files, paths, trusted in cases:
             timings[label]["plain"].append(plain_run(files, paths))
             for sandbox in providers:
-                timings[label][sandbox.name].append(sandboxed_run(sandbox, files, paths))
+                timings[label][sandbox.name].append(sandboxed_run(sandbox, files, paths, trusted))
 
     print(f"median of {options.repeats} interleaved runs per case (seconds); ratio = sandboxed / plain subprocess")
     ratios: dict[str, list[float]] = {sandbox.name: [] for sandbox in providers}

@@ -30,7 +30,14 @@ from pathlib import Path, PurePosixPath
 from ._process import run_bounded
 from .sandbox import SandboxLimits, SandboxResult, SandboxUnavailable
 
-__all__ = ["TRUSTED_DIR", "BubblewrapSandbox", "LocalSandbox", "UnshareSandbox", "check_relative_path", "hidden_host_paths"]
+__all__ = [
+    "TRUSTED_DIR",
+    "BubblewrapSandbox",
+    "LocalSandbox",
+    "UnshareSandbox",
+    "check_relative_path",
+    "hidden_host_paths",
+]
 
 DEFAULT_PYTHON = "/usr/bin/python3"
 TRUSTED_DIR = "/rolloutgym-trusted"
@@ -38,6 +45,8 @@ _UID_SPAN = 500_000
 _counter = itertools.count()
 _checked: dict[tuple[str, str], str | None] = {}
 _MAX_COLLECT_BYTES = 8 << 20
+_MAX_PATH_CHARS = 1024
+_MAX_PATH_DEPTH = 32
 
 
 def check_relative_path(path: str) -> PurePosixPath:
@@ -54,6 +63,19 @@ def check_relative_path(path: str) -> PurePosixPath:
     parts = [part for part in pure.parts if part != "."]
     if not parts:
         raise ValueError(f"{path!r} names the workspace itself, not a file")
+    if (
+        len(path) > _MAX_PATH_CHARS
+        or len(parts) > _MAX_PATH_DEPTH
+        or any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in parts)
+    ):
+        raise ValueError(
+            f"the path {path[:80]!r}... is too long (at most {_MAX_PATH_CHARS} characters, {_MAX_PATH_DEPTH} "
+            "folders deep, 255 bytes per name)"
+        )
+    try:
+        path.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ValueError(f"the path {path!r} is not valid UTF-8 text (it holds a lone surrogate)") from None
     return PurePosixPath(*parts)
 
 
@@ -440,7 +462,13 @@ class UnshareSandbox(LocalSandbox):
             return "the unshare fallback needs root (it mounts private tmpfs and drops to an unprivileged uid); install bubblewrap instead"
         missing = [
             tool
-            for tool in ("/usr/bin/unshare", "/usr/bin/setpriv", "/usr/bin/prlimit", "/usr/sbin/chroot", "/usr/bin/mount")
+            for tool in (
+                "/usr/bin/unshare",
+                "/usr/bin/setpriv",
+                "/usr/bin/prlimit",
+                "/usr/sbin/chroot",
+                "/usr/bin/mount",
+            )
             if not os.path.isfile(tool)
         ]
         if missing:

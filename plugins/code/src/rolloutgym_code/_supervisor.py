@@ -58,7 +58,16 @@ def _run_worker(config: dict) -> dict:
     environment["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
     started = time.monotonic()
     process = subprocess.Popen(
-        [sys.executable, "-I", "-B", "-c", config["worker_source"], str(key_read), str(result_write), json.dumps(config["worker"])],
+        [
+            sys.executable,
+            "-I",
+            "-B",
+            "-c",
+            config["worker_source"],
+            str(key_read),
+            str(result_write),
+            json.dumps(config["worker"]),
+        ],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,

@@ -35,6 +35,7 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
     import sys
 
     _type, _str, _int, _id, _dict, _tuple, _set = type, str, int, id, dict, tuple, set
+    _isinstance = isinstance
     _write, _exit, _read, _close = os.write, os._exit, os.read, os.close
     _dumps = json.dumps
     key_fd, channel_fd = int(sys.argv[1]), int(sys.argv[2])
@@ -55,11 +56,16 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
     _flush = sys.__stdout__.flush
     trusted_dir = options["trusted_dir"]
 
+    import ast
+    import importlib
+
     import _pytest
     import pluggy
     import pytest
 
     pytest_dirs = tuple(os.path.dirname(module.__file__) + os.sep for module in (_pytest, pluggy))
+    stdlib_ast = ast.__file__
+    stdlib_importlib = os.path.dirname(importlib.__file__) + os.sep
     allowed_callers = (*pytest_dirs, "<frozen importlib.")
 
     state = {"inside": False}
@@ -82,6 +88,19 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
             return False
         return filename.startswith(allowed_callers)
 
+    def compiler_is_trusted():
+        """The first caller above ``compile`` that is not ``ast`` or the import system."""
+        try:
+            frame = sys._getframe(2)
+        except ValueError:
+            return False
+        while frame is not None:
+            filename = frame.f_code.co_filename
+            if not (filename.startswith(("<frozen importlib.", stdlib_importlib)) or filename == stdlib_ast):
+                return filename.startswith((*pytest_dirs, trusted_dir + "/"))
+            frame = frame.f_back
+        return False
+
     def audit(event, arguments):
         if state["inside"]:
             return
@@ -90,13 +109,14 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
             problem = None
             if event in blocked_events or event.startswith("ctypes."):
                 problem = event
-            elif event == "sys._getframe" or (
-                event == "object.__getattr__" and arguments[1] in frame_attributes
-            ):
+            elif event == "sys._getframe" or (event == "object.__getattr__" and arguments[1] in frame_attributes):
                 if not caller_is_trusted():
                     raise ValueError(f"{event} is not available to code under test")
             elif event == "object.__setattr__" and arguments[1] in guarded_attributes:
                 problem = f"setting {arguments[1]}"
+            elif event == "compile" and len(arguments) > 1 and isinstance(arguments[1], str):
+                if arguments[1].startswith((*pytest_dirs, trusted_dir + "/")) and not compiler_is_trusted():
+                    problem = f"compiling code that claims to come from {arguments[1]}"
             elif grading and event in blocked_process_events:
                 problem = f"{event} while the hidden tests run"
             elif event in ("open", "os.listdir", "os.scandir") and arguments and isinstance(arguments[0], (str, bytes)):
@@ -180,24 +200,23 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
         classes = {}
         for name, (_module, namespace) in watched.items():
             for value in namespace.values():
-                if _type(value) is _type and getattr(value, "__module__", "") == name:
+                if _isinstance(value, _type) and getattr(value, "__module__", "") == name:
                     classes[_id(value)] = (value, _dict(vars(value)))
         return watched, classes
 
     # Import pytest's own modules now, before any code under test can run.
     config = _pytest.config._prepareconfig(list(options["args"]), [recorder])
+    if guard_module:
+        __import__(guard_module)  # imported now so that its module is watched like pytest's
     modules_before, classes_before = module_snapshot()
     cells_before = [(function, cells_of(function)) for function in hook_functions]
     hookimpls_before = {
         name: _tuple(impl.function for impl in caller.get_hookimpls())
-        for name, caller in _dict(vars(config.hook)).items()
+        for name, caller in _dict(vars(config.pluginmanager.hook)).items()
         if hasattr(caller, "get_hookimpls")
     }
     sys.addaudithook(audit)
     pytest_exit = 3
-    if guard_module:
-        __import__(guard_module)  # imported now so that its module is watched like pytest's
-        modules_before.update(module_snapshot()[0])
     try:
         pytest_exit = config.hook.pytest_cmdline_main(config=config)
     except BaseException as exc:  # noqa: BLE001 - any escape from pytest ends the run, and is reported
@@ -243,20 +262,26 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
             attribute
             for attribute in current
             if attribute not in namespace
+            and attribute != "_pytest_diamond_inheritance_warning_shown"  # pytest's NodeMeta sets it
             and (attribute.startswith("__") or any(attribute in vars(base) for base in cls.__mro__[1:]))
         ]
         if changed:
             problems.append(f"class {cls.__qualname__} was modified ({', '.join(sorted(changed)[:5])})")
     for function, before in cells_before:
         after = cells_of(function)
-        if any(a is not b for a, b in zip(before[2], after[2], strict=False)) or before[0] is not after[0] or before[1] is not after[1]:
+        if (
+            any(a is not b for a, b in zip(before[2], after[2], strict=False))
+            or before[0] is not after[0]
+            or before[1] is not after[1]
+        ):
             problems.append("the test recorder was modified")
     for name, functions in hookimpls_before.items():
-        now = _tuple(impl.function for impl in getattr(config.hook, name).get_hookimpls())
+        now = _tuple(impl.function for impl in getattr(config.pluginmanager.hook, name).get_hookimpls())
         added = [function for function in now if function not in functions]
         for function in added:
             filename = getattr(getattr(function, "__code__", None), "co_filename", "")
-            if not filename.startswith(trusted_dir + "/"):  # conftest files of the task are registered while collecting
+            # pytest registers its session and the task's conftest files while it runs
+            if not filename.startswith((*pytest_dirs, trusted_dir + "/")):
                 problems.append(f"a hook implementation was added for {name}")
                 break
         if any(function not in now for function in functions):
@@ -271,7 +296,11 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
     if check.hexdigest() != digest.hexdigest():
         problems.append("the recorded results were changed")
     body = _dumps(
-        {"pytest_exit": _int(pytest_exit) if isinstance(pytest_exit, int) else _str(pytest_exit), "results": lines, "tampering": problems},
+        {
+            "pytest_exit": _int(pytest_exit) if _isinstance(pytest_exit, _int) else _str(pytest_exit),
+            "results": lines,
+            "tampering": problems,
+        },
         ensure_ascii=False,
     ).encode("utf-8", "surrogatepass")
     mac.update(body)

@@ -56,7 +56,9 @@ def _grading_files(grading: GradingInput) -> tuple[dict[str, bytes], dict[str, b
     """(the agent's files without conftest.py, the trusted test files, the dropped conftest paths)."""
     files = {path: content for path, content in grading.final_files.items() if not _is_conftest(path)}
     dropped = [path for path in grading.final_files if _is_conftest(path) and path not in grading.original_files]
-    test_directories = {path.rsplit("/", 1)[0] for path in [*grading.hidden_tests, *grading.visible_tests] if "/" in path}
+    test_directories = {
+        path.rsplit("/", 1)[0] for path in [*grading.hidden_tests, *grading.visible_tests] if "/" in path
+    }
     trusted: dict[str, str] = {}
     for path, content in grading.original_files.items():
         directory = path.rsplit("/", 1)[0] if "/" in path else ""

@@ -193,8 +193,18 @@ def run_pytest(
         "worker_source": _harness_source("_worker.py"),
         "worker": {
             "args": [
-                "-q", "-p", "no:cacheprovider", "-p", "no:junitxml", "-p", "no:legacypath", "-c", f"{trusted_root}/{ini_name}",
-                f"--rootdir={rootdir}", "--tb=short", *paths,
+                "-q",
+                "-p",
+                "no:cacheprovider",
+                "-p",
+                "no:junitxml",
+                "-p",
+                "no:legacypath",
+                "-c",
+                f"{trusted_root}/{ini_name}",
+                f"--rootdir={rootdir}",
+                "--tb=short",
+                *paths,
             ],
             "grading": grading,
             "trusted_dir": trusted_root,
@@ -229,7 +239,11 @@ def _interpret(result: SandboxResult, nonce: str, expected: Sequence[str]) -> Te
             except ValueError:
                 verdict = None
     if verdict is None:
-        return TestRun((), result, f"the test run ended without a verdict ({result.describe()}): {_first_lines(result.output)[:300]!r}")
+        return TestRun(
+            (),
+            result,
+            f"the test run ended without a verdict ({result.describe()}): {_first_lines(result.output)[:300]!r}",
+        )
     worker = SandboxResult(
         exit_code=int(verdict.get("exit_code") or 0),
         output=str(verdict.get("output", "")),
@@ -246,7 +260,9 @@ def _interpret(result: SandboxResult, nonce: str, expected: Sequence[str]) -> Te
     batch = verdict.get("batch")
     if not isinstance(batch, dict):
         return TestRun(
-            (), worker, f"the test run produced no results ({worker.describe()}); output: {_first_lines(worker.output)[:300]!r}"
+            (),
+            worker,
+            f"the test run produced no results ({worker.describe()}); output: {_first_lines(worker.output)[:300]!r}",
         )
     cases, problem = _cases(batch)
     if problem is None and batch.get("tampering"):
