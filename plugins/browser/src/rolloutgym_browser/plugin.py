@@ -24,6 +24,21 @@ def rolloutgym_envs() -> list[EnvSpec]:
             max_steps=40,
             replayable=True,
         ),
+        EnvSpec(
+            id="browser/miniwob-v0",
+            entry_point="rolloutgym_browser.miniwob:make_miniwob_env",
+            tasks="rolloutgym_browser.miniwob:miniwob_tasks",
+            description=(
+                "MiniWoB++: the 125 web-interaction tasks of the PyPI package miniwob 1.1.0 (source: "
+                "miniwob==1.1.0, its html/miniwob/*.html pages), one task per page; the seed picks the episode, the "
+                "page's own JavaScript writes the instruction and computes the reward (raw reward, -1 to 1; "
+                "giving up scores -1). Same tools as browser/shop-v0 plus click_at, drag and press_key. "
+                "Chromium only; needs the miniwob extra of rolloutgym-browser."
+            ),
+            tags=("browser", "multi-turn", "tools", "web", "benchmark", "miniwob"),
+            splits=("test",),
+            max_steps=30,
+        ),
     ]
 
 

@@ -1,0 +1,458 @@
+"""The MiniWoB++ environment: one task page of the ``miniwob`` package per episode, on Chromium.
+
+The interface is ``browser/shop-v0``'s: chat messages in, assistant messages with tool calls
+out; the first observation holds the system prompt and ``Task: <utterance>`` followed by the
+page text, each later one a ``tool`` message per call with the page text after the last.
+Every call passes the browser plugin's shared validation (:func:`parse_tool_call`,
+:func:`prepare_typed_text`) or this module's for the three MiniWoB tools; a refused call is
+an invalid action answered with ``error: ...``, never an environment error.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from typing import Any
+
+from rolloutgym_protocol import AsyncEnv, Score, spaces
+from rolloutgym_protocol.errors import ConfigError, EnvClosedError
+
+from ._actions import (
+    BROWSER_TOOLS,
+    MAX_CALLS_PER_MESSAGE,
+    ActionError,
+    ToolCall,
+    call_id_of,
+    parse_tool_call,
+    prepare_typed_text,
+    shown,
+)
+from ._miniwob_page import MiniWoBPage, PageElement
+from .miniwob import MiniWoBTask, miniwob_html_root
+
+__all__ = ["MINIWOB_TOOLS", "MiniWoBEnv", "format_page"]
+
+_SHARED = ("click", "type", "select", "check", "scroll", "answer")
+_NUMBER = {"type": "number"}
+MINIWOB_TOOLS: list[dict[str, Any]] = [
+    tool for tool in BROWSER_TOOLS if tool["function"]["name"] in _SHARED and tool["function"]["name"] != "answer"
+] + [
+    {
+        "type": "function",
+        "function": {
+            "name": "click_at",
+            "description": "Click the page at a position in CSS pixels from its top-left corner (positions are shown as @(x,y)).",
+            "parameters": {
+                "type": "object",
+                "properties": {"x": _NUMBER, "y": _NUMBER},
+                "required": ["x", "y"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "drag",
+            "description": "Press the mouse at (from_x, from_y), move it to (to_x, to_y) and release it.",
+            "parameters": {
+                "type": "object",
+                "properties": {"from_x": _NUMBER, "from_y": _NUMBER, "to_x": _NUMBER, "to_y": _NUMBER},
+                "required": ["from_x", "from_y", "to_x", "to_y"],
+                "additionalProperties": False,
+            },
+        },
+    },
+    {
+        "type": "function",
+        "function": {
+            "name": "press_key",
+            "description": "Press a key or a combination on the focused element, e.g. 'Enter', 'Tab', 'ArrowDown', 'Control+C'.",
+            "parameters": {
+                "type": "object",
+                "properties": {"key": {"type": "string"}},
+                "required": ["key"],
+                "additionalProperties": False,
+            },
+        },
+    },
+] + [tool for tool in BROWSER_TOOLS if tool["function"]["name"] == "answer"]
+
+SYSTEM_PROMPT = (
+    "You are using a small web page through tools to do one task. After every action you see the page as "
+    "text: its elements, each with an id in brackets, e.g. [12]; elements that are not form fields also show "
+    "their centre position @(x,y) in pixels. Use click, type, select and check on those ids, click_at and "
+    "drag for positions (shapes, canvases, sliders), press_key for keys, scroll when the text says there are "
+    "more lines. The page ends the episode by itself when the task is done; call answer (or reply without a "
+    "tool call) to give up."
+)
+
+# Playwright key names: a letter/digit/symbol or a named key, with optional modifiers.
+_KEY = re.compile(
+    r"^(?:(?:Control|Shift|Alt|Meta|ControlOrMeta)\+){0,3}"
+    r"(?:[!-~]|F(?:[1-9]|1[0-2])|Enter|Tab|Backspace|Delete|Escape|Space|Home|End|PageUp|PageDown|Insert|"
+    r"Arrow(?:Up|Down|Left|Right))$"
+)
+_MINIWOB_SPECS = {
+    "click_at": ("x", "y"),
+    "drag": ("from_x", "from_y", "to_x", "to_y"),
+    "press_key": ("key",),
+}
+# The page's layout area: positions outside it are refused (they would click nothing).
+_MAX_X, _MAX_Y = 1024, 768
+_POSITIONED = frozenset({"text", "image", "shape", "canvas", "link", "button"})
+
+
+def _quote(text: str) -> str:
+    return '"' + text.replace('"', '\\"') + '"'
+
+
+def _line(element: PageElement) -> str:
+    indent = "  " * element.depth
+    prefix = f"{indent}[{element.id}] "
+    where = f" @({element.x},{element.y})" if element.kind in _POSITIONED else ""
+    label = _quote(element.label)
+    if element.kind == "textbox":
+        note = " (multi-line)" if element.input_type == "textarea" else (
+            f" ({element.input_type})" if element.input_type not in ("", "text") else ""
+        )
+        extra = f" placeholder={_quote(element.placeholder)}" if element.placeholder and not element.value else ""
+        return f"{prefix}textbox {label}{note} value={_quote(element.value)}{extra}"
+    if element.kind in ("checkbox", "radio"):
+        return f"{prefix}{element.kind} {label} checked={'true' if element.checked else 'false'}"
+    if element.kind == "select":
+        chosen = next((option_label for value, option_label in element.options if value == element.value), element.value)
+        choices = ", ".join(_quote(option_label) for _, option_label in element.options)
+        return f"{prefix}combobox {label} selected={_quote(chosen)} options=[{choices}]"
+    if element.kind == "link":
+        return f"{prefix}link {label}{where}"
+    if element.kind == "canvas":
+        return f"{prefix}canvas{where}"
+    return f"{prefix}{element.kind} {label}{where}"
+
+
+def format_page(name: str, title: str, elements: list[PageElement], *, offset: int, viewport: int) -> tuple[str, int]:
+    """The page text (``browser/shop-v0``'s layout: header, ``viewport`` lines from ``offset``, scroll notes)."""
+    lines = [_line(element) for element in elements]
+    total = len(lines)
+    offset = max(0, min(offset, max(0, total - viewport)))
+    body = lines[offset : offset + viewport] or ["(the page is empty)"]
+    header = [f"URL: miniwob/{name}", f"Title: {title}"]
+    if offset > 0:
+        header.append(f"({offset} lines above; scroll up to see them)")
+    below = total - offset - len(lines[offset : offset + viewport])
+    footer = [f"({below} lines below; scroll down to see them)"] if below > 0 else []
+    return "\n".join(header + body + footer), offset
+
+
+def _parse_miniwob_call(raw: Any, index: int) -> ToolCall:
+    """Validate a ``click_at``/``drag``/``press_key`` call (other tools: the shared validation)."""
+    name = raw.get("name") if isinstance(raw, dict) else None
+    if not isinstance(name, str) or name not in _MINIWOB_SPECS:
+        if name in ("goto", "back"):
+            raise ActionError(f"{name}: a MiniWoB task is a single page; there is nowhere else to go")
+        call = parse_tool_call(raw, index)
+        if call.name not in _SHARED:  # pragma: no cover - goto/back are answered above
+            raise ActionError(f"unknown tool {call.name!r}")
+        return call
+    arguments = raw.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        raise ActionError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
+    wanted = _MINIWOB_SPECS[name]
+    unknown = sorted(str(key)[:30] for key in set(arguments) - set(wanted))
+    if unknown:
+        raise ActionError(f"{name}: unknown argument(s) {', '.join(unknown[:5])}; it takes {', '.join(wanted)}")
+    missing = [key for key in wanted if key not in arguments]
+    if missing:
+        raise ActionError(f"{name}: missing argument(s) {', '.join(missing)}")
+    cleaned: dict[str, Any] = {}
+    if name == "press_key":
+        key = arguments["key"]
+        if not isinstance(key, str) or len(key) > 40 or not _KEY.fullmatch(key):
+            raise ActionError(
+                f"press_key: {shown(str(key), 40)} is not a key; send a key name such as 'Enter', 'Tab', "
+                "'ArrowDown', 'a' or a combination such as 'Control+A'"
+            )
+        cleaned["key"] = key
+    else:
+        for key in wanted:
+            value = arguments[key]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise ActionError(f"{name}: {key} must be a number of pixels, got {shown(str(value), 30)}")
+            limit = _MAX_X if key.endswith("x") else _MAX_Y
+            if not 0 <= value <= limit:
+                raise ActionError(f"{name}: {key}={value:g} is outside the page (0-{limit})")
+            cleaned[key] = float(value)
+    return ToolCall(call_id_of(raw, index), name, cleaned)
+
+
+class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
+    """An episode of one MiniWoB++ task.
+
+    Args:
+        task: the task.
+        backend: ``"chromium"`` (the only one: the pages run their own JavaScript).
+        screenshot: attach a PNG of the task area to each page observation.
+        viewport: lines of page text shown at once.
+        chromium_path: the Chromium executable (default: ``chromium`` on PATH).
+    """
+
+    metadata = {"render_modes": []}
+    tools = MINIWOB_TOOLS
+
+    def __init__(
+        self,
+        task: MiniWoBTask,
+        *,
+        backend: str = "chromium",
+        screenshot: bool = False,
+        viewport: int = 60,
+        chromium_path: str | None = None,
+    ) -> None:
+        if backend != "chromium":
+            raise ConfigError(
+                f"browser/miniwob-v0 runs only on the chromium backend (its pages compute the task and the reward "
+                f"in their own JavaScript, which the {backend!r} backend cannot run); drop --backend or use --backend chromium"
+            )
+        if viewport < 5:
+            raise ConfigError(f"viewport must show at least 5 lines, got {viewport}")
+        from ._chromium import find_chromium
+
+        self.task = task
+        self.html_root = miniwob_html_root()
+        self.page = MiniWoBPage(find_chromium(chromium_path), self.html_root)
+        self.screenshot = screenshot
+        self.viewport = viewport
+        self.observation_space = spaces.messages.chat()
+        self.action_space = spaces.messages.message(roles=("assistant",))
+        self._active = False
+        self._closed = False
+        self._offset = 0
+        self._invalid = 0
+        self._seed = 0
+        self._utterance = ""
+        self._elements: tuple[str, str, list[PageElement]] | None = None
+        self._oracle: Any = None
+
+    # -- episode ----------------------------------------------------------------------
+
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        await super().reset(seed=seed, options=options)
+        if self._closed:
+            raise EnvClosedError("this MiniWoB environment is closed; create a new one")
+        self._seed = int(seed) if seed is not None else int(self.np_random.integers(0, 2**31 - 1))
+        self._active = False
+        self._offset = 0
+        self._invalid = 0
+        self._elements = None
+        self._oracle = None
+        await self.page.start(self.task.file, self._seed)
+        self._active = True
+        self._utterance = await self.page.utterance()
+        page = await self._page_content()
+        text = f"Task: {self._utterance}\n\n{page if isinstance(page, str) else page[0]['text']}"
+        user: dict[str, Any] = {"role": "user", "content": text}
+        if not isinstance(page, str):
+            user["content"] = [{"type": "text", "text": text}, *page[1:]]
+        return [{"role": "system", "content": SYSTEM_PROMPT}, user], self._info()
+
+    async def current_elements(self) -> tuple[str, str, list[PageElement]]:
+        """The page as displayed now (cached until the next action)."""
+        if self._elements is None:
+            self._elements = await self.page.elements()
+        return self._elements
+
+    async def _page_content(self) -> str | list[dict[str, Any]]:
+        name, title, elements = await self.current_elements()
+        text, self._offset = format_page(name, title, elements, offset=self._offset, viewport=self.viewport)
+        if not self.screenshot:
+            return text
+        image = await self.page.screenshot()
+        return [
+            {"type": "text", "text": text},
+            {"type": "image", "url": "data:image/png;base64," + base64.b64encode(image).decode("ascii")},
+        ]
+
+    def _info(self) -> dict[str, Any]:
+        return {
+            "task_id": self.task.id,
+            "seed": self._seed,
+            "utterance": self._utterance,
+            "backend": "chromium",
+            "invalid_actions": self._invalid,
+            "blocked_requests": self.page.blocked_requests,
+        }
+
+    async def step(
+        self, action: dict[str, Any] | str
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        if not self._active:
+            raise RuntimeError("reset() must be called before step() and after an episode ends")
+        calls = action.get("tool_calls") if isinstance(action, dict) else None
+        if not calls:
+            return await self._finish([], gave_up=True)
+        if not isinstance(calls, list):
+            calls = [calls]
+        messages: list[dict[str, Any]] = []
+        for index, raw in enumerate(calls):
+            call_id = call_id_of(raw, index)
+            try:
+                if index >= MAX_CALLS_PER_MESSAGE:
+                    raise ActionError(
+                        f"too many tool calls in one message (at most {MAX_CALLS_PER_MESSAGE}); this one was not run"
+                    )
+                call = _parse_miniwob_call(raw, index)
+                if call.name == "answer":
+                    messages.append({"role": "tool", "tool_call_id": call.id, "content": "the episode is over"})
+                    return await self._finish(messages, gave_up=True)
+                result = await self._execute(call)
+            except ActionError as exc:
+                self._invalid += 1
+                result = f"error: {exc}"
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
+            done, *_ = await self.page.status()
+            if done:
+                for later_index, later in enumerate(calls[index + 1 :], start=index + 1):
+                    messages.append(
+                        {
+                            "role": "tool",
+                            "tool_call_id": call_id_of(later, later_index),
+                            "content": "not run: the task page ended the episode",
+                        }
+                    )
+                return await self._finish(messages, gave_up=False)
+        page = await self._page_content()
+        last = messages[-1]
+        if isinstance(page, str):
+            last["content"] = f"{last['content']}\n\n{page}"
+        else:
+            last["content"] = [{"type": "text", "text": f"{last['content']}\n\n{page[0]['text']}"}, *page[1:]]
+        return messages, 0.0, False, False, self._info()
+
+    async def _finish(
+        self, messages: list[dict[str, Any]], *, gave_up: bool
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        done, raw, _, reason = await self.page.status()
+        if not done:
+            # As the page's own timer would have: core.endEpisode(-1, false, reason).
+            await self.page.end_episode(-1.0, "ended before the task was done")
+            done, raw, _, reason = await self.page.status()
+        self._active = False
+        info = self._info()
+        feedback = (
+            f"the page gave {raw:g}" + (f" ({reason})" if reason else "")
+            + ("; the agent ended the episode before the page did" if gave_up else "")
+        )
+        score = Score(
+            raw,
+            feedback=feedback,
+            # Not the time-scaled reward: with the page timer disabled it only measures wall-clock noise.
+            metadata={"raw_reward": raw, "reason": reason, "utterance": self._utterance},
+        )
+        info["score"] = score.to_dict()
+        info["done"] = done
+        await self.page.stop()
+        return messages, score.value, True, False, info
+
+    # -- actions --------------------------------------------------------------------
+
+    async def _element(self, element_id: str, kinds: tuple[str, ...] | None, verb: str) -> PageElement:
+        _, _, elements = await self.current_elements()
+        found = next((element for element in elements if element.id == element_id), None)
+        if found is None:
+            ids = [element.id for element in elements if kinds is None or element.kind in kinds]
+            listed = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
+            raise ActionError(f"there is no element [{shown(element_id)[1:-1]}] on this page; elements you can {verb}: {listed or 'none'}")
+        if kinds is not None and found.kind not in kinds:
+            raise ActionError(f"[{element_id}] is a {found.kind}; you can {verb} only a {' or '.join(kinds)}")
+        return found
+
+    async def _execute(self, call: ToolCall) -> str:
+        arguments = call.arguments
+        self._elements = None if call.name != "scroll" else self._elements
+        if call.name == "click":
+            self._elements = None
+            element = await self._element(arguments["element_id"], None, "click")
+            await self.page.click(element.id)
+            self._elements = None
+            return f"clicked [{element.id}]"
+        if call.name == "type":
+            element = await self._element(arguments["element_id"], ("textbox",), "type into")
+            text = prepare_typed_text(element.id, element.input_type, arguments["text"])
+            await self.page.fill(element.id, text)
+            self._elements = None
+            return f"typed into [{element.id}]"
+        if call.name == "select":
+            element = await self._element(arguments["element_id"], ("select",), "select in")
+            wanted = arguments["option"].strip()
+            value = next((value for value, label in element.options if label == wanted), None)
+            if value is None:
+                value = next(
+                    (value for value, label in element.options if label.casefold() == wanted.casefold() or value == wanted),
+                    None,
+                )
+            if value is None:
+                choices = ", ".join(repr(label) for _, label in element.options)
+                raise ActionError(f"[{element.id}] has no option {shown(wanted)}; its options are {choices}")
+            await self.page.select(element.id, value)
+            self._elements = None
+            return f"selected {wanted!r} in [{element.id}]"
+        if call.name == "check":
+            element = await self._element(arguments["element_id"], ("checkbox", "radio"), "check")
+            if element.kind == "radio" and not arguments["checked"]:
+                raise ActionError(f"[{element.id}] is a radio button; choose another option of its group instead of unchecking it")
+            await self.page.set_checked(element.id, bool(arguments["checked"]))
+            self._elements = None
+            return f"[{element.id}] is now {'checked' if arguments['checked'] else 'unchecked'}"
+        if call.name == "scroll":
+            step = max(1, self.viewport // 2)
+            self._offset = max(0, self._offset + (step if arguments["direction"] == "down" else -step))
+            await self.page.scroll(100 if arguments["direction"] == "down" else -100)
+            self._elements = None
+            return f"scrolled {arguments['direction']}"
+        if call.name == "click_at":
+            await self.page.click_at(arguments["x"], arguments["y"])
+            self._elements = None
+            return f"clicked at ({arguments['x']:g}, {arguments['y']:g})"
+        if call.name == "drag":
+            await self.page.drag(arguments["from_x"], arguments["from_y"], arguments["to_x"], arguments["to_y"])
+            self._elements = None
+            return (
+                f"dragged from ({arguments['from_x']:g}, {arguments['from_y']:g}) "
+                f"to ({arguments['to_x']:g}, {arguments['to_y']:g})"
+            )
+        if call.name == "press_key":
+            await self.page.press(arguments["key"])
+            self._elements = None
+            return f"pressed {arguments['key']}"
+        raise ActionError(f"unknown tool {call.name!r}")  # pragma: no cover - validated above
+
+    # -- reference solutions ---------------------------------------------------------
+
+    async def oracle_action(self) -> dict[str, Any]:
+        """The next tool call of the task's scripted solution (read from the current page)."""
+        from ._miniwob_oracle import next_call
+
+        call = await next_call(self)
+        if call is None:
+            return {"role": "assistant", "content": "Done."}
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": "call_0", "name": call[0], "arguments": call[1]}],
+        }
+
+    def null_action(self) -> dict[str, Any]:
+        return {"role": "assistant", "content": ""}
+
+    async def close(self) -> None:
+        """End the episode and release the browser context. Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        self._active = False
+        await self.page.stop()
+
