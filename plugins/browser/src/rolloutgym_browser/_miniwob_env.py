@@ -18,16 +18,8 @@ from typing import Any
 from rolloutgym_protocol import AsyncEnv, Score, spaces
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError
 
-from ._actions import (
-    BROWSER_TOOLS,
-    MAX_CALLS_PER_MESSAGE,
-    ActionError,
-    ToolCall,
-    call_id_of,
-    parse_tool_call,
-    prepare_typed_text,
-    shown,
-)
+from . import _actions
+from ._actions import BROWSER_TOOLS, ActionError, ToolCall, parse_tool_call
 from ._miniwob_page import MiniWoBPage, PageElement
 from .miniwob import MiniWoBTask, miniwob_html_root
 
@@ -185,6 +177,32 @@ def _parse_miniwob_call(raw: Any, index: int) -> ToolCall:
                 raise ActionError(f"{name}: {key}={value:g} is outside the page (0-{limit})")
             cleaned[key] = float(value)
     return ToolCall(call_id_of(raw, index), name, cleaned)
+
+
+#: Tool calls run from one assistant message; more are answered with an error each.
+MAX_CALLS_PER_MESSAGE = getattr(_actions, "MAX_CALLS_PER_MESSAGE", 32)
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters, for error messages that echo the policy."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
+
+
+def call_id_of(call: Any, index: int) -> str:
+    """The id to answer a tool call with: its own when it is a short string, else ``call_<index>``."""
+    raw = call.get("id") if isinstance(call, dict) else None
+    return raw if isinstance(raw, str) and 0 < len(raw) <= 200 and raw.isprintable() else f"call_{index}"
+
+
+def prepare_typed_text(element_id: str, input_type: str, text: str) -> str:
+    """The value a ``type`` call puts into a field: the browser plugin's shared rule where it has one."""
+    shared = getattr(_actions, "prepare_typed_text", None)
+    if shared is not None:
+        result: str = shared(element_id, input_type, text)
+        return result
+    if input_type != "textarea" and re.search(r"[\n\r]", text):
+        raise ActionError(f"[{element_id}] is a one-line field; send the text without line breaks")
+    return text
 
 
 class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
