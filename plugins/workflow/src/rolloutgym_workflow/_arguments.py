@@ -131,11 +131,14 @@ def _jsonschema_checker(schema: Mapping[str, Any]) -> ArgumentChecker:
     def check(arguments: dict[str, Any]) -> str | None:
         try:
             error = next(iter(validator.iter_errors(arguments)), None)
+            if error is None:
+                return None
+            message = error.message
         except RecursionError:
             return "arguments nest too deeply"
-        if error is None:
-            return None
+        except (ValueError, OverflowError):  # jsonschema's message repr()s the value: 10**5000 cannot be
+            return f"arguments do not match the tool's schema (a value is too large to show): {_describe(arguments)}"
         where = ".".join(str(part) for part in error.absolute_path)
-        return f"argument '{where}': {error.message}" if where else f"arguments: {error.message}"
+        return f"argument '{where}': {message}" if where else f"arguments: {message}"
 
     return check
