@@ -24,7 +24,18 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-__all__ = ["MixtureEntry", "allocate", "env_of_group", "interleave", "mixture_label", "parse_mixture", "split_by_env"]
+__all__ = [
+    "MixtureEntry",
+    "allocate",
+    "env_breakdown",
+    "env_of_group",
+    "interleave",
+    "is_mixture",
+    "mixture_label",
+    "parse_mixture",
+    "position_envs",
+    "split_by_env",
+]
 
 
 @dataclass(frozen=True)
@@ -180,3 +191,88 @@ def split_by_env(
         bucket[0].append(group)
         bucket[1].append(index)
     return {env: value for env, value in split.items() if value[0]}
+
+
+def is_mixture(header: Mapping[str, Any]) -> bool:
+    """The run file holds several envs (written by ``rolloutgym run --mix``)."""
+    return bool(header.get("mixture"))
+
+
+def position_envs(header: Mapping[str, Any]) -> dict[int, str]:
+    """``{task_index: env_id}`` of a mixture run (empty for a one-env run)."""
+    envs: dict[int, str] = {}
+    for entry in header.get("mixture") or ():
+        for position in entry.get("positions", ()):
+            envs[int(position)] = str(entry["id"])
+    return envs
+
+
+def env_breakdown(header: Mapping[str, Any], tasks: Sequence[Any]) -> list[dict[str, Any]]:
+    """Per-env totals of a run's per-task numbers, envs in mixture order.
+
+    Args:
+        header: the run header.
+        tasks: per-task records with ``task_index``, ``trajectories``, ``passes``,
+            ``mean_reward``, ``mean_turns`` and ``errors`` (``RunSummary.tasks`` or the
+            report's task index), as objects or dicts.
+
+    Returns:
+        One dict per env: ``env``, ``weight``, ``tasks``, ``trajectories``, ``passes``,
+        ``pass_rate``, ``mean_reward``, ``mean_turns``, ``errors``.
+    """
+    envs = position_envs(header)
+    weights = {str(entry["id"]): entry.get("weight", 1.0) for entry in header.get("mixture") or ()}
+    default = str(header.get("env", {}).get("id", "?"))
+    rows: dict[str, dict[str, Any]] = {
+        env: {
+            "env": env,
+            "weight": weight,
+            "tasks": 0,
+            "trajectories": 0,
+            "passes": 0,
+            "reward": 0.0,
+            "turns": 0.0,
+            "errors": 0,
+        }
+        for env, weight in weights.items()
+    }
+    for task in tasks:
+        get = task.get if isinstance(task, Mapping) else lambda name, task=task: getattr(task, name)
+        env = envs.get(int(get("task_index")), default)
+        row = rows.setdefault(
+            env,
+            {
+                "env": env,
+                "weight": weights.get(env, 1.0),
+                "tasks": 0,
+                "trajectories": 0,
+                "passes": 0,
+                "reward": 0.0,
+                "turns": 0.0,
+                "errors": 0,
+            },
+        )
+        count = int(get("trajectories"))
+        row["tasks"] += 1
+        row["trajectories"] += count
+        row["passes"] += int(get("passes"))
+        row["reward"] += float(get("mean_reward")) * count
+        row["turns"] += float(get("mean_turns")) * count
+        row["errors"] += int(get("errors"))
+    table = []
+    for row in rows.values():
+        count = row["trajectories"]
+        table.append(
+            {
+                "env": row["env"],
+                "weight": row["weight"],
+                "tasks": row["tasks"],
+                "trajectories": count,
+                "passes": row["passes"],
+                "pass_rate": row["passes"] / count if count else 0.0,
+                "mean_reward": row["reward"] / count if count else 0.0,
+                "mean_turns": row["turns"] / count if count else 0.0,
+                "errors": row["errors"],
+            }
+        )
+    return table

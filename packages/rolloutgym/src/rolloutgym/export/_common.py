@@ -13,6 +13,7 @@ from rolloutgym_protocol import Score, Trajectory, TrajectoryGroup
 from rolloutgym_protocol.errors import ConfigError
 
 from ..llm.messages import content_text, observation_messages, to_openai_messages
+from ..mixtures import env_of_group
 from ..runs import Run
 
 __all__ = [
@@ -102,6 +103,7 @@ def group_advantages(rewards: list[float], *, normalize: bool) -> list[float]:
 def iter_records(run: Run, *, invalid_action_penalty: float = 0.0, normalize: bool = False) -> Iterator[ExportRecord]:
     """Every trajectory of ``run`` with its (penalised) reward and group advantage."""
     for group in run.groups:
+        env_id = env_of_group(group, run.header)  # each group's own env in a --mix run
         rewards = [
             penalized_reward(trajectory, score.value, invalid_action_penalty)
             for trajectory, score in zip(group.trajectories, group.scores, strict=True)
@@ -110,7 +112,7 @@ def iter_records(run: Run, *, invalid_action_penalty: float = 0.0, normalize: bo
         for index, (trajectory, score) in enumerate(zip(group.trajectories, group.scores, strict=True)):
             member = trajectory.metadata.get("member", index)
             yield ExportRecord(
-                run.env_id, group.item_id, int(member), trajectory, score, rewards[index], advantages[index], group
+                env_id, group.item_id, int(member), trajectory, score, rewards[index], advantages[index], group
             )
 
 

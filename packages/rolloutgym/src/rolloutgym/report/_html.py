@@ -13,6 +13,7 @@ from html import escape
 from importlib import resources
 from typing import Any
 
+from ..mixtures import env_breakdown, is_mixture
 from ._collect import RunDigest
 
 __all__ = ["asset", "comparison_rows", "json_script", "run_label", "run_section"]
@@ -109,6 +110,25 @@ def _pass_at_k_table(digest: RunDigest) -> str:
     )
 
 
+def _per_env_table(digest: RunDigest) -> str:
+    """A run of an env mixture (``--mix``): pass rate, reward, turns and errors per env."""
+    if not is_mixture(digest.header):
+        return ""
+    rows = "".join(
+        f'<tr data-env="{escape(row["env"], quote=True)}"><td>{escape(row["env"])}</td><td>{row["weight"]:g}</td>'
+        f'<td data-field="tasks">{row["tasks"]}</td><td data-field="trajectories">{row["trajectories"]}</td>'
+        f'<td data-field="pass_rate" data-value="{row["pass_rate"]!r}">{row["pass_rate"]:.0%}</td>'
+        f'<td data-field="mean_reward" data-value="{row["mean_reward"]!r}">{_number(row["mean_reward"])}</td>'
+        f'<td>{row["mean_turns"]:.1f}</td><td data-field="errors">{row["errors"]}</td></tr>'
+        for row in env_breakdown(digest.header, digest.tasks)
+    )
+    return (
+        '<h2>Per env</h2><table class="per-env" data-field="per_env"><thead><tr><th>env</th><th>weight</th>'
+        "<th>tasks</th><th>trajectories</th><th>pass rate</th><th>mean reward</th><th>turns</th><th>errors</th>"
+        f"</tr></thead><tbody>{rows}</tbody></table>"
+    )
+
+
 def _errors_by_type(digest: RunDigest) -> str:
     errors = digest.summary.errors_by_type
     if not errors:
@@ -151,6 +171,7 @@ def run_section(index: int, digest: RunDigest, plots: list[str], *, hidden: bool
   {warning}
   {_cards(digest)}
   {_pass_at_k_table(digest)}
+  {_per_env_table(digest)}
   <div class="plots">{figures}</div>
   <h2>Errors</h2>
   {_errors_by_type(digest)}
