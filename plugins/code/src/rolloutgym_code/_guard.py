@@ -8,12 +8,15 @@ Hidden test files are rewritten before they run: ``assert A == B`` (and ``!=``) 
 ``plain`` lets a comparison through unchanged unless exactly one side is a *plain value*
 (built from exact builtin types: ``None``, ``bool``, ``int``, ``float``, ``complex``, ``str``,
 ``bytes``, ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``, and the exact ``date``,
-``datetime``, ``time``, ``timedelta``, ``Decimal``, ``Fraction``) or a ``pytest.approx``: then
+``datetime``, ``time``, ``timedelta``, ``Decimal``, ``Fraction``, ``Counter``,
+``OrderedDict``, ``defaultdict`` — the standard library's own classes, captured when this
+module is imported, before any code under test runs) or a ``pytest.approx``: then
 the other side must be plain too. An object whose ``__eq__`` always answers ``True`` (or a
 subclass of ``int``/``str`` that lies) therefore fails where a plain value is expected.
 ``type()`` cannot be faked by the object, unlike ``__class__`` or ``isinstance``.
 """
 
+import collections
 import datetime
 import decimal
 import fractions
@@ -25,6 +28,7 @@ _SCALARS = frozenset(
     }
 )  # fmt: skip
 _CONTAINERS = frozenset({list, tuple, set, frozenset})
+_MAPPINGS = frozenset({dict, collections.Counter, collections.OrderedDict, collections.defaultdict})
 
 
 def is_plain(value, _depth=0):
@@ -36,7 +40,7 @@ def is_plain(value, _depth=0):
         return False
     if kind in _CONTAINERS:
         return all(is_plain(item, _depth + 1) for item in value)
-    if kind is dict:
+    if kind in _MAPPINGS:
         return all(is_plain(key, _depth + 1) and is_plain(item, _depth + 1) for key, item in dict.items(value))
     return False
 
