@@ -102,5 +102,5 @@ def test_a_wrong_trajectory_fails_the_same_way_on_both_backends(chromium: str) -
     final_info = dom[-1][4]
     assert final_info["score"]["value"] == 0.0
     assert final_info["invalid_actions"] == 2 and final_info["page_errors"] == ["404 GET /nowhere"]
-    assert "error: [quantity] takes a number, e.g. '2'; got 'two'" in dom[2][0]["content"]
+    assert "error: [quantity] takes a number written with the digits 0-9, e.g. '2'; got 'two'" in dom[2][0]["content"]
     assert dom[6][0]["content"].startswith("now on /search?q=water%20bottle")

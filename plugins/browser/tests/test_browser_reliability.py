@@ -25,7 +25,9 @@ from rolloutgym_testing import LeakSnapshot
 
 def _open_envs() -> list[BrowserEnv]:
     gc.collect()
-    return [item for item in gc.get_objects() if issubclass(type(item), BrowserEnv) and not item._closed]  # type() avoids __class__ hooks
+    return [
+        item for item in gc.get_objects() if issubclass(type(item), BrowserEnv) and not item._closed
+    ]  # type() avoids __class__ hooks
 
 
 class AsyncOracle(OraclePolicy):

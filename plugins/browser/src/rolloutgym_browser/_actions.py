@@ -1,11 +1,53 @@
-"""The browser tools (OpenAI-style definitions) and validation of their arguments."""
+"""The browser tools (OpenAI-style definitions) and the one validation layer of their arguments.
+
+Everything a policy sends passes through here before either backend sees it, so the ``dom``
+and ``chromium`` backends accept and refuse exactly the same actions, and nothing a policy
+sends can make a backend fail (an unscored environment error): a refused call is an
+:class:`ActionError`, counted as an invalid action. The rules follow what a real browser
+accepts: text is bounded (:data:`LIMITS`), holds no unpaired surrogates and no control
+characters, one-line fields take no line breaks, a number field takes an HTML "valid
+floating-point number" in ASCII digits (``٣`` and ``３`` are refused, as Chromium refuses
+them), an email or URL field drops surrounding spaces as a browser does, and a path stays
+short enough for any browser and server.
+"""
 
 from __future__ import annotations
 
+import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["BROWSER_TOOLS", "ActionError", "ToolCall", "parse_tool_call"]
+__all__ = [
+    "BROWSER_TOOLS",
+    "LIMITS",
+    "MAX_CALLS_PER_MESSAGE",
+    "ActionError",
+    "ToolCall",
+    "call_id_of",
+    "check_path",
+    "parse_tool_call",
+    "prepare_typed_text",
+    "shown",
+]
+
+#: The longest string each argument may hold (characters).
+LIMITS = {"element_id": 200, "text": 4000, "option": 500, "path": 2000, "direction": 10, "answer": 20000}
+#: Tool calls run from one assistant message; more are answered with an error each.
+MAX_CALLS_PER_MESSAGE = 32
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_LINE_BREAK = re.compile(r"[\n\r\u2028\u2029]")
+# The HTML standard's "valid floating-point number": ASCII digits only, no '+', no '5.'.
+_HTML_NUMBER = re.compile(r"-?(?:[0-9]+|[0-9]*\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_ASCII_SPACE = " \t\n\f\r"
+_MULTI_LINE = frozenset({"textarea"})
+
+
+def shown(text: str, limit: int = 60) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters, for error messages that echo the policy."""
+    if len(text) <= limit:
+        return repr(text)
+    return repr(text[:limit]) + f"... ({len(text)} characters)"
 
 
 def _tool(name: str, description: str, properties: dict[str, Any], required: list[str]) -> dict[str, Any]:
@@ -92,6 +134,50 @@ class ToolCall:
     arguments: dict[str, Any]
 
 
+def call_id_of(call: Any, index: int) -> str:
+    """The id to answer a tool call with: its own when it is a short string, else ``call_<index>``."""
+    raw = call.get("id") if isinstance(call, dict) else None
+    if isinstance(raw, str) and raw and len(raw) <= LIMITS["element_id"] and _is_text(raw):
+        return raw
+    return f"call_{index}"
+
+
+def _is_text(value: str) -> bool:
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _check_string(tool: str, key: str, value: str, rule: str | None = None) -> str:
+    """Check one string argument; ``rule`` names the limits to apply when they differ from ``key``'s."""
+    rule = rule or key
+    if not _is_text(value):
+        raise ActionError(
+            f"{tool}: argument {key!r} is not valid text (it holds an unpaired UTF-16 surrogate); resend it as plain text"
+        )
+    if len(value) > LIMITS[rule]:
+        raise ActionError(
+            f"{tool}: argument {key!r} is {len(value)} characters long; at most {LIMITS[rule]} are accepted"
+        )
+    if rule == "text":
+        value = value.replace("\r\n", "\n").replace("\r", "\n")  # as a browser normalises a textarea
+    elif rule != "answer" and _LINE_BREAK.search(value):
+        raise ActionError(f"{tool}: argument {key!r} must be one line; got {shown(value)}")
+    if rule != "answer" and _CONTROL.search(value):
+        raise ActionError(f"{tool}: argument {key!r} holds control characters; got {shown(value)}")
+    return value
+
+
+def _element_id(tool: str, value: str | int) -> str:
+    if isinstance(value, int):
+        if abs(value) >= 10**18:
+            raise ActionError(f"{tool}: element_id is a {value.bit_length()}-bit number, not an id shown on the page")
+        return str(value)
+    return _check_string(tool, "element_id", value).strip()
+
+
 def parse_tool_call(call: Any, index: int) -> ToolCall:
     """Validate one tool call of an assistant message.
 
@@ -100,22 +186,25 @@ def parse_tool_call(call: Any, index: int) -> ToolCall:
     """
     if not isinstance(call, dict):
         raise ActionError(f"tool call {index} is not an object; send {{'name': ..., 'arguments': {{...}}}}")
-    call_id = str(call.get("id") or f"call_{index}")
+    call_id = call_id_of(call, index)
     name = call.get("name")
-    if name not in _SPECS:
+    if not isinstance(name, str) or name not in _SPECS:
         known = ", ".join(_SPECS)
-        raise ActionError(f"unknown tool {name!r}; the tools are: {known}")
+        label = shown(name) if isinstance(name, str) else type(name).__name__
+        raise ActionError(f"unknown tool {label}; the tools are: {known}")
     arguments = call.get("arguments", {})
     if arguments is None:
         arguments = {}
     if not isinstance(arguments, dict):
         raise ActionError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
     types, required = _SPECS[name]
-    unknown = sorted(set(arguments) - set(types))
+    unknown = sorted(
+        key if isinstance(key, str) and len(key) <= 30 and key.isidentifier() else shown(str(key), 30)
+        for key in set(arguments) - set(types)
+    )
     if unknown:
-        raise ActionError(
-            f"{name}: unknown argument(s) {', '.join(unknown)}; it takes {', '.join(types) or 'no arguments'}"
-        )
+        listed = ", ".join(unknown[:5]) + (" ..." if len(unknown) > 5 else "")
+        raise ActionError(f"{name}: unknown argument(s) {listed}; it takes {', '.join(types) or 'no arguments'}")
     missing = sorted(required - set(arguments))
     if missing:
         raise ActionError(f"{name}: missing argument(s) {', '.join(missing)}")
@@ -127,9 +216,39 @@ def parse_tool_call(call: Any, index: int) -> ToolCall:
         if not isinstance(value, expected):
             wanted = "a boolean" if expected is bool else "a string"
             raise ActionError(f"{name}: argument {key!r} must be {wanted}, got {type(value).__name__}")
-        cleaned[key] = str(value) if key == "element_id" else value
+        if key == "element_id":
+            cleaned[key] = _element_id(name, value)
+        elif isinstance(value, str):
+            cleaned[key] = _check_string(name, key, value, "answer" if name == "answer" else None)
+        else:
+            cleaned[key] = value
     if name == "scroll" and cleaned["direction"] not in ("up", "down"):
-        raise ActionError(f"scroll: direction must be 'up' or 'down', got {cleaned['direction']!r}")
+        raise ActionError(f"scroll: direction must be 'up' or 'down', got {shown(cleaned['direction'])}")
     if name == "check":
         cleaned.setdefault("checked", True)
     return ToolCall(call_id, name, cleaned)
+
+
+def check_path(path: str) -> str:
+    """A ``goto`` path after the shared checks (already one line, bounded, no control characters)."""
+    return path.strip()
+
+
+def prepare_typed_text(element_id: str, input_type: str, text: str) -> str:
+    """The value a ``type`` call puts into a field of ``input_type``, as a browser would store it.
+
+    Raises:
+        ActionError: the field cannot hold ``text`` (a line break in a one-line field, a number
+            field given something that is not an HTML floating-point number).
+    """
+    kind = (input_type or "text").lower()
+    if kind not in _MULTI_LINE and "\n" in text:
+        raise ActionError(f"[{element_id}] is a one-line field; send the text without line breaks")
+    if kind == "number":
+        value = text.strip(_ASCII_SPACE)
+        if value and not (_HTML_NUMBER.fullmatch(value) and math.isfinite(float(value))):
+            raise ActionError(f"[{element_id}] takes a number written with the digits 0-9, e.g. '2'; got {shown(text)}")
+        return value
+    if kind in ("email", "url"):
+        return text.strip(_ASCII_SPACE)
+    return text

@@ -89,6 +89,9 @@ def find_chromium(path: str | None = None) -> str:
     )
 
 
+_NO_NAVIGATION_SECONDS = 5
+
+
 def _playwright_error() -> type[BaseException]:
     from playwright.async_api import Error
 
@@ -392,10 +395,15 @@ class ChromiumBackend(Backend):
         return self._page.locator(f'[data-rg="{element_id}"]')
 
     async def _click(self, element_id: str, navigates: bool) -> None:
+        from playwright.async_api import TimeoutError as PlaywrightTimeout
+
         locator = self._locator(element_id)
         if navigates:
-            async with self._page.expect_navigation(wait_until="load"):
-                await locator.click()
+            # A click that should navigate but does not (a button the site does not act on)
+            # leaves the page as it is, as on the dom backend; it is not a browser failure.
+            with contextlib.suppress(PlaywrightTimeout):
+                async with self._page.expect_navigation(wait_until="load", timeout=_NO_NAVIGATION_SECONDS * 1000):
+                    await locator.click()
         else:
             await locator.click()
 

@@ -73,7 +73,9 @@ def _render(element: Element) -> str:
         attributes = _attributes(
             element, method=element.method, action=element.action, autocomplete="off", **{"aria-label": element.label}
         )
-        return f"<form {attributes}>{inner}</form>"
+        # novalidate: the site validates on the server, as the dom backend does; the browser's own
+        # checks (an email field holding "not an email") would silently block the submission.
+        return f"<form {attributes} novalidate>{inner}</form>"
     raise ValueError(f"element {element.id!r} has unknown kind {kind!r}")
 
 

@@ -93,7 +93,7 @@ _MINIWOB_SPECS = {
 }
 # The page's layout area: positions outside it are refused (they would click nothing).
 _MAX_X, _MAX_Y = 1024, 768
-_POSITIONED = frozenset({"text", "image", "shape", "canvas", "link", "button"})
+_POSITIONED = frozenset({"text", "image", "shape", "canvas", "link", "button", "widget"})
 
 
 def _quote(text: str) -> str:

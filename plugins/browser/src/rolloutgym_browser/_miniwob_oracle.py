@@ -138,6 +138,20 @@ def _click_button_sequence(utterance: str, elements: list[PageElement]) -> list[
     return [_click(_find(elements, ("button",), "ONE")), _click(_find(elements, ("button",), "TWO"))]
 
 
+def _click_tab(utterance: str, elements: list[PageElement]) -> list[Call]:
+    match = re.fullmatch(r"Click on (Tab #\d+)\.", utterance)
+    if match is None:
+        raise PolicyError(f"the scripted solution cannot read {utterance!r}")
+    return [_click(_find(elements, ("link",), match.group(1)))]
+
+
+def _use_spinner(utterance: str, elements: list[PageElement]) -> list[Call]:
+    match = re.fullmatch(r"Select (-?\d+) with the spinner and hit Submit\.", utterance)
+    if match is None:
+        raise PolicyError(f"the scripted solution cannot read {utterance!r}")
+    return [_type(_find(elements, ("textbox",)), match.group(1)), _submit(elements)]
+
+
 SCRIPTED: dict[str, Plan] = {
     "click-button": _click_button,
     "click-button-sequence": _click_button_sequence,
@@ -146,6 +160,7 @@ SCRIPTED: dict[str, Plan] = {
     "click-link": _click_link,
     "click-option": _click_option,
     "click-test": _click_test,
+    "click-tab": _click_tab,
     "click-test-2": _click_test_2,
     "choose-list": _choose_list,
     "enter-password": _enter_password,
@@ -153,6 +168,7 @@ SCRIPTED: dict[str, Plan] = {
     "focus-text": _focus_text,
     "focus-text-2": _focus_text_2,
     "login-user": _login_user,
+    "use-spinner": _use_spinner,
 }
 """Task name -> its scripted solution ``plan(utterance, elements) -> tool calls``."""
 

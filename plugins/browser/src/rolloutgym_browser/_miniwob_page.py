@@ -89,6 +89,10 @@ _SNAPSHOT_JS = r"""() => {
       const text = ownText(el);
       // Text the page styles as clickable (MiniWoB's links are spans with cursor: pointer).
       if (text) { kind = style.cursor === 'pointer' ? 'link' : 'text'; label = text; }
+      // A focusable widget without text (a slider's handle, a custom control).
+      else if (el.hasAttribute('tabindex') || el.hasAttribute('role')) {
+        kind = 'widget'; label = el.getAttribute('role') || el.getAttribute('aria-label') || (el.getAttribute('class') || '').split(' ').slice(0, 2).join(' ');
+      }
     }
     if (rect.width <= 0 && rect.height <= 0 && kind !== null) return;
     if (kind !== null) {
@@ -110,7 +114,9 @@ _CENTRE_JS = """(id) => {
   return [rect.left + rect.width / 2, rect.top + rect.height / 2];
 }"""
 
-_STATUS_JS = "() => [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_GLOBAL, WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON)]"
+# null when the tab no longer shows the task page (a link of the page led elsewhere).
+_STATUS_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined' ? null
+  : [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_GLOBAL, WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON)]"""
 
 # How long the page may take to report WOB_TASK_READY after an episode starts.
 _READY_SECONDS = 5.0
@@ -217,8 +223,11 @@ class MiniWoBPage:
         await self._run(f"opening {task_file}", self._start(task_file, seed))
 
     async def utterance(self) -> str:
-        text: str = await self._run("reading the instruction", self._page.evaluate("() => core.getUtterance()"))
-        return normalise_text(text)
+        """The instruction, as the package's driver reads it (some pages return ``{utterance, fields}``)."""
+        response = await self._run("reading the instruction", self._page.evaluate("() => core.getUtterance()"))
+        if isinstance(response, dict):
+            response = response.get("utterance", "")
+        return normalise_text(str(response))
 
     async def elements(self) -> tuple[str, str, list[PageElement]]:
         """``(file name, title, elements)`` of the page as displayed now."""
@@ -236,15 +245,24 @@ class MiniWoBPage:
         return name, title, elements
 
     async def status(self) -> tuple[bool, float, float, str | None]:
-        """``(done, raw reward, time-scaled reward, reason)`` as the page reports them."""
-        done, raw, scaled, reason = await self._run("reading the reward", self._page.evaluate(_STATUS_JS))
+        """``(done, raw reward, time-scaled reward, reason)`` as the page reports them.
+
+        A tab that left the task page (its own link led to another file of the package) is
+        done with -1, as MiniWoB's failure reward.
+        """
+        status = await self._run("reading the reward", self._page.evaluate(_STATUS_JS))
+        if status is None:
+            return True, -1.0, -1.0, "the tab left the task page"
+        done, raw, scaled, reason = status
         return bool(done), float(raw), float(scaled), reason
 
     async def end_episode(self, reward: float, reason: str) -> None:
         """End the page's episode as its own timer would (``core.endEpisode``)."""
         await self._run(
             "ending the episode",
-            self._page.evaluate("([r, why]) => core.endEpisode(r, false, why)", [reward, reason]),
+            self._page.evaluate(
+                "([r, why]) => { if (typeof core !== 'undefined') core.endEpisode(r, false, why); }", [reward, reason]
+            ),
         )
 
     # -- actions ------------------------------------------------------------------------

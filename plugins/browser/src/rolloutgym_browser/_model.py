@@ -14,6 +14,7 @@ from typing import Any
 
 __all__ = [
     "ELEMENT_KINDS",
+    "short_url",
     "INTERACTIVE_KINDS",
     "Element",
     "Page",
@@ -204,6 +205,11 @@ def _line(element: SnapshotElement) -> str:
     return f"{prefix}{kind} {label}"
 
 
+def short_url(url: str, limit: int = 300) -> str:
+    """``url`` for display: a very long one (a long search) is cut with its length noted."""
+    return url if len(url) <= limit else f"{url[:limit]}... ({len(url)} characters)"
+
+
 def format_snapshot(snapshot: Snapshot, *, offset: int = 0, viewport: int = 60) -> tuple[str, int]:
     """The accessibility-tree text of ``snapshot``, showing ``viewport`` lines from ``offset``.
 
@@ -213,7 +219,7 @@ def format_snapshot(snapshot: Snapshot, *, offset: int = 0, viewport: int = 60) 
     total = len(lines)
     offset = max(0, min(offset, max(0, total - viewport)))
     shown = lines[offset : offset + viewport]
-    header = [f"URL: {snapshot.url}", f"Title: {snapshot.title}"]
+    header = [f"URL: {short_url(snapshot.url)}", f"Title: {snapshot.title}"]
     if offset > 0:
         header.append(f"({offset} lines above; scroll up to see them)")
     body = shown or ["(the page is empty)"]

@@ -20,6 +20,9 @@ from ._site import SiteApp
 __all__ = ["SiteServer", "live_servers"]
 
 _READ_SIZE = 65536
+# h11's default (16 KB) would drop a GET form submission of long fields that the dom backend
+# accepts; the env bounds every field, so 1 MB is never reached by a valid action.
+_MAX_REQUEST_HEAD = 1024 * 1024
 _LIVE: weakref.WeakSet[SiteServer] = weakref.WeakSet()
 
 
@@ -72,7 +75,7 @@ class SiteServer:
         assert task is not None
         self._connections.add(task)
         self._writers.add(writer)
-        connection = h11.Connection(h11.SERVER)
+        connection = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_REQUEST_HEAD)
         try:
             while True:
                 request, body = await self._read_request(connection, reader)

@@ -17,7 +17,6 @@ from __future__ import annotations
 import base64
 import copy
 import json
-import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -26,10 +25,21 @@ from urllib.parse import quote
 from rolloutgym_protocol import AsyncEnv, Score, spaces
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError, PolicyError
 
-from ._actions import BROWSER_TOOLS, ActionError, ToolCall, parse_tool_call
+from ._actions import (
+    BROWSER_TOOLS,
+    LIMITS,
+    MAX_CALLS_PER_MESSAGE,
+    ActionError,
+    ToolCall,
+    call_id_of,
+    check_path,
+    parse_tool_call,
+    prepare_typed_text,
+    shown,
+)
 from ._backend import Backend
 from ._grading import grade_episode
-from ._model import Snapshot, SnapshotElement, format_snapshot
+from ._model import Snapshot, SnapshotElement, format_snapshot, short_url
 from ._site import Site, SiteApp
 
 __all__ = ["BACKENDS", "BrowserEnv", "BrowserTask", "EpisodeOutcome", "grade_with_ground_truth", "make_backend"]
@@ -147,16 +157,21 @@ def make_backend(backend: str | Backend, *, chromium_path: str | None = None) ->
     )
 
 
+# The longest URL path (percent-encoded) a goto may open; the site server accepts requests
+# up to 1 MB, so form submissions of bounded fields always reach it on both backends.
+MAX_URL_CHARS = 8000
+
+
 def _is_site_path(path: str) -> bool:
     return path.startswith("/") and not path.startswith("//")
 
 
-def _is_number(text: str) -> bool:
-    """What a browser accepts in a number input (Playwright refuses anything else)."""
-    try:
-        return math.isfinite(float(text.strip())) if text.strip() else True
-    except ValueError:
-        return False
+def _answer_text(content: Any) -> str:
+    """A final message's text as the answer (bounded like the ``answer`` tool's)."""
+    if not isinstance(content, str):
+        return ""
+    content = content[: LIMITS["answer"]]
+    return content.encode("utf-8", "replace").decode("utf-8")  # an unpaired surrogate becomes '?'
 
 
 def _canonical_path(path: str) -> str:
@@ -287,14 +302,16 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         if not self._active:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         if isinstance(action, str):
-            return await self._finish([], action)
+            return await self._finish([], _answer_text(action))
         calls = action.get("tool_calls") if isinstance(action, dict) else None
         if not calls:
             content = action.get("content") if isinstance(action, dict) else None
-            return await self._finish([], content if isinstance(content, str) else "")
+            return await self._finish([], _answer_text(content))
+        if not isinstance(calls, list):
+            calls = [calls]  # one call sent bare: still one (possibly invalid) call
         messages: list[dict[str, Any]] = []
         for index, raw in enumerate(calls):
-            call_id = str(raw.get("id") or f"call_{index}") if isinstance(raw, dict) else f"call_{index}"
+            call_id = call_id_of(raw, index)
             record: dict[str, Any] = {
                 "name": raw.get("name") if isinstance(raw, dict) else None,
                 "arguments": raw.get("arguments") if isinstance(raw, dict) else raw,
@@ -303,6 +320,10 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             }
             self._tool_log.append(record)
             try:
+                if index >= MAX_CALLS_PER_MESSAGE:
+                    raise ActionError(
+                        f"too many tool calls in one message (at most {MAX_CALLS_PER_MESSAGE}); this one was not run"
+                    )
                 call = parse_tool_call(raw, index)
                 if call.name == "answer":
                     record["result"] = "answer recorded"
@@ -353,9 +374,10 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         element = snapshot.find(element_id)
         if element is None or element.kind == "hidden":
             ids = [item.id for item in snapshot.elements if item.kind in kinds]
-            shown = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
+            listed = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
             raise ActionError(
-                f"there is no element [{element_id}] on this page; elements you can {verb}: {shown or 'none'}"
+                f"there is no element [{shown(element_id)[1:-1] if len(element_id) <= 60 else shown(element_id)}] "
+                f"on this page; elements you can {verb}: {listed or 'none'}"
             )
         if element.kind not in kinds:
             raise ActionError(f"[{element_id}] is a {element.kind}; you can {verb} only a {' or '.join(kinds)}")
@@ -367,7 +389,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         snapshot = await self._current()
         if snapshot.url != before:
             self._history.append(snapshot.url)
-        return f"now on {snapshot.url}"
+        return f"now on {short_url(snapshot.url)}"
 
     async def _execute(self, call: ToolCall) -> str:
         snapshot = await self._current()
@@ -391,9 +413,8 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             return f"clicked [{element.id}]"
         if call.name == "type":
             element = self._element(snapshot, arguments["element_id"], ("textbox",), "type into")
-            if element.input_type == "number" and not _is_number(arguments["text"]):
-                raise ActionError(f"[{element.id}] takes a number, e.g. '2'; got {arguments['text']!r}")
-            await self.backend.fill(element.id, arguments["text"])
+            text = prepare_typed_text(element.id, element.input_type, arguments["text"])
+            await self.backend.fill(element.id, text)
             self._snapshot = None
             return f"typed into [{element.id}]"
         if call.name == "select":
@@ -411,7 +432,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
                 )
             if value is None:
                 choices = ", ".join(repr(label) for _, label in element.options)
-                raise ActionError(f"[{element.id}] has no option {wanted!r}; its options are {choices}")
+                raise ActionError(f"[{element.id}] has no option {shown(wanted)}; its options are {choices}")
             await self.backend.select(element.id, value)
             self._snapshot = None
             return f"selected {wanted!r} in [{element.id}]"
@@ -421,11 +442,15 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             self._snapshot = None
             return f"[{element.id}] is now {'checked' if arguments['checked'] else 'unchecked'}"
         if call.name == "goto":
-            path = _canonical_path(arguments["path"].strip())
+            path = _canonical_path(check_path(arguments["path"]))
             if not _is_site_path(path):
                 if "://" in path or path.startswith("//"):
-                    self._refuse(path)
-                raise ActionError(f"goto takes a path of this site starting with '/', e.g. '/'; got {path!r}")
+                    self._refuse(path[:200])
+                raise ActionError(f"goto takes a path of this site starting with '/', e.g. '/'; got {shown(path)}")
+            if len(path) > MAX_URL_CHARS:
+                raise ActionError(
+                    f"goto: the path is {len(path)} characters long once encoded; at most {MAX_URL_CHARS} are accepted"
+                )
             await self.backend.open(path)
             return await self._navigated(snapshot.url)
         if call.name == "back":
@@ -436,7 +461,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             await self.backend.open(target)
             self._snapshot = None
             self._offset = 0
-            return f"went back; now on {(await self._current()).url}"
+            return f"went back; now on {short_url((await self._current()).url)}"
         if call.name == "scroll":
             step = max(1, self.viewport // 2)
             self._offset += step if arguments["direction"] == "down" else -step
