@@ -73,7 +73,9 @@ def test_task_list_is_the_packages_registration() -> None:
     """Our 125 tasks are exactly the package's registered MiniWoB envs, each with its page."""
     root = miniwob_html_root()
     registration = (root.parent / "registration.py").read_text(encoding="utf-8")
-    registered = {name for name in re.findall(r'id="miniwob/([\w.-]+)-v1"', registration) if not name.startswith("flight.")}
+    registered = {
+        name for name in re.findall(r'id="miniwob/([\w.-]+)-v1"', registration) if not name.startswith("flight.")
+    }
     ours = [task.id for task in miniwob_tasks()]
     assert len(ours) == len(set(ours)) == 125
     assert set(ours) == registered
@@ -172,7 +174,9 @@ def test_seeds_pick_different_episodes_and_a_wrong_click_gets_the_pages_failure_
             utterances.add(observations[0][1]["content"].splitlines()[0])
         assert len(utterances) > 1
         observations, reward, info = await _play(
-            "click-test-2", 2, [lambda observation: _call("click", element_id=_element_id(_text(observation), 'button "TWO"'))]
+            "click-test-2",
+            2,
+            [lambda observation: _call("click", element_id=_element_id(_text(observation), 'button "TWO"'))],
         )
         assert reward == -1.0 and info["done"] and "ended before" not in info["score"]["feedback"]
 
@@ -186,7 +190,9 @@ def test_partial_reward_is_the_pages_raw_reward() -> None:
     async def check() -> None:
         for seed in range(6):
             observations, reward, _ = await _play(
-                "click-checkboxes", seed, [lambda observation: _call("click", element_id=_element_id(_text(observation), 'button "Submit"'))]
+                "click-checkboxes",
+                seed,
+                [lambda observation: _call("click", element_id=_element_id(_text(observation), 'button "Submit"'))],
             )
             task_line = observations[0][1]["content"].splitlines()[0]
             boxes = len(re.findall(r"\] checkbox ", _text(observations[0])))
@@ -304,4 +310,3 @@ def test_docs_list_the_scripted_tasks() -> None:
     text = page.read_text(encoding="utf-8")
     for task in SCRIPTED:
         assert f"`{task}`" in text, task
-

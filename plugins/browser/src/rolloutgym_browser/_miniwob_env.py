@@ -27,49 +27,51 @@ __all__ = ["MINIWOB_TOOLS", "MiniWoBEnv", "format_page"]
 
 _SHARED = ("click", "type", "select", "check", "scroll", "answer")
 _NUMBER = {"type": "number"}
-MINIWOB_TOOLS: list[dict[str, Any]] = [
-    tool for tool in BROWSER_TOOLS if tool["function"]["name"] in _SHARED and tool["function"]["name"] != "answer"
-] + [
-    {
-        "type": "function",
-        "function": {
-            "name": "click_at",
-            "description": "Click the page at a position in CSS pixels from its top-left corner (positions are shown as @(x,y)).",
-            "parameters": {
-                "type": "object",
-                "properties": {"x": _NUMBER, "y": _NUMBER},
-                "required": ["x", "y"],
-                "additionalProperties": False,
+MINIWOB_TOOLS: list[dict[str, Any]] = (
+    [tool for tool in BROWSER_TOOLS if tool["function"]["name"] in _SHARED and tool["function"]["name"] != "answer"]
+    + [
+        {
+            "type": "function",
+            "function": {
+                "name": "click_at",
+                "description": "Click the page at a position in CSS pixels from its top-left corner (positions are shown as @(x,y)).",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"x": _NUMBER, "y": _NUMBER},
+                    "required": ["x", "y"],
+                    "additionalProperties": False,
+                },
             },
         },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "drag",
-            "description": "Press the mouse at (from_x, from_y), move it to (to_x, to_y) and release it.",
-            "parameters": {
-                "type": "object",
-                "properties": {"from_x": _NUMBER, "from_y": _NUMBER, "to_x": _NUMBER, "to_y": _NUMBER},
-                "required": ["from_x", "from_y", "to_x", "to_y"],
-                "additionalProperties": False,
+        {
+            "type": "function",
+            "function": {
+                "name": "drag",
+                "description": "Press the mouse at (from_x, from_y), move it to (to_x, to_y) and release it.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"from_x": _NUMBER, "from_y": _NUMBER, "to_x": _NUMBER, "to_y": _NUMBER},
+                    "required": ["from_x", "from_y", "to_x", "to_y"],
+                    "additionalProperties": False,
+                },
             },
         },
-    },
-    {
-        "type": "function",
-        "function": {
-            "name": "press_key",
-            "description": "Press a key or a combination on the focused element, e.g. 'Enter', 'Tab', 'ArrowDown', 'Control+C'.",
-            "parameters": {
-                "type": "object",
-                "properties": {"key": {"type": "string"}},
-                "required": ["key"],
-                "additionalProperties": False,
+        {
+            "type": "function",
+            "function": {
+                "name": "press_key",
+                "description": "Press a key or a combination on the focused element, e.g. 'Enter', 'Tab', 'ArrowDown', 'Control+C'.",
+                "parameters": {
+                    "type": "object",
+                    "properties": {"key": {"type": "string"}},
+                    "required": ["key"],
+                    "additionalProperties": False,
+                },
             },
         },
-    },
-] + [tool for tool in BROWSER_TOOLS if tool["function"]["name"] == "answer"]
+    ]
+    + [tool for tool in BROWSER_TOOLS if tool["function"]["name"] == "answer"]
+)
 
 SYSTEM_PROMPT = (
     "You are using a small web page through tools to do one task. After every action you see the page as "
@@ -106,15 +108,19 @@ def _line(element: PageElement) -> str:
     where = f" @({element.x},{element.y})" if element.kind in _POSITIONED else ""
     label = _quote(element.label)
     if element.kind == "textbox":
-        note = " (multi-line)" if element.input_type == "textarea" else (
-            f" ({element.input_type})" if element.input_type not in ("", "text") else ""
+        note = (
+            " (multi-line)"
+            if element.input_type == "textarea"
+            else (f" ({element.input_type})" if element.input_type not in ("", "text") else "")
         )
         extra = f" placeholder={_quote(element.placeholder)}" if element.placeholder and not element.value else ""
         return f"{prefix}textbox {label}{note} value={_quote(element.value)}{extra}"
     if element.kind in ("checkbox", "radio"):
         return f"{prefix}{element.kind} {label} checked={'true' if element.checked else 'false'}"
     if element.kind == "select":
-        chosen = next((option_label for value, option_label in element.options if value == element.value), element.value)
+        chosen = next(
+            (option_label for value, option_label in element.options if value == element.value), element.value
+        )
         choices = ", ".join(_quote(option_label) for _, option_label in element.options)
         return f"{prefix}combobox {label} selected={_quote(chosen)} options=[{choices}]"
     if element.kind == "link":
@@ -361,7 +367,8 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         self._active = False
         info = self._info()
         feedback = (
-            f"the page gave {raw:g}" + (f" ({reason})" if reason else "")
+            f"the page gave {raw:g}"
+            + (f" ({reason})" if reason else "")
             + ("; the agent ended the episode before the page did" if gave_up else "")
         )
         score = Score(
@@ -383,7 +390,9 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         if found is None:
             ids = [element.id for element in elements if kinds is None or element.kind in kinds]
             listed = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
-            raise ActionError(f"there is no element [{shown(element_id)[1:-1]}] on this page; elements you can {verb}: {listed or 'none'}")
+            raise ActionError(
+                f"there is no element [{shown(element_id)[1:-1]}] on this page; elements you can {verb}: {listed or 'none'}"
+            )
         if kinds is not None and found.kind not in kinds:
             raise ActionError(f"[{element_id}] is a {found.kind}; you can {verb} only a {' or '.join(kinds)}")
         return found
@@ -409,7 +418,11 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             value = next((value for value, label in element.options if label == wanted), None)
             if value is None:
                 value = next(
-                    (value for value, label in element.options if label.casefold() == wanted.casefold() or value == wanted),
+                    (
+                        value
+                        for value, label in element.options
+                        if label.casefold() == wanted.casefold() or value == wanted
+                    ),
                     None,
                 )
             if value is None:
@@ -421,7 +434,9 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         if call.name == "check":
             element = await self._element(arguments["element_id"], ("checkbox", "radio"), "check")
             if element.kind == "radio" and not arguments["checked"]:
-                raise ActionError(f"[{element.id}] is a radio button; choose another option of its group instead of unchecking it")
+                raise ActionError(
+                    f"[{element.id}] is a radio button; choose another option of its group instead of unchecking it"
+                )
             await self.page.set_checked(element.id, bool(arguments["checked"]))
             self._elements = None
             return f"[{element.id}] is now {'checked' if arguments['checked'] else 'unchecked'}"
@@ -473,4 +488,3 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         self._closed = True
         self._active = False
         await self.page.stop()
-

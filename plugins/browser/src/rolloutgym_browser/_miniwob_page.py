@@ -235,9 +235,18 @@ class MiniWoBPage:
         elements = [
             PageElement(
                 (
-                    item[0], item[1], normalise_text(item[2]), item[3], item[4], bool(item[5]), item[6],
-                    tuple((value, normalise_text(label)) for value, label in item[7]), item[8], item[9],
-                    item[10], item[11],
+                    item[0],
+                    item[1],
+                    normalise_text(item[2]),
+                    item[3],
+                    item[4],
+                    bool(item[5]),
+                    item[6],
+                    tuple((value, normalise_text(label)) for value, label in item[7]),
+                    item[8],
+                    item[9],
+                    item[10],
+                    item[11],
                 )
             )
             for item in raw
