@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ._errors import RemoteEnvError, RequestTooLarge, ServerBusy, SessionNotFound, Unauthorized
-from .client import AsyncRemoteEnv, RemoteEnv, env_info, env_tasks, is_env_url, parse_env_url
+from .client import AsyncRemoteEnv, RemoteEnv, env_info, env_tasks, is_env_url, make_remote, open_session, parse_env_url
 
 __all__ = [
     "AsyncRemoteEnv",
@@ -31,11 +31,14 @@ __all__ = [
     "env_tasks",
     "free_port",
     "is_env_url",
+    "make_remote",
+    "open_session",
     "parse_env_url",
+    "resolve_env_url",
     "serve",
 ]
 
-_SERVER = {"ServerProcess": "process", "free_port": "process", "Catalog": "catalog", "SessionManager": "sessions", "ServeConfig": "app", "create_app": "app", "serve": "_run"}
+_SERVER = {"resolve_env_url": "_resolve", "ServerProcess": "process", "free_port": "process", "Catalog": "catalog", "SessionManager": "sessions", "ServeConfig": "app", "create_app": "app", "serve": "_run"}
 
 
 def __getattr__(name: str) -> Any:

@@ -157,11 +157,11 @@ def decode_value(space: gym.Space[Any] | None, value: Any) -> Any:
     return value
 
 
-def decode_info(info: dict[str, Any] | None) -> dict[str, Any]:
-    """``info`` as the local env gives it: ``info["score"]`` is a :class:`Score` again."""
+def decode_info(info: dict[str, Any] | None, score_object: bool = False) -> dict[str, Any]:
+    """``info`` as the local env gives it: with ``score_object``, ``info["score"]`` is a :class:`Score` again."""
     info = dict(info or {})
     raw = info.get("score")
-    if isinstance(raw, dict) and "value" in raw:
+    if score_object and isinstance(raw, dict) and "value" in raw:
         try:
             info["score"] = Score.from_dict(raw)
         except (TypeError, ValueError):

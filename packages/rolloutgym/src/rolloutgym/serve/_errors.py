@@ -68,14 +68,14 @@ def status_for(exc: BaseException) -> int:
         return 401
     if isinstance(exc, RequestTooLarge):
         return 413
-    if isinstance(exc, protocol_errors.EnvClosedError):
-        return 409
-    if isinstance(exc, (LookupError, protocol_errors.NotFoundError)):
+    if isinstance(exc, (SessionNotFound, protocol_errors.NotFoundError)):
         return 404
     if isinstance(exc, PermissionError):
         return 403
-    if isinstance(exc, (ValueError, TypeError, ValidationError)):
+    if isinstance(exc, (ValueError, TypeError, LookupError, ValidationError)):
         return 400
+    if isinstance(exc, RuntimeError) and not isinstance(exc, RemoteEnvError):
+        return 409  # the env refuses the call in its state (closed, step before reset)
     return 500
 
 

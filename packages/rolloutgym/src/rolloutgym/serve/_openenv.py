@@ -104,7 +104,7 @@ def openenv_routes(server: Any) -> list[Any]:
                 try:
                     try:
                         message = json.loads(raw)
-                    except json.JSONDecodeError as exc:
+                    except (json.JSONDecodeError, RecursionError) as exc:
                         await websocket.send_text(json.dumps({"type": "error", "data": {"message": f"Invalid JSON: {exc}", "code": "INVALID_JSON"}}))
                         continue
                     kind = message.get("type") if isinstance(message, dict) else None

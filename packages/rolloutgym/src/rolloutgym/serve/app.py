@@ -105,6 +105,16 @@ class ServeConfig:
         self.expose_task_items = expose_task_items
 
 
+def parse_json(raw: str | bytes, what: str) -> Any:
+    """``json.loads`` with a 400-class error for bad or absurdly nested JSON."""
+    try:
+        return json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    except RecursionError:
+        raise ValueError(f"{what} is nested too deeply to parse") from None
+
+
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
     """The request's JSON object body (``{}`` when empty); 400/413 on bad or big bodies."""
     declared = request.headers.get("content-length")
@@ -120,10 +130,7 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
     raw = b"".join(chunks)
     if not raw.strip():
         return {}
-    try:
-        value = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"request body is not valid JSON: {exc}") from None
+    value = parse_json(raw, "request body")
     if not isinstance(value, dict):
         raise ValueError(f"request body must be a JSON object, got {type(value).__name__}")
     return value
@@ -229,10 +236,7 @@ class _Server:
                 try:
                     if len(raw) > self.config.max_body_bytes:
                         raise RequestTooLarge(f"message of {len(raw)} characters is over this server's limit of {self.config.max_body_bytes} bytes")
-                    try:
-                        message = json.loads(raw)
-                    except json.JSONDecodeError as exc:
-                        raise ValueError(f"message is not valid JSON: {exc}") from None
+                    message = parse_json(raw, "message")
                     if not isinstance(message, dict):
                         raise ValueError("message must be a JSON object with an 'op'")
                     operation = message.get("op")
@@ -273,8 +277,9 @@ class _Server:
 def prometheus_text(snapshot: dict[str, Any]) -> str:
     """``/metrics`` in the Prometheus text format."""
     lines = []
-    for name in ("sessions_open", "sessions_max", "steps_per_second", "uptime_seconds"):
-        lines += [f"# TYPE rolloutgym_{name} gauge", f"rolloutgym_{name} {snapshot[name]}"]
+    for name in ("sessions_open", "sessions_max", "steps_per_second", "uptime_seconds", "python_allocated_blocks", "process_resident_bytes"):
+        if snapshot[name] is not None:
+            lines += [f"# TYPE rolloutgym_{name} gauge", f"rolloutgym_{name} {snapshot[name]}"]
     for name in ("sessions_created_total", "sessions_closed_total", "sessions_reaped_total", "sessions_rejected_total", "steps_total", "errors_total"):
         lines += [f"# TYPE rolloutgym_{name} counter", f"rolloutgym_{name} {snapshot[name]}"]
     latency = snapshot["step_latency_seconds"]

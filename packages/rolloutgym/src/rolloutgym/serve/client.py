@@ -24,11 +24,12 @@ from urllib.parse import quote, urlsplit, urlunsplit
 
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv
+from rolloutgym_protocol.errors import EnvClosedError
 
 from ._codec import decode_info, decode_space, decode_value
 from ._errors import RemoteEnvError, error_from_body
 
-__all__ = ["AsyncRemoteEnv", "RemoteEnv", "env_info", "env_tasks", "is_env_url", "parse_env_url"]
+__all__ = ["AsyncRemoteEnv", "RemoteEnv", "env_info", "env_tasks", "is_env_url", "make_remote", "open_session", "parse_env_url"]
 
 TOKEN_VARIABLE = "ROLLOUTGYM_SERVE_TOKEN"
 DEFAULT_TIMEOUT = 300.0
@@ -133,12 +134,20 @@ class _Described:
         self.next_stop_strings: tuple[str, ...] = ()
         self._closed = False
 
+    def _finish(self, description: dict[str, Any]) -> None:
+        self._describe(description)
+        # Only the protocol methods the served env has (the oracle policy checks for them).
+        if "oracle_action" in description["methods"]:
+            self.oracle_action = lambda: self._call("oracle_action")  # type: ignore[attr-defined]
+        if "null_action" in description["methods"]:
+            self.null_action = lambda: self._call("null_action")  # type: ignore[attr-defined]
+
     def _observe(self, result: dict[str, Any]) -> None:
         self.next_stop_strings = tuple(result.get("next_stop_strings") or ())
 
     def _reset_result(self, result: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         self._observe(result)
-        return decode_value(self.observation_space, result["observation"]), decode_info(result["info"])
+        return decode_value(self.observation_space, result["observation"]), decode_info(result["info"], result.get("score_object", False))
 
     def _step_result(self, result: dict[str, Any]) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         self._observe(result)
@@ -147,8 +156,11 @@ class _Described:
             float(result["reward"]),
             bool(result["terminated"]),
             bool(result["truncated"]),
-            decode_info(result["info"]),
+            decode_info(result["info"], result.get("score_object", False)),
         )
+
+    def __str__(self) -> str:
+        return self.__repr__()
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.rolloutgym_env_id} task {self.rolloutgym_task_id} at {self.base_url} session {self.session_id}>"  # type: ignore[attr-defined]
@@ -174,31 +186,35 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         timeout: float = DEFAULT_TIMEOUT,
         kwargs: dict[str, Any] | None = None,
     ) -> None:
+        self._setup(url, token, transport, timeout)
+        body = {"env": self._env_id, "task": task, "kwargs": kwargs}
+        try:
+            description = self._ws({"op": "open", **body}) if transport == "ws" else self._http("POST", "/sessions", body)
+        except BaseException:
+            self._release()
+            raise
+        self._finish(description)
+
+    def _setup(self, url: str, token: str | None, transport: str, timeout: float) -> None:
         import httpx
 
         if transport not in ("http", "ws"):
             raise ValueError(f"transport must be 'http' or 'ws', got {transport!r}")
         self.url = url
-        self.base_url, env_id = parse_env_url(url)
+        self.base_url, self._env_id = parse_env_url(url)
         self.transport = transport
         self._headers = _headers(token)
         self._timeout = timeout
         self._socket: Any = None
         self._client = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout)
-        body = {"env": env_id, "task": task, "kwargs": kwargs}
-        try:
-            if transport == "ws":
-                description = self._ws({"op": "open", **body})
-            else:
-                description = self._http("POST", "/sessions", body)
-        except BaseException:
-            self._release()
-            raise
-        self._describe(description)
-        if "oracle_action" in description["methods"]:
-            self.oracle_action = lambda: self._call("oracle_action")
-        if "null_action" in description["methods"]:
-            self.null_action = lambda: self._call("null_action")
+
+    @classmethod
+    def adopt(cls, url: str, description: dict[str, Any], *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> RemoteEnv:
+        """Stand in for a session already opened over HTTP (its ``POST /sessions`` answer)."""
+        environment = cls.__new__(cls)
+        environment._setup(url, token, "http", timeout)
+        environment._finish(description)
+        return environment
 
     def _http(self, method: str, path: str, body: Any = None) -> Any:
         import httpx
@@ -223,6 +239,8 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
             raise _unreachable(self.base_url, exc) from None
 
     def _request(self, operation: str, body: dict[str, Any]) -> Any:
+        if self._closed:
+            raise EnvClosedError(f"{self!r} is closed; open a new env")
         if self.transport == "ws":
             return self._ws({"op": operation, **body})
         return self._http("POST", f"/sessions/{self.session_id}/{operation}", body)
@@ -264,6 +282,36 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         self._client.close()
 
 
+def open_session(url: str, *, task: int | str | None = None, token: str | None = None, kwargs: dict[str, Any] | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+    """Open a session with one blocking ``POST /sessions``; returns its description."""
+    import httpx
+
+    base, env_id = parse_env_url(url)
+    try:
+        response = httpx.post(f"{base}/sessions", json={"env": env_id, "task": task, "kwargs": kwargs}, headers=_headers(token), timeout=timeout)
+    except httpx.TransportError as exc:
+        raise _unreachable(base, exc) from None
+    return _answer(response)  # type: ignore[no-any-return]
+
+
+def make_remote(
+    url: str,
+    *,
+    task: int | str | None = None,
+    token: str | None = None,
+    kwargs: dict[str, Any] | None = None,
+    asynchronous: bool | None = None,
+) -> RemoteEnv | AsyncRemoteEnv:
+    """What ``rolloutgym.make(URL)`` returns: like the served env, a sync ``RemoteEnv`` for a
+    sync env and an ``AsyncRemoteEnv`` for an async one (``asynchronous=True``: always async)."""
+    if task is not None and (isinstance(task, bool) or not isinstance(task, (int, str))):
+        raise TypeError(f"a remote env takes a task index or a task id, got {type(task).__name__}; the server holds the task items")
+    description = open_session(url, task=task, token=token, kwargs=kwargs)
+    if asynchronous or (asynchronous is None and description.get("async")):
+        return AsyncRemoteEnv.adopt(url, description, token=token)
+    return RemoteEnv.adopt(url, description, token=token)
+
+
 class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
     """A served env as an :class:`AsyncEnv`: one session over a WebSocket (or ``transport="http"``).
 
@@ -281,14 +329,8 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         timeout: float = DEFAULT_TIMEOUT,
         kwargs: dict[str, Any] | None = None,
     ) -> None:
-        import httpx
-
         self._setup(url, token, transport, timeout)
-        try:
-            response = httpx.post(f"{self.base_url}/sessions", json={"env": self._env_id, "task": task, "kwargs": kwargs}, headers=self._headers, timeout=timeout)
-        except httpx.TransportError as exc:
-            raise _unreachable(self.base_url, exc) from None
-        self._finish(_answer(response))
+        self._finish(open_session(url, task=task, token=token, kwargs=kwargs, timeout=timeout))
         self._attach = transport == "ws"  # the WebSocket adopts the HTTP session on first use
 
     def _setup(self, url: str, token: str | None, transport: str, timeout: float) -> None:
@@ -303,12 +345,14 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         self._client: Any = None
         self._attach = False
 
-    def _finish(self, description: dict[str, Any]) -> None:
-        self._describe(description)
-        if "oracle_action" in description["methods"]:
-            self.oracle_action = lambda: self._call("oracle_action")
-        if "null_action" in description["methods"]:
-            self.null_action = lambda: self._call("null_action")
+    @classmethod
+    def adopt(cls, url: str, description: dict[str, Any], *, token: str | None = None, transport: str = "ws", timeout: float = DEFAULT_TIMEOUT) -> AsyncRemoteEnv:
+        """Stand in for a session already opened over HTTP (the WebSocket attaches to it on first use)."""
+        environment = cls.__new__(cls)
+        environment._setup(url, token, transport, timeout)
+        environment._finish(description)
+        environment._attach = transport == "ws"
+        return environment
 
     @classmethod
     async def open(
@@ -367,6 +411,8 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
             raise _unreachable(self.base_url, exc) from None
 
     async def _request(self, operation: str, body: dict[str, Any]) -> Any:
+        if self._closed:
+            raise EnvClosedError(f"{self!r} is closed; open a new env")
         if self.transport == "ws":
             return await self._ws({"op": operation, **body})
         return await self._http("POST", f"/sessions/{self.session_id}/{operation}", body)

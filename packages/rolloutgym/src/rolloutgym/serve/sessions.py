@@ -13,16 +13,19 @@ env on shutdown.
 from __future__ import annotations
 
 import asyncio
+import gc
 import inspect
 import itertools
 import logging
+import os
 import secrets
+import sys
 import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from rolloutgym_protocol import AsyncEnv, as_async, find_attribute
+from rolloutgym_protocol import AsyncEnv, Score, as_async, find_attribute
 from rolloutgym_protocol.errors import ConfigError
 
 from ._codec import decode_value, encode_space, encode_value
@@ -41,6 +44,11 @@ async def _maybe_await(value: Any) -> Any:
     return await value if inspect.isawaitable(value) else value
 
 
+def _score_kind(info: Any) -> dict[str, Any]:
+    """Mark an ``info["score"]`` that is a ``Score`` object (the client rebuilds it; a dict stays a dict)."""
+    return {"score_object": True} if isinstance(info, dict) and isinstance(info.get("score"), Score) else {}
+
+
 @dataclass
 class Session:
     """One env instance leased to one client."""
@@ -51,6 +59,7 @@ class Session:
     task_id: str
     environment: AsyncEnv[Any, Any]
     transport: str = "http"
+    asynchronous: bool = False
     created: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     steps: int = 0
@@ -66,6 +75,7 @@ class Session:
         return {
             "session": self.id,
             "env_id": self.served.env_id,
+            "async": self.asynchronous,
             "task_index": self.task_index,
             "task_id": self.task_id,
             "observation_space": encode_space(environment.observation_space),
@@ -80,6 +90,14 @@ class Session:
         """Per-call state the LLM loop reads from the env (``next_stop_strings``)."""
         stop = find_attribute(self.environment, "next_stop_strings")
         return {} if stop is None else {"next_stop_strings": list(stop)}
+
+
+def _resident_bytes() -> int | None:
+    try:
+        with open("/proc/self/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return None
 
 
 class Metrics:
@@ -123,6 +141,8 @@ class Metrics:
             "steps_total": self.steps,
             "errors_total": self.errors,
             "steps_per_second": (len(recent) / span) if span > 0 else 0.0,
+            "python_allocated_blocks": sys.getallocatedblocks(),
+            "process_resident_bytes": _resident_bytes(),
             "step_latency_seconds": {"p50": percentile(0.5), "p90": percentile(0.9), "p99": percentile(0.99), "count": len(latencies)},
         }
 
@@ -180,6 +200,8 @@ class SessionManager:
         for session in idle:
             await self._close(session, reason="idle")
             self.metrics.sessions_reaped += 1
+        if idle:  # give the memory of abandoned envs' reference cycles back now, not at some later full collection
+            gc.collect()
         return len(idle)
 
     async def close_all(self) -> None:
@@ -228,6 +250,7 @@ class SessionManager:
         finally:
             self._reserved -= 1
         adapted = as_async(environment)
+        asynchronous = adapted is environment
         identifier = served.task_ids()[index]
         for target in {id(environment): environment, id(adapted): adapted}.values():
             try:
@@ -236,7 +259,7 @@ class SessionManager:
             except AttributeError:
                 pass
         session_id = f"{next(self._counter):x}-{secrets.token_hex(8)}"
-        session = Session(session_id, served, index, identifier, adapted, transport)
+        session = Session(session_id, served, index, identifier, adapted, transport, asynchronous=asynchronous)
         self.sessions[session_id] = session
         self.metrics.sessions_created += 1
         logger.info("session opened", extra={"event": "open", "session": session_id, "env": served.env_id, "task": identifier, "transport": transport})
@@ -277,7 +300,7 @@ class SessionManager:
         if options is not None and not isinstance(options, dict):
             raise TypeError(f"options must be a JSON object or null, got {type(options).__name__}")
         observation, info = await self._call(session, session.environment.reset, seed=seed, options=options)
-        return {"observation": encode_value(observation), "info": encode_value(info), **session.extras()}
+        return {"observation": encode_value(observation), "info": encode_value(info), **_score_kind(info), **session.extras()}
 
     async def step(self, session_id: Any, action: Any) -> dict[str, Any]:
         session = self.get(session_id)
@@ -293,6 +316,7 @@ class SessionManager:
             "terminated": bool(terminated),
             "truncated": bool(truncated),
             "info": encode_value(info),
+            **_score_kind(info),
             **session.extras(),
         }
 
