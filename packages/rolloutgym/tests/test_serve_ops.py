@@ -397,3 +397,41 @@ def test_abandoned_sessions_return_memory() -> None:
     baseline, after, reaped = asyncio.run(scenario())
     assert reaped == 2000
     assert after - baseline <= 500, f"heap blocks: {baseline} before 1,000 abandoned sessions, {after} after they were reaped"
+
+
+def test_openenv_client_messages(server: ServerProcess) -> None:
+    """OpenEnv's ``EnvClient`` wire format (openenv-core 0.3.0: ``{base}/ws``, typed messages), spoken with websockets.
+
+    (openenv-core's client itself needs fastmcp and more, so the test speaks its documented
+    messages directly.)
+    """
+    from websockets.sync.client import connect
+
+    assert httpx.get(f"{server.url(GUESS)}/health").json() == {"status": "healthy"}
+    assert httpx.get(f"{server.url(GUESS)}/metadata").json()["name"] == GUESS
+    schema = httpx.get(f"{server.url(GUESS)}/schema").json()
+    assert {"action", "observation", "state"} <= set(schema)
+    local = get_registry().make(GUESS, task=5)
+    expected_observation, _ = local.reset(seed=1)
+    with connect(server.url(GUESS).replace("http", "ws") + "/ws") as connection:
+        connection.send(json.dumps({"type": "reset", "data": {"seed": 1, "episode_id": "e1", "task": 5}}))
+        reply = json.loads(connection.recv())
+        assert reply["type"] == "observation" and reply["data"]["done"] is False
+        assert reply["data"]["observation"]["observation"] == expected_observation
+        done = False
+        while not done:
+            action = local.oracle_action()
+            expected = local.step(action)
+            connection.send(json.dumps({"type": "step", "data": {**action, "metadata": {}}}))
+            reply = json.loads(connection.recv())
+            assert reply["type"] == "observation", reply
+            assert reply["data"]["reward"] == expected[1]
+            assert reply["data"]["observation"]["observation"] == expected[0]
+            done = reply["data"]["done"]
+        assert expected[2] and expected[1] == 1.0
+        connection.send(json.dumps({"type": "state"}))
+        state = json.loads(connection.recv())
+        assert state["type"] == "state" and state["data"]["episode_id"] == "e1" and state["data"]["step_count"] >= 1
+        connection.send(json.dumps({"type": "dance"}))
+        assert json.loads(connection.recv())["data"]["code"] == "UNKNOWN_TYPE"
+        connection.send(json.dumps({"type": "close"}))
