@@ -9,7 +9,7 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ._app import EXIT_USAGE, app, error_console
+from ._app import EXIT_USAGE, app, error_console, markup_safe
 
 # Command modules register themselves on ``app`` when imported.
 from . import listing, running, runs  # noqa: E402,F401
@@ -37,7 +37,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         error_console.print(str(exc.code))
         return 1
     except RolloutGymError as exc:
-        error_console.print(f"[bold red]error:[/] {type(exc).__name__}: {exc}", markup=True)
+        error_console.print(f"[bold red]error:[/] {type(exc).__name__}: {markup_safe(exc)}", markup=True)
         return EXIT_USAGE
     except KeyboardInterrupt:
         error_console.print("interrupted")

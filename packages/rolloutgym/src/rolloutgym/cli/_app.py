@@ -7,6 +7,7 @@ from typing import Any, NoReturn
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 app = typer.Typer(
     name="rolloutgym",
@@ -17,8 +18,16 @@ app = typer.Typer(
     rich_markup_mode=None,
 )
 
-console = Console(highlight=False, soft_wrap=True)
-error_console = Console(stderr=True, highlight=False, soft_wrap=True)
+# Markup is off by default: user text (paths, ids, install hints like "rolloutgym[report]",
+# error messages) prints as written. Styled output passes markup=True and escapes what it
+# interpolates (markup_safe).
+console = Console(highlight=False, soft_wrap=True, markup=False)
+error_console = Console(stderr=True, highlight=False, soft_wrap=True, markup=False)
+
+
+def markup_safe(text: object) -> str:
+    """``text`` for a ``markup=True`` print: brackets stay brackets."""
+    return escape(str(text))
 
 EXIT_OK = 0
 EXIT_RUN_ERRORS = 1
@@ -27,7 +36,7 @@ EXIT_USAGE = 2
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print ``error: message`` to stderr and exit with ``code`` (2: usage/config)."""
-    error_console.print(f"[bold red]error:[/] {message}", markup=True)
+    error_console.print(f"[bold red]error:[/] {escape(message)}", markup=True)
     raise typer.Exit(code)
 
 

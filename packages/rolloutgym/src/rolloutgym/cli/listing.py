@@ -7,8 +7,9 @@ from typing import Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from ._app import app, console, fail
+from ._app import app, console, fail, markup_safe
 
 
 @app.command("list")
@@ -53,7 +54,7 @@ def info_command(env: str = typer.Argument(..., help="Environment id, e.g. toy/g
     registered = registry.resolve_env(env)
     spec = registered.spec
     plugin = registered.plugin
-    console.print(f"[bold]{spec.id}[/]  (plugin {plugin.distribution or plugin.name} {plugin.version or ''})", markup=True)
+    console.print(f"[bold]{markup_safe(spec.id)}[/]  (plugin {markup_safe(plugin.distribution or plugin.name)} {markup_safe(plugin.version or '')})", markup=True)
     if spec.description:
         console.print(spec.description)
     if spec.tags:
@@ -103,8 +104,8 @@ def plugins_command() -> None:
         table.add_column(column)
     for info in registry.plugins:
         colour = {"loaded": "green", "failed": "red", "disabled": "yellow"}[info.status]
-        table.add_row(info.name, info.distribution or "-", info.version or "-", info.value, f"[{colour}]{info.status}[/]")
+        table.add_row(info.name, info.distribution or "-", info.version or "-", info.value, Text(info.status, style=colour))
     console.print(table)
     for info in registry.plugins:
         if info.error:
-            console.print(f"[red]{info.describe()}:[/] {info.error}", markup=True)
+            console.print(f"[red]{markup_safe(info.describe())}:[/] {markup_safe(info.error)}", markup=True)

@@ -93,7 +93,7 @@ async def _run_with_progress(config: Any, *, show: bool) -> Any:
     state = {"passes": 0, "trajectories": 0, "errors": 0}
     threshold = config.pass_threshold
     progress = Progress(
-        TextColumn("[bold]{task.description}"),
+        TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("pass {task.fields[rate]}  errors {task.fields[errors]}"),

@@ -8,8 +8,9 @@ from typing import Any, Optional
 
 import typer
 from rich.table import Table
+from rich.text import Text
 
-from ._app import app, console, fail
+from ._app import app, console, fail, markup_safe
 
 
 def _fmt(value: float) -> str:
@@ -19,7 +20,7 @@ def _fmt(value: float) -> str:
 def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = False) -> None:
     env = header.get("env", {})
     console.print(
-        f"[bold]{env.get('id')}[/] (v{env.get('version')}) · policy [bold]{header.get('policy')}[/] · "
+        f"[bold]{markup_safe(env.get('id'))}[/] (v{markup_safe(env.get('version'))}) · policy [bold]{markup_safe(header.get('policy'))}[/] · "
         f"{summary.num_tasks} tasks · {summary.num_trajectories} trajectories · n={header.get('num_rollouts')}",
         markup=True,
     )
@@ -70,7 +71,7 @@ def show_command(
     print_summary(summary, run.header, per_task=True)
     if not run.complete:
         missing = len(run.header["task_indices"]) - len(set(run.task_indices))
-        console.print(f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out {run_file} --resume'[/]", markup=True)
+        console.print(f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]", markup=True)
     if errors:
         for group in run.groups:
             for error in group.errors:
@@ -108,7 +109,7 @@ def compare_command(
         delta = b.pass_rate - a.pass_rate
         colour = "green" if delta > 0 else "red" if delta < 0 else ""
         table.add_row(
-            task_id, f"{a.pass_rate:.0%}", f"{b.pass_rate:.0%}", f"[{colour}]{delta:+.0%}[/]" if colour else f"{delta:+.0%}",
+            task_id, f"{a.pass_rate:.0%}", f"{b.pass_rate:.0%}", Text(f"{delta:+.0%}", style=colour),
             _fmt(a.mean_reward), _fmt(b.mean_reward), f"{b.mean_reward - a.mean_reward:+.3f}",
         )
     console.print(table)
