@@ -195,25 +195,27 @@ def _expand(value: Any) -> tuple[bool, Any]:
 
 
 def _encode_dict(mapping: dict[Any, Any], depth: int) -> dict[str, Any]:
-    keys = list(mapping)
-    plain = True
-    for key in keys:
+    encoded = {}
+    for key, item in mapping.items():
         if type(key) is not str or not key.isascii():
-            plain = False
-            break
-    if plain:
-        if len(keys) == 1 and keys[0] in _TAGS:
-            return {"$map": [[keys[0], _encode(mapping[keys[0]], depth)]]}
-        return {key: _encode(item, depth) for key, item in mapping.items()}
+            return _encode_unusual_dict(mapping, depth)
+        encoded[key] = _encode(item, depth)
+    if len(encoded) == 1 and next(iter(encoded)) in _TAGS:  # a dict that would read as a tag
+        ((key, item),) = encoded.items()
+        return {"$map": [[key, item]]}
+    return encoded
+
+
+def _encode_unusual_dict(mapping: dict[Any, Any], depth: int) -> dict[str, Any]:
+    """Keys that are not ASCII strings: stringify (as json.dumps does), ``$map`` when needed."""
+    keys = list(mapping)
     texts = [_key_text(key) for key in keys]
     if (
         (len(texts) == 1 and texts[0] in _TAGS)
         or any(_has_surrogates(text) for text in texts)
         or len(set(texts)) < len(texts)
     ):
-        return {
-            "$map": [[_encode_str(text), _encode(mapping[key], depth)] for text, key in zip(texts, keys, strict=True)]
-        }
+        return {"$map": [[_encode_str(text), _encode(mapping[key], depth)] for text, key in zip(texts, keys, strict=True)]}
     return {text: _encode(mapping[key], depth) for text, key in zip(texts, keys, strict=True)}
 
 
