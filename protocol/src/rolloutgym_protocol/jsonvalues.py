@@ -215,7 +215,9 @@ def _encode_unusual_dict(mapping: dict[Any, Any], depth: int) -> dict[str, Any]:
         or any(_has_surrogates(text) for text in texts)
         or len(set(texts)) < len(texts)
     ):
-        return {"$map": [[_encode_str(text), _encode(mapping[key], depth)] for text, key in zip(texts, keys, strict=True)]}
+        return {
+            "$map": [[_encode_str(text), _encode(mapping[key], depth)] for text, key in zip(texts, keys, strict=True)]
+        }
     return {text: _encode(mapping[key], depth) for text, key in zip(texts, keys, strict=True)}
 
 
