@@ -29,6 +29,45 @@ def markup_safe(text: object) -> str:
     """``text`` for a ``markup=True`` print: brackets stay brackets."""
     return escape(str(text))
 
+def _print_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            number = version("rolloutgym")
+        except PackageNotFoundError:  # a source checkout without an install
+            number = "unknown"
+        console.print(f"rolloutgym {number}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _main_options(
+    show_version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
+) -> None:
+    """Run, inspect and compare LLM agent environments. 'rolloutgym list' shows what is installed."""
+
+
+def print_table(table: Any) -> None:
+    """Print a table; off a terminal, as wide as it needs so ids are never cut."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    from rich.measure import Measurement
+
+    width = Measurement.get(console, console.options.update_width(100_000), table).maximum
+    Console(file=console.file, width=max(console.width, width), highlight=False, markup=False).print(table)
+
+
+def shown_ks(ks: Any) -> list[int]:
+    """The k values worth printing out of 1..n: 1, 2, 4, 8, ... and n."""
+    ks = sorted(ks)
+    if not ks:
+        return []
+    largest = ks[-1]
+    return [k for k in ks if k & (k - 1) == 0 or k == largest]
+
+
 EXIT_OK = 0
 EXIT_RUN_ERRORS = 1
 EXIT_USAGE = 2

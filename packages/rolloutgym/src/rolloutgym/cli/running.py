@@ -37,6 +37,9 @@ def run_command(
     policy_args: Optional[list[str]] = typer.Option(None, "--policy-arg", help="KEY=VALUE passed to the policy (repeatable)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="Shortcut for --env-arg backend=NAME (sql, browser envs)."),
     base_url: Optional[str] = typer.Option(None, "--base-url", help="Shortcut for --policy-arg base_url=URL (openai/vllm servers)."),
+    user_policy: Optional[str] = typer.Option(
+        None, "--user-policy", help="NAME[:MODEL] that plays the simulated user of conversational envs (= --env-arg user_policy=...)."
+    ),
     executor: str = typer.Option("local", "--executor", help="Where rollouts run: local or ray."),
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --executor ray (e.g. auto)."),
     pass_threshold: float = typer.Option(1.0, "--pass-threshold", help="A trajectory passes when its score reaches this."),
@@ -56,6 +59,10 @@ def run_command(
         executor_options["address"] = ray_address
     if resume and out is None:
         fail("--resume needs --out RUN_FILE (the run file to continue)")
+    if limit is not None and limit < 1:
+        fail(f"--limit must be at least 1 (leave it out to run every selected task), got {limit}")
+    if user_policy is not None:
+        env_kwargs["user_policy"] = user_policy
     task_list = [part for item in tasks or [] for part in item.split(",") if part] or None
     config = RunConfig(
         env=env,

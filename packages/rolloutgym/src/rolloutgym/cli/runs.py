@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ._app import app, console, fail, markup_safe
+from ._app import app, console, fail, markup_safe, print_table, shown_ks
 
 
 def _fmt(value: float) -> str:
@@ -29,8 +29,9 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         f"mean turns {summary.mean_turns:.1f} · errors {summary.num_errors}"
     )
     if summary.pass_at:
-        console.print("pass@k: " + "  ".join(f"@{k} {_fmt(v)}" for k, v in summary.pass_at.items()))
-        console.print("pass^k: " + "  ".join(f"^{k} {_fmt(v)}" for k, v in summary.pass_hat.items()))
+        ks = shown_ks(summary.pass_at)
+        console.print("pass@k: " + "  ".join(f"@{k} {_fmt(summary.pass_at[k])}" for k in ks))
+        console.print("pass^k: " + "  ".join(f"^{k} {_fmt(summary.pass_hat[k])}" for k in ks if k in summary.pass_hat))
     if summary.total_tokens:
         console.print(f"tokens: {summary.total_tokens} total, {summary.generated_tokens} generated")
     console.print(f"time: {summary.total_seconds:.2f} s summed over rollouts")
@@ -45,7 +46,7 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
             table.add_column(column, justify="right" if column != "task" else "left")
         for task in summary.tasks:
             table.add_row(task.task_id, str(task.trajectories), f"{task.pass_rate:.0%}", _fmt(task.mean_reward), f"{task.mean_turns:.1f}", str(task.errors))
-        console.print(table)
+        print_table(table)
 
 
 def _load(path: Path) -> Any:
