@@ -166,7 +166,7 @@ def main() -> int:
         executor = RayExecutor(registry=registry, keep_workers=True, **ray_options)
         timed(executor, **{**options, "limit": min(options["limit"], 20)})  # start the workers
         for _ in range(args.repeats):
-            local_times.append(timed(LocalExecutor(registry), **options))
+            local_times.append(timed(LocalExecutor(), **options))
             ray_times.append(timed(executor, **options))
         executor.close()
         local, remote = min(local_times), min(ray_times)
@@ -210,7 +210,7 @@ def main() -> int:
     warm_one = min(timed(executor, policy="oracle", limit=1) for _ in range(args.repeats))
     local_times, ray_times = [], []
     for _ in range(args.repeats):
-        local_times.append(timed(LocalExecutor(registry), policy="oracle", limit=groups))
+        local_times.append(timed(LocalExecutor(), policy="oracle", limit=groups))
         ray_times.append(timed(executor, policy="oracle", limit=groups))
     executor.close()
     local, remote = min(local_times), min(ray_times)
@@ -225,7 +225,7 @@ def main() -> int:
     # Done criterion of issue 10: 2,000 groups, same run file contents up to order.
     with tempfile.TemporaryDirectory() as scratch:
         outputs = {}
-        for name, chosen in (("local", LocalExecutor(registry)), ("ray", RayExecutor(registry=registry))):
+        for name, chosen in (("local", LocalExecutor()), ("ray", RayExecutor(registry=registry))):
             outputs[name] = Path(scratch) / f"{name}.jsonl"
             begin = time.perf_counter()
             rg.run(

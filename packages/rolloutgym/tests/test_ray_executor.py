@@ -58,6 +58,13 @@ PLUGIN_SOURCE = textwrap.dedent(
         return many_tasks()[:6]
 
 
+    def driver_only_tasks():
+        """Tasks that load in the test process only: a worker that cannot set up the env."""
+        if os.getpid() != DRIVER_PID:
+            raise RuntimeError("this node has no task data")
+        return many_tasks()[:2]
+
+
     class CrashingArithmeticEnv(ArithmeticEnv):
         """Kills its own process when asked task arith-0001: a worker dying mid-episode."""
 
@@ -72,6 +79,7 @@ PLUGIN_SOURCE = textwrap.dedent(
         return [
             EnvSpec(id="raytest/arith-many-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv", tasks=f"{__name__}:many_tasks", max_steps=1, replayable=True),
             EnvSpec(id="raytest/crash-v0", entry_point=f"{__name__}:CrashingArithmeticEnv", tasks=f"{__name__}:crash_tasks", max_steps=1),
+            EnvSpec(id="raytest/driver-only-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv", tasks=f"{__name__}:driver_only_tasks", max_steps=1),
         ]
     '''
 )
@@ -81,7 +89,7 @@ PLUGIN_SOURCE = textwrap.dedent(
 def ray_registry(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """A local Ray instance whose workers can import the test plugin; yields a registry with it."""
     folder = tmp_path_factory.mktemp("ray_plugin")
-    (folder / f"{PLUGIN_MODULE}.py").write_text(PLUGIN_SOURCE)
+    (folder / f"{PLUGIN_MODULE}.py").write_text(PLUGIN_SOURCE + f"\n\nDRIVER_PID = {os.getpid()}\n")
     sys.path.insert(0, str(folder))
     python_path = os.pathsep.join(filter(None, [str(folder), os.environ.get("PYTHONPATH")]))
     ray.init(
@@ -126,7 +134,7 @@ def normalized(path: Path, *, drop_retried: bool = False) -> tuple[dict[str, Any
 def run_both(
     registry: Registry, tmp_path: Path, executor: RayExecutor, on_group: Any = None, **options: Any
 ) -> tuple[Any, Any]:
-    local = rg.run(out=tmp_path / "local.jsonl", registry=registry, executor=LocalExecutor(registry), **options)
+    local = rg.run(out=tmp_path / "local.jsonl", registry=registry, executor=LocalExecutor(), **options)
     remote = rg.run(out=tmp_path / "ray.jsonl", registry=registry, executor=executor, on_group=on_group, **options)
     return local, remote
 
@@ -188,7 +196,7 @@ def test_ray_killing_a_worker_mid_run_loses_and_duplicates_nothing(
     }
     if placement == "driver":
         options["policy_object"] = adding_policy
-    rg.run(out=tmp_path / "local.jsonl", registry=ray_registry, executor=LocalExecutor(ray_registry), **options)
+    rg.run(out=tmp_path / "local.jsonl", registry=ray_registry, executor=LocalExecutor(), **options)
     result = rg.run(
         out=tmp_path / "ray.jsonl", registry=ray_registry, executor=executor, on_group=kill_after_some_groups, **options
     )
@@ -335,12 +343,25 @@ def test_ray_cli_connects_to_a_running_cluster(ray_registry: Registry, tmp_path:
 def test_ray_worker_that_cannot_set_up_the_env_fails_the_run_early(
     ray_registry: Registry, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # The driver's plugin switches travel to the workers: there the built-in plugin is off.
-    monkeypatch.setenv("ROLLOUTGYM_DISABLE_PLUGINS", "builtin")
     executor = RayExecutor(registry=ray_registry, num_workers=1, actor_options=HALF_CPU)
-    with pytest.raises(ConfigError, match="a Ray worker could not set up env 'toy/arith-v0'.*EnvNotFound"):
-        rg.run("toy/arith-v0", policy="oracle", limit=2, registry=ray_registry, executor=executor)
+    with pytest.raises(ConfigError, match="a Ray worker could not set up env 'raytest/driver-only-v0'.*no task data"):
+        rg.run("raytest/driver-only-v0", policy="oracle", limit=2, registry=ray_registry, executor=executor)
     assert executor.workers == []
+
+
+def test_ray_workers_mirror_the_drivers_registry_not_the_global_one() -> None:
+    """run(..., registry=custom) must not mix in installed plugins on the workers either."""
+    from rolloutgym.executors._ray_worker import RegistryMirror
+
+    custom = Registry(load_entry_points=False)
+    custom.register(importlib.import_module("rolloutgym.builtin.plugin"), name="toys-only")
+    executor = RayExecutor(num_workers=1)
+    mirror = executor._mirror(custom)
+    assert (mirror.load_entry_points, mirror.core) == (False, False)
+    rebuilt = mirror.build()
+    assert [info.name for info in rebuilt.plugins] == ["toys-only"]
+    assert "toy/arith-v0" in rebuilt.env_specs()
+    assert RegistryMirror().build().env_specs().keys() >= {"toy/arith-v0", "toy/guess-v0"}
 
 
 def test_ray_unknown_policy_placement_is_a_config_error() -> None:

@@ -161,3 +161,75 @@ def test_listing_imports_nothing_heavy() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]", f"listing imported heavy modules: {result.stdout}"
+
+
+def test_pluggy_dispatches_and_a_misspelled_hook_is_named_not_fatal() -> None:
+    registry = Registry(load_entry_points=False)
+
+    class Misspelled:
+        @staticmethod
+        @hookimpl
+        def rolloutgym_env():  # should be rolloutgym_envs
+            return [EnvSpec(id="typo/never-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv")]
+
+        @staticmethod
+        def rolloutgym_envs():  # not marked @hookimpl: pluggy does not call it
+            return [EnvSpec(id="typo/unmarked-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv")]
+
+    registry.register(Misspelled, name="typo-plugin")
+    assert registry.env_specs() == {}
+    warnings = registry.unknown_hooks()["typo-plugin"]
+    assert len(warnings) == 1 and "unknown hook 'rolloutgym_env'" in warnings[0] and "rolloutgym_envs" in warnings[0]
+    assert registry.plugins[0].status == "loaded"
+
+
+def test_core_plugins_cannot_be_switched_off_by_an_allow_list(tmp_path: Path) -> None:
+    """ROLLOUTGYM_PLUGINS=sql,workflow keeps the core's verifier primitives: workflow/refund-v0 still runs."""
+    pytest.importorskip("rolloutgym_workflow")
+    out = tmp_path / "refund.jsonl"
+    completed = _run_cli(
+        tmp_path, "run", "workflow/refund-v0", "--limit", "1", "-q", "-o", str(out),
+        ROLLOUTGYM_PLUGINS="sql,workflow", ROLLOUTGYM_DISABLE_PLUGINS="builtin,verifiers,export",
+    )
+    assert completed.returncode == 0, completed.stderr
+    assert "unknown primitive" not in completed.stderr
+    plugins = _run_cli(tmp_path, "plugins", ROLLOUTGYM_PLUGINS="sql,workflow")
+    for name in ("builtin", "verifiers", "export"):
+        assert name in plugins.stdout
+    registry = Registry()
+    assert {info.name for info in registry.plugins if info.core} == {"builtin", "verifiers", "export"}
+
+
+def test_run_with_a_custom_registry_uses_only_that_registry() -> None:
+    custom = Registry(load_entry_points=False)
+    with pytest.raises(EnvNotFound):
+        rg.run("toy/arith-v0", policy="oracle", limit=1, registry=custom)
+    custom.register(__import__("rolloutgym.builtin.plugin", fromlist=["plugin"]), name="toys")
+    result = rg.run("toy/arith-v0", policy="oracle", limit=2, registry=custom)
+    assert result.summary.pass_rate == 1.0
+
+
+def test_a_plugin_adds_a_cli_command_through_rolloutgym_commands(tmp_path: Path) -> None:
+    _fake_distribution(
+        tmp_path,
+        "rolloutgym-hello",
+        """
+        import typer
+        from rolloutgym_protocol import hookimpl
+
+        @hookimpl
+        def rolloutgym_commands(cli):
+            hello = typer.Typer(help="Say hello.")
+
+            @hello.command("world")
+            def world(name: str = "you") -> None:
+                print(f"hello {name}")
+
+            cli.add_typer(hello, name="hello")
+        """,
+        "hello",
+    )
+    completed = _run_cli(tmp_path, "hello", "world", "--name", "there")
+    assert completed.returncode == 0, completed.stderr
+    assert completed.stdout.strip() == "hello there"
+    assert "hello" in _run_cli(tmp_path, "--help").stdout

@@ -258,3 +258,42 @@ def test_group_argument_errors() -> None:
         rollout_group("x", lambda i: Walk(), lambda o: 1, num_rollouts=0)
     with pytest.raises(ValueError, match="concurrency"):
         asyncio.run(arollout_group("x", lambda i: Walk(), lambda o: 1, concurrency=0))
+
+
+def test_sync_and_async_paths_normalise_policy_output_steps_alike() -> None:
+    """An int reward and numpy.bool_ flags become float/bool on both paths, so the trajectory is JSON-safe."""
+    import json
+
+    import numpy
+
+    class Loose(Walk):
+        def step(self, action):
+            self.count += 1
+            return self.count, 1, numpy.bool_(self.count >= self.length), numpy.bool_(False), {}
+
+    def policy(observation):
+        return PolicyOutput(1, tokens=(7,), logprobs=(-0.5,))
+
+    synchronous = rollout(Loose(length=2), policy)
+    asynchronous = asyncio.run(arollout(Loose(length=2), policy))
+    for trajectory in (synchronous, asynchronous):
+        step = trajectory.steps[-1]
+        assert (type(step.reward), type(step.terminated), type(step.truncated)) == (float, bool, bool)
+        assert step.policy_tokens == (7,)
+        json.dumps(trajectory.to_dict())
+    assert synchronous.to_dict() == asynchronous.to_dict()
+
+
+def test_failure_records_name_where_and_step_without_tagging_the_exception() -> None:
+    class Fails(Exception):
+        __slots__ = ()  # cannot take attributes: the location must not travel on the exception
+
+    def policy(observation):
+        if observation == 2:
+            raise Fails("no answer at step 2")
+        return 1
+
+    group = rollout_group("x", lambda item: Walk(length=5), policy, num_rollouts=2)
+    assert [(e.where, e.step, e.error_type) for e in group.errors] == [("policy", 2, "Fails")] * 2
+    agroup = asyncio.run(arollout_group("x", lambda item: AsyncWalk(length=5, fail_at=3), lambda o: 1, num_rollouts=2))
+    assert [(e.where, e.step) for e in agroup.errors] == [("env", 2)] * 2

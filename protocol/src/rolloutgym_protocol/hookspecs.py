@@ -12,17 +12,22 @@ module of hook implementations::
 
     @hookimpl
     def rolloutgym_envs():
-        return [EnvSpec(id="sql/shop-v0", entry_point="rolloutgym_sql.envs:make_shop_env",
-                        tasks="rolloutgym_sql.tasks:shop_tasks")]
+        return [EnvSpec(id="sql/shop-v0", entry_point="rolloutgym_sql.shop:make_shop_env",
+                        tasks="rolloutgym_sql.shop:shop_tasks")]
 
 Hooks are synchronous, are called when the registry lists or resolves something, return
 spec objects (or lists of them), and must import nothing heavy: the spec's entry point
 strings are imported only when an env, policy or exporter is actually used.
+
+Only functions marked ``@hookimpl`` are hook implementations. A marked function whose
+name matches no hookspec here (``rolloutgym_env`` for ``rolloutgym_envs``) is never
+called; ``rolloutgym plugins`` names it as an unknown hook.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 import pluggy
 
@@ -46,8 +51,8 @@ def rolloutgym_envs() -> Sequence[EnvSpec]:
 
         @hookimpl
         def rolloutgym_envs():
-            return [EnvSpec(id="toy/guess-v0", entry_point="mypkg.envs:GuessEnv",
-                            tasks="mypkg.tasks:load", splits=("train", "test"))]
+            return [EnvSpec(id="mypkg/guess-v0", entry_point="mypkg.envs:GuessEnv",
+                            tasks="mypkg.tasks:load_tasks", splits=("train", "test"))]
     """
 
 
@@ -97,4 +102,31 @@ def rolloutgym_exporters() -> Sequence[ExporterSpec]:
         @hookimpl
         def rolloutgym_exporters():
             return [ExporterSpec(name="sft", entry_point="mypkg.export:export_sft")]
+    """
+
+
+@hookspec
+def rolloutgym_commands(cli: Any) -> None:
+    """Add command groups to the ``rolloutgym`` command line (like simonw/llm's ``register_commands``).
+
+    Called when the command line starts, unless the command is one of the core's own
+    (so ``rolloutgym list`` stays fast). ``cli`` is the ``typer.Typer`` application; add a
+    group with ``cli.add_typer(...)`` or a command with ``@cli.command()``. Keep imports
+    lazy: import the heavy modules inside the command functions, not in the hook.
+
+    Example::
+
+        import typer
+
+        @hookimpl
+        def rolloutgym_commands(cli):
+            train = typer.Typer(help="Train a model on an environment.")
+
+            @train.command("grpo")
+            def grpo(env: str) -> None:
+                from mypkg.training import run_grpo  # heavy: imported when the command runs
+
+                run_grpo(env)
+
+            cli.add_typer(train, name="train")
     """

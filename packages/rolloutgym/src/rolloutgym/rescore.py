@@ -8,7 +8,6 @@ score replaces the stored one.
 from __future__ import annotations
 
 import asyncio
-import inspect
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,9 +15,9 @@ from typing import Any
 from rolloutgym_protocol import Trajectory, TrajectoryGroup
 from rolloutgym_protocol.errors import ConfigError
 
-from .executors import EnvSource
-from .rollouts import arollout
+from .rollouts import aclose_env, arollout
 from .runs import Run, RunWriter, read_run
+from .sources import EnvSource, ResolvedEnv, resolve_env
 
 __all__ = ["RescoreResult", "rescore_run"]
 
@@ -31,9 +30,9 @@ class RescoreResult:
     mismatched_replays: int
 
 
-async def _replay(make_env: Any, item: Any, trajectory: Trajectory) -> Trajectory:
+async def _replay(resolved: ResolvedEnv, task_index: int, trajectory: Trajectory) -> Trajectory:
     actions = iter(trajectory.actions)
-    environment = make_env(item)
+    environment = resolved.make_task(task_index)
     try:
         return await arollout(
             environment,
@@ -43,9 +42,7 @@ async def _replay(make_env: Any, item: Any, trajectory: Trajectory) -> Trajector
             metadata=trajectory.metadata,
         )
     finally:
-        closing = environment.close()
-        if inspect.isawaitable(closing):
-            await closing
+        await aclose_env(environment)
 
 
 def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: Any = None, force: bool = False) -> RescoreResult:
@@ -63,7 +60,7 @@ def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: An
         )
     source = EnvSource(env_info["id"] if env_info.get("source", "registry") == "registry" else env_info["source"].removeprefix("file:"),
                        dict(run.header.get("options", {}).get("env_kwargs") or {}))
-    resolved = source.resolve(registry)
+    resolved = resolve_env(source, registry)
     if resolved.env_id != env_info["id"] and not force:
         raise ConfigError(
             f"the run was made on {env_info['id']} but {resolved.env_id} resolved; tasks may differ, "
@@ -77,10 +74,9 @@ def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: An
         nonlocal changed, mismatched, total
         regraded = []
         for task_index, group in zip(run.task_indices, run.groups, strict=True):
-            item = resolved.tasks[task_index]
             trajectories = []
             for old in group.trajectories:
-                new = await _replay(resolved.make, item, old)
+                new = await _replay(resolved, task_index, old)
                 total += 1
                 if [s.to_dict()["next_observation"] for s in new.steps] != [s.to_dict()["next_observation"] for s in old.steps]:
                     mismatched += 1

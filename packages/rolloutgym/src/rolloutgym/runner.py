@@ -5,6 +5,12 @@ This is what ``rolloutgym run`` does; from Python::
     import rolloutgym as rg
     result = rg.run("toy/guess-v0", policy="oracle", num_rollouts=4, out="runs/guess.jsonl")
     print(result.summary.pass_rate)
+
+The path of a run: :func:`arun` resolves the env and the policy once
+(:mod:`rolloutgym.sources`, with the one registry it was given), picks the tasks, writes the
+run file's header, and hands the resolved env, the built policy and one :class:`GroupJob`
+per task to an executor; the executor runs each member (:func:`rolloutgym.rollouts.run_member`)
+and reports finished groups, which are appended to the run file as they arrive.
 """
 
 from __future__ import annotations
@@ -22,9 +28,10 @@ from typing import Any
 from rolloutgym_protocol import TrajectoryGroup
 from rolloutgym_protocol.errors import ConfigError
 
-from .executors import EnvSource, Executor, GroupJob, PolicySource, ResolvedEnv, get_executor
-from .registry import get_registry, task_id, task_split
+from .executors import Executor, GroupJob, get_executor
+from .registry import get_registry, task_split
 from .runs import FORMAT_VERSION, RunSummary, RunWriter, summarize
+from .sources import EnvSource, PolicySource, ResolvedEnv, resolve_env, resolve_policy
 
 __all__ = ["RunConfig", "RunResult", "arun", "run", "select_tasks"]
 
@@ -86,7 +93,7 @@ class RunResult:
 
 def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, str]]:
     """The ``(index, id)`` of the tasks a run covers, after --split, --tasks and --limit."""
-    selected = [(index, task_id(item, index) if item is not None else "0") for index, item in enumerate(resolved.tasks)]
+    selected = list(enumerate(resolved.task_ids))
     if config.split is not None:
         splits = sorted({task_split(item) or "" for item in resolved.tasks if item is not None} - {""})
         selected = [(index, identifier) for index, identifier in selected if task_split(resolved.tasks[index]) == config.split]
@@ -139,7 +146,7 @@ def _header(config: RunConfig, resolved: ResolvedEnv, tasks: list[tuple[int, str
         "env": {
             "id": resolved.env_id,
             "version": resolved.version,
-            "source": resolved.source,
+            "source": resolved.origin,
             "plugin": resolved.plugin,
             "plugin_version": resolved.plugin_version,
             "replayable": resolved.replayable,
@@ -187,14 +194,12 @@ async def arun(
         on_group: called with each finished group's task index.
     """
     config.validate()
-    registry = registry or get_registry()
-    env_source = EnvSource(config.env, dict(config.env_kwargs))
-    resolved = env_source.resolve(registry)
+    registry = registry if registry is not None else get_registry()
+    resolved = resolve_env(EnvSource(config.env, dict(config.env_kwargs)), registry)
     tasks = select_tasks(resolved, config)
     header = _header(config, resolved, tasks)
-    policy_source = PolicySource(config.policy, dict(config.policy_options))
-    if policy is None:
-        policy = policy_source.build(registry)  # fail fast on a bad --policy, before any rollout
+    # Built before any rollout, so a bad --policy fails fast.
+    resolved_policy = resolve_policy(PolicySource(config.policy, dict(config.policy_options)), registry, policy=policy)
     if isinstance(executor, str):
         config.executor, executor = executor, None
     chosen = executor or get_executor(config.executor, **config.executor_options)
@@ -219,14 +224,7 @@ async def arun(
 
     try:
         if jobs:
-            await chosen.run(
-                env_source,
-                policy_source,
-                jobs,
-                concurrency=config.concurrency,
-                on_group=record,
-                policy_object=policy,
-            )
+            await chosen.run(resolved, resolved_policy, jobs, concurrency=config.concurrency, on_group=record)
     finally:
         if writer is not None:
             writer.close()

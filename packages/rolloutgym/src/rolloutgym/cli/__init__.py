@@ -30,7 +30,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from rolloutgym_protocol.errors import RolloutGymError
 
     try:
-        app(args=list(argv) if argv is not None else None, prog_name="rolloutgym", standalone_mode=True)
+        arguments = list(argv) if argv is not None else sys.argv[1:]
+        add_plugin_commands(arguments)
+        app(args=arguments, prog_name="rolloutgym", standalone_mode=True)
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             return exc.code or 0
@@ -43,6 +45,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         error_console.print("interrupted")
         return 130
     return 0
+
+
+_plugin_commands_added = False
+
+
+def add_plugin_commands(arguments: Sequence[str]) -> None:
+    """Let plugins add command groups (hook ``rolloutgym_commands``), once per process.
+
+    Skipped when the command is one of the core's own, so ``rolloutgym list`` and
+    ``rolloutgym run`` do not pay for it.
+    """
+    global _plugin_commands_added
+    core = {command.name or command.callback.__name__.replace("_", "-") for command in app.registered_commands if command.callback}
+    core |= {group.name for group in app.registered_groups if group.name}
+    if _plugin_commands_added or (arguments and arguments[0] in core):
+        return
+    _plugin_commands_added = True
+    from ..registry import get_registry
+
+    get_registry().register_commands(app)
 
 
 def run_main(argv: Sequence[str] | None = None) -> int:

@@ -27,7 +27,7 @@ from .builders import (
     verifier_config,
     workflow_config,
 )
-from .loader import compile_environment, load_env_file, load_environments, resolve_env_file
+from .loader import EnvFile, compile_environment, load_env_file, load_environments, open_env_file, resolve_env_file
 from .params import expand_params_schema
 from .shapes import validate_config
 from .templating import TemplateError, interpolate
@@ -35,6 +35,7 @@ from .templating import TemplateError, interpolate
 __all__ = [
     "SDK_TEMPLATES",
     "SPLITS",
+    "EnvFile",
     "EnvFileError",
     "Environment",
     "Task",
@@ -52,6 +53,7 @@ __all__ = [
     "load_environments",
     "lookup_tool",
     "mock_tool",
+    "open_env_file",
     "primitive",
     "resolve_env_file",
     "validate_config",

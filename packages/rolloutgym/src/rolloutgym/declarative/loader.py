@@ -19,7 +19,8 @@ import importlib.util
 import json
 import sys
 import traceback
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +29,7 @@ from rolloutgym_protocol.errors import EnvFileError, RolloutGymError, TemplateNo
 from ._environment import Environment
 from ._task import Task
 
-__all__ = ["compile_environment", "load_env_file", "load_environments", "resolve_env_file"]
+__all__ = ["EnvFile", "compile_environment", "load_env_file", "load_environments", "open_env_file", "resolve_env_file"]
 
 
 def _import_python(path: Path) -> list[Environment]:
@@ -170,20 +171,48 @@ def compile_environment(environment: Environment, *, registry: Any = None) -> An
         raise EnvFileError(f"environment {environment.slug!r}: template {spec.name!r} rejected it: {exc}") from exc
 
 
-def resolve_env_file(path: str | Path, *, registry: Any = None, **kwargs: Any) -> Any:
-    """Load an env file for a run: a :class:`~rolloutgym.executors.ResolvedEnv`.
+@dataclass(frozen=True)
+class EnvFile:
+    """An env file opened for a run: its environment, tasks (ids filled in) and a factory.
+
+    ``make(task)`` builds a fresh env for one of :attr:`tasks`.
+    """
+
+    environment: Environment
+    tasks: tuple[Task, ...]
+    make: Callable[[Any], Any]
+    path: str
+
+    @property
+    def env_id(self) -> str:
+        return self.environment.env_id
+
+    @property
+    def version(self) -> int:
+        return self.environment.version
+
+    @property
+    def source(self) -> str:
+        """``file:<path>``, as recorded in a run header."""
+        return f"file:{self.path}"
+
+
+def open_env_file(path: str | Path, *, registry: Any = None, **kwargs: Any) -> EnvFile:
+    """Load and compile an env file for a run.
 
     Keyword arguments ``slug`` (which environment) and ``env`` (the env file of a tasks
     ``.jsonl``) are used here; the others go to the template's env factory (e.g.
     ``max_tool_calls``, ``judge``).
-    """
-    from ..executors.base import ResolvedEnv
 
+    Raises:
+        EnvFileError: the file is malformed or its environment has no tasks.
+        TemplateNotFound: no installed plugin provides its template.
+    """
     slug = kwargs.pop("slug", None)
     env = kwargs.pop("env", None)
     environment = load_env_file(path, slug=slug, env=env)
     factory = compile_environment(environment, registry=registry)
-    tasks = [task if task.id is not None else replace(task, id=f"{index}") for index, task in enumerate(environment.tasks)]
+    tasks = tuple(task if task.id is not None else replace(task, id=f"{index}") for index, task in enumerate(environment.tasks))
     if not tasks:
         raise EnvFileError(f"environment {environment.slug!r} in {path} has no tasks; add Task(...)s (or env.tasks = Task.from_jsonl(...))")
     options = dict(kwargs)
@@ -191,13 +220,8 @@ def resolve_env_file(path: str | Path, *, registry: Any = None, **kwargs: Any) -
     def make(task: Any) -> Any:
         return factory(task, **options)
 
-    return ResolvedEnv(
-        env_id=environment.env_id,
-        version=environment.version,
-        tasks=tasks,
-        make=make,
-        source=f"file:{path}",
-        plugin=None,
-        plugin_version=None,
-        replayable=False,
-    )
+    return EnvFile(environment, tasks, make, str(path))
+
+
+# The name earlier versions used; a run resolves env files through rolloutgym.sources.
+resolve_env_file = open_env_file

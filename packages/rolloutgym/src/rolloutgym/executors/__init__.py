@@ -1,4 +1,8 @@
-"""Executors: where the rollouts of a run execute (``local`` asyncio, ``ray``)."""
+"""Executors: where the rollouts of a run execute (``local`` asyncio, ``ray``).
+
+An executor is handed a resolved env and a built policy (see :mod:`rolloutgym.sources`)
+and only executes; it never resolves an env id itself.
+"""
 
 from __future__ import annotations
 
@@ -6,16 +10,29 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-from .base import EnvSource, Executor, GroupJob, OnGroup, PolicySource, ResolvedEnv
+from ..sources import EnvSource, PolicySource, ResolvedEnv, ResolvedPolicy
+from .base import Executor, GroupJob, OnGroup
 from .local import LocalExecutor
 
-__all__ = ["EnvSource", "Executor", "GroupJob", "LocalExecutor", "OnGroup", "PolicySource", "ResolvedEnv", "get_executor"]
+__all__ = [
+    "EnvSource",
+    "Executor",
+    "GroupJob",
+    "LocalExecutor",
+    "OnGroup",
+    "PolicySource",
+    "ResolvedEnv",
+    "ResolvedPolicy",
+    "get_executor",
+]
 
 
 def get_executor(name: str = "local", **options: Any) -> Executor:
     """Build an executor by name: ``local`` (default) or ``ray`` (``pip install rolloutgym[ray]``)."""
     if name == "local":
-        return LocalExecutor(**options)
+        if options:
+            raise ConfigError(f"the local executor takes no options, got {', '.join(sorted(options))}")
+        return LocalExecutor()
     if name == "ray":
         try:
             from .ray import RayExecutor

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,7 +12,7 @@ import ray
 from ray import exceptions as ray_exceptions
 from rolloutgym_protocol.errors import RolloutGymError
 
-from ._ray_worker import RolloutWorker
+from ._ray_worker import RegistryMirror, RolloutWorker
 
 __all__ = ["WORKER_LOST", "WorkerPool", "WorkersLost"]
 
@@ -46,6 +46,7 @@ class WorkerPool:
         size: how many workers to keep.
         slots: episodes each worker runs at once.
         actor_options: ``ray.remote`` options for each worker (default ``num_cpus=1``).
+        registry: what the workers' registries mirror of the driver's.
         max_replacements: how many dead workers may be replaced in the pool's lifetime
             (default ``max(4, 2 * size)``).
     """
@@ -56,7 +57,7 @@ class WorkerPool:
         size: int,
         slots: int,
         actor_options: Mapping[str, Any] | None = None,
-        plugins: Sequence[tuple[str, Any]] = (),
+        registry: RegistryMirror | None = None,
         plugin_variables: Mapping[str, str] | None = None,
         max_replacements: int | None = None,
     ) -> None:
@@ -64,7 +65,7 @@ class WorkerPool:
             raise ValueError("a worker pool needs at least one worker")
         options = {"num_cpus": 1, "max_restarts": 0, **(actor_options or {})}
         self._actor_class = ray.remote(RolloutWorker).options(**options)
-        self._arguments = (slots, list(plugins), dict(plugin_variables or {}))
+        self._arguments = (slots, registry or RegistryMirror(), dict(plugin_variables or {}))
         self.size = size
         self.slots = slots
         self.replacements_left = max_replacements if max_replacements is not None else max(4, 2 * size)

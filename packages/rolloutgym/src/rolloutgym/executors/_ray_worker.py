@@ -14,7 +14,6 @@ import asyncio
 import inspect
 import itertools
 import os
-import time
 from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -22,14 +21,33 @@ from typing import Any
 
 from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, as_async, find_attribute
 
-from ..rollouts import arollout
-from ..rollouts._group import _error_record, _member_metadata
-from .base import EnvSource, GroupJob, PolicySource, ResolvedEnv
+from ..rollouts import aclose_env, run_member
+from ..sources import EnvSource, PolicySource, ResolvedEnv, resolve_env, resolve_policy
+from .base import GroupJob
 
-__all__ = ["EnvPool", "RolloutWorker", "RunSpec"]
+__all__ = ["EnvPool", "RegistryMirror", "RolloutWorker", "RunSpec"]
 
 # Forwarded from the driver so that every worker loads the same plugins.
 PLUGIN_VARIABLES = ("ROLLOUTGYM_PLUGINS", "ROLLOUTGYM_DISABLE_PLUGINS")
+
+
+@dataclass(frozen=True)
+class RegistryMirror:
+    """What a worker's registry copies of the driver's: entry points or not, core or not, added plugins."""
+
+    load_entry_points: bool = True
+    core: bool = True
+    plugins: Sequence[tuple[str, Any]] = ()
+
+    def build(self) -> Any:
+        from ..registry import Registry
+
+        registry = Registry(load_entry_points=self.load_entry_points, core=self.core)
+        present = {info.name for info in registry.plugins}
+        for name, module in self.plugins:
+            if name not in present:
+                registry.register(module, name=name)
+        return registry
 
 
 @dataclass(frozen=True)
@@ -45,12 +63,6 @@ class RunSpec:
     policy: PolicySource | None
     reuse_envs: bool = True
     max_idle_envs: int = 16
-
-
-async def _close(environment: Any) -> None:
-    result = environment.close()
-    if inspect.isawaitable(result):
-        await result
 
 
 class EnvPool:
@@ -77,13 +89,9 @@ class EnvPool:
             if not idle:
                 del self._idle[task_index]
             return environment
-        try:
-            environment = self.resolved.make(self.resolved.tasks[task_index])
-            if inspect.isawaitable(environment):
-                environment = await environment
-        except Exception as exc:
-            exc._rolloutgym_where = "make_env"  # type: ignore[attr-defined]
-            raise
+        environment = self.resolved.make_task(task_index)
+        if inspect.isawaitable(environment):
+            environment = await environment
         self.created += 1
         adapted = as_async(environment)
         if adapted is not environment:
@@ -95,7 +103,7 @@ class EnvPool:
 
     async def release(self, task_index: int, environment: AsyncEnv[Any, Any], *, healthy: bool) -> None:
         if not (self.reuse and healthy and self.max_idle > 0):
-            await _close(environment)
+            await aclose_env(environment)
             return
         self._idle.setdefault(task_index, []).append(environment)
         self._idle.move_to_end(task_index)
@@ -109,7 +117,7 @@ class EnvPool:
             if not instances:
                 del self._idle[oldest_task]
         for instance in evicted:
-            await _close(instance)
+            await aclose_env(instance)
 
     async def close(self) -> None:
         instances = [environment for group in self._idle.values() for environment in group]
@@ -117,7 +125,7 @@ class EnvPool:
         self._idle_count = 0
         for environment in instances:
             try:
-                await _close(environment)
+                await aclose_env(environment)
             except Exception:  # noqa: BLE001 - closing the rest matters more than one bad close()
                 pass
 
@@ -127,8 +135,8 @@ class _RunState:
 
     def __init__(self, spec: RunSpec, registry: Any) -> None:
         self.spec = spec
-        self.resolved = spec.env.resolve(registry)
-        self.policy = spec.policy.build(registry) if spec.policy is not None else None
+        self.resolved = resolve_env(spec.env, registry)
+        self.policy = resolve_policy(spec.policy, registry).policy if spec.policy is not None else None
         self.pool = EnvPool(self.resolved, reuse=spec.reuse_envs, max_idle=spec.max_idle_envs)
 
 
@@ -137,28 +145,21 @@ class RolloutWorker:
 
     Args:
         slots: episodes this worker runs at once (more calls wait inside the worker).
-        plugins: ``(name, module)`` pairs registered on the driver's registry with
-            ``Registry.register``; they are registered here too (they must be importable
-            on the worker's node).
+        registry: what this worker's registry mirrors of the driver's (plugins added with
+            ``Registry.register`` must be importable on the worker's node).
         plugin_variables: the driver's ``ROLLOUTGYM_PLUGINS``/``ROLLOUTGYM_DISABLE_PLUGINS``.
     """
 
     def __init__(
         self,
         slots: int,
-        plugins: Sequence[tuple[str, Any]] = (),
+        registry: RegistryMirror | None = None,
         plugin_variables: Mapping[str, str] | None = None,
     ) -> None:
-        from ..registry import Registry
-
         for name in PLUGIN_VARIABLES:
             os.environ.pop(name, None)
         os.environ.update(plugin_variables or {})
-        self.registry = Registry()
-        present = {info.name for info in self.registry.plugins}
-        for name, module in plugins:
-            if name not in present:
-                self.registry.register(module, name=name)
+        self.registry = (registry or RegistryMirror()).build()
         self.slots = max(1, slots)
         self._semaphore: asyncio.Semaphore | None = None
         self._runs: dict[str, _RunState] = {}
@@ -210,34 +211,26 @@ class RolloutWorker:
 
     async def _run_member(self, state: _RunState, job: GroupJob, member: int) -> Trajectory | RolloutError:
         async with self._slots():
-            started = time.perf_counter()
-            seed = job.seeds[member]
-            try:
-                environment = await state.pool.acquire(job.task_index)
-            except Exception as exc:
-                return _error_record(exc, member)
-            healthy = False
-            try:
-                trajectory = await arollout(
-                    environment,
-                    state.policy,
-                    seed=seed,
-                    options=job.options,
-                    max_steps=job.max_steps,
-                    timeout=job.timeout,
-                    metadata=_member_metadata({"task_id": job.task_id}, member, seed),
-                )
-                # An episode cut off by its timeout may leave a call running in the env.
-                healthy = trajectory.stop_reason != "timeout"
-            except Exception as exc:
-                return _error_record(exc, member)
-            finally:
+            pool = state.pool
+
+            async def release(environment: AsyncEnv[Any, Any], healthy: bool) -> None:
                 try:
-                    await asyncio.shield(state.pool.release(job.task_index, environment, healthy=healthy))
+                    await asyncio.shield(pool.release(job.task_index, environment, healthy=healthy))
                 except Exception:  # noqa: BLE001 - a failing close() must not lose the episode
                     pass
-            trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
-            return trajectory
+
+            return await run_member(
+                job.task_index,
+                pool.acquire,
+                state.policy,
+                member,
+                job.seeds[member],
+                options=job.options,
+                max_steps=job.max_steps,
+                timeout=job.timeout,
+                metadata={"task_id": job.task_id},
+                release=release,
+            )
 
     # -- driver-side policies: env leases ----------------------------------------------
 
@@ -295,6 +288,6 @@ class RolloutWorker:
         key, task_index, environment = entry
         state = self._runs.get(key)
         if state is None:
-            await _close(environment)
+            await aclose_env(environment)
         else:
             await state.pool.release(task_index, environment, healthy=healthy)

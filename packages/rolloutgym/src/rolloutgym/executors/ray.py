@@ -10,7 +10,8 @@ How it works:
 
 * **Workers.** The executor starts ``num_workers`` actors (:class:`RolloutWorker`, one CPU
   each by default; one per available CPU of the cluster unless told otherwise). Each worker resolves
-  the env through its own registry (the same plugins must be installed on every node) and
+  the run's env source once, through a registry that mirrors the driver's (the same plugins must
+  be installed on every node; a registry without entry points stays without them there) and
   keeps a bounded pool of idle env instances per task: members of a group that run on the
   same worker reuse an instance (``reset`` between episodes) instead of building a new one.
   An instance whose episode raised or timed out is closed, never reused; pass
@@ -47,14 +48,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Literal
 
 import ray
-from rolloutgym_protocol import RolloutError, Trajectory, TrajectoryGroup
+from rolloutgym_protocol import RolloutError, Trajectory
 from rolloutgym_protocol.errors import ConfigError
 
-from ..rollouts._group import _error_record, _run_member
+from ..rollouts import GroupCollector, error_record, run_member
+from ..sources import PolicySource, ResolvedEnv, ResolvedPolicy  # noqa: F401 - PolicySource in placement()
 from ._ray_pool import WORKER_LOST, Worker, WorkerPool, WorkersLost
 from ._ray_remote_env import RemoteEnv, _result
-from ._ray_worker import PLUGIN_VARIABLES, RolloutWorker, RunSpec
-from .base import EnvSource, Executor, GroupJob, OnGroup, PolicySource
+from ._ray_worker import PLUGIN_VARIABLES, RegistryMirror, RolloutWorker, RunSpec
+from .base import Executor, GroupJob, OnGroup
 
 __all__ = ["ACTOR_SIDE_POLICIES", "RayExecutor", "RolloutWorker", "WorkersLost"]
 
@@ -79,39 +81,24 @@ def _lost_record(exc: BaseException, member: int) -> RolloutError:
 
 
 class _Groups:
-    """Collects member outcomes and reports each group once, when its last member is back."""
+    """The run's :class:`GroupCollector`, reporting each finished group to ``on_group``."""
 
     def __init__(self, jobs: Sequence[GroupJob], items: Sequence[Any], on_group: OnGroup) -> None:
         self.jobs = jobs
-        self.items = items
         self.on_group = on_group
-        self.results: dict[int, list[Trajectory | RolloutError | None]] = {
-            position: [None] * job.num_rollouts for position, job in enumerate(jobs)
-        }
-        self.pending = {position: job.num_rollouts for position, job in enumerate(jobs)}
-        self.retried: set[int] = set()
+        self.collector = GroupCollector()
+        for position, job in enumerate(jobs):
+            self.collector.open(position, items[job.task_index], job.task_id, job.num_rollouts, {"task_index": job.task_index})
+
+    def retried(self, position: int) -> None:
+        self.collector.note(position, retried=True)
 
     async def add(self, position: int, member: int, outcome: Trajectory | RolloutError) -> None:
-        slots = self.results[position]
-        if slots[member] is not None:
-            raise RuntimeError(f"member {member} of task {self.jobs[position].task_id} was reported twice")
-        slots[member] = outcome
-        self.pending[position] -= 1
-        if self.pending[position] == 0:
-            await self._finish(position)
-
-    async def _finish(self, position: int) -> None:
-        job = self.jobs[position]
-        outcome = self.results.pop(position)
-        trajectories = tuple(record for record in outcome if isinstance(record, Trajectory))
-        errors = tuple(record for record in outcome if isinstance(record, RolloutError))
-        metadata: dict[str, Any] = {"task_index": job.task_index}
-        if position in self.retried:
-            metadata["retried"] = True
-        group = TrajectoryGroup(self.items[job.task_index], job.task_id, trajectories, (), errors, metadata)
-        reported = self.on_group(job, group)
-        if inspect.isawaitable(reported):
-            await reported
+        group = self.collector.add(position, member, outcome)
+        if group is not None:
+            reported = self.on_group(self.jobs[position], group)
+            if inspect.isawaitable(reported):
+                await reported
 
 
 class RayExecutor(Executor):
@@ -120,9 +107,10 @@ class RayExecutor(Executor):
     Args:
         address: the Ray cluster (``"auto"``, ``"ray://host:10001"``); ``None`` connects to
             the Ray instance this process already started, or starts a local one.
-        registry: the driver's registry (default: the process-wide one). Plugins added to it
-            with ``Registry.register`` are registered on the workers too; their modules must
-            be importable there.
+        registry: the registry whose plugins the workers mirror (default: the one the run's
+            env was resolved with). Plugins added to it with ``Registry.register`` are
+            registered on the workers too (their modules must be importable there); a
+            registry built without entry points or core plugins is mirrored without them.
         num_workers: worker actors to start (default: the cluster's available CPUs divided by
             the CPUs one worker asks for; never more than the run's concurrency or members).
         policy_placement: ``"auto"``, ``"actor"`` or ``"driver"`` (see the module docstring).
@@ -196,14 +184,16 @@ class RayExecutor(Executor):
             ) from None
         self._started_ray = True
 
-    def _plugins(self) -> list[tuple[str, Any]]:
-        if self.registry is None:
-            return []
-        return [
+    def _mirror(self, registry: Any) -> RegistryMirror:
+        registry = self.registry if self.registry is not None else registry
+        if registry is None:
+            return RegistryMirror()
+        plugins = [
             (info.name, info.module)
-            for info in self.registry.plugins
+            for info in registry.plugins
             if info.distribution is None and info.module is not None and info.status == "loaded"
         ]
+        return RegistryMirror(registry.load_entry_points, registry.core, plugins)
 
     def _default_workers(self) -> int:
         cpus_per_worker = float(self.actor_options.get("num_cpus", 1) or 0)
@@ -213,7 +203,7 @@ class RayExecutor(Executor):
             return max(1, int(cpus))
         return max(1, int(cpus // cpus_per_worker))
 
-    def _get_pool(self, concurrency: int, members: int) -> WorkerPool:
+    def _get_pool(self, concurrency: int, members: int, mirror: RegistryMirror) -> WorkerPool:
         if self.pool is not None:
             return self.pool
         size = self.num_workers or min(self._default_workers(), concurrency, members)
@@ -222,7 +212,7 @@ class RayExecutor(Executor):
             size=size,
             slots=max(1, math.ceil(concurrency / size)),
             actor_options=self.actor_options,
-            plugins=self._plugins(),
+            registry=mirror,
             plugin_variables=plugin_variables,
             max_replacements=self.max_replacements,
         )
@@ -257,47 +247,44 @@ class RayExecutor(Executor):
 
     async def run(
         self,
-        env: EnvSource,
-        policy: PolicySource,
+        env: ResolvedEnv,
+        policy: ResolvedPolicy,
         jobs: Sequence[GroupJob],
         *,
         concurrency: int,
         on_group: OnGroup,
-        policy_object: Any = None,
     ) -> None:
         """Run every job on the Ray workers; ``on_group`` is called on the driver per finished group.
 
-        With ``"actor"`` placement the workers build the policy from ``policy`` (a
-        ``policy_object`` is not shipped); with ``"driver"`` placement ``policy_object``
-        (or ``policy`` built here) drives the episodes.
+        With ``"actor"`` placement the workers build the policy from ``policy.source`` (the
+        driver's policy object is not shipped); with ``"driver"`` placement
+        ``policy.policy`` drives the episodes.
         """
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
-        resolved = env.resolve(self.registry)
-        placement = self.placement(policy)
-        driver_policy = None
-        if placement == "driver":
-            driver_policy = policy_object if policy_object is not None else policy.build(self.registry)
+        if env.env_source is None:
+            raise ConfigError(f"the ray executor needs an env that can be resolved again in its workers; {env.env_id} has no source")
+        placement = self.placement(policy.source)
         total = sum(job.num_rollouts for job in jobs)
         if total == 0:
             return
         self._ensure_ray()
-        pool = self._get_pool(concurrency, total)
+        pool = self._get_pool(concurrency, total, self._mirror(env.registry))
         spec = RunSpec(
             uuid.uuid4().hex,
-            env,
-            policy if placement == "actor" else None,
+            env.env_source,
+            policy.source if placement == "actor" else None,
             self.reuse_envs,
             self.max_idle_envs,
         )
-        groups = _Groups(jobs, resolved.tasks, on_group)
+        groups = _Groups(jobs, env.tasks, on_group)
         limit = self.max_in_flight or 2 * concurrency
         try:
             await self._prepare(pool, spec)
             if placement == "actor":
                 await self._run_in_workers(pool, spec, jobs, groups, max(limit, pool.slots))
             else:
-                await self._run_on_driver(pool, spec, jobs, groups, driver_policy, resolved.tasks, concurrency)
+                await self._run_on_driver(pool, spec, jobs, groups, policy.policy, env.tasks, concurrency)
         except BaseExceptionGroup as failure:
             raise _unwrap_group_failure(failure) from None
         finally:
@@ -347,11 +334,12 @@ class RayExecutor(Executor):
                 except WORKER_LOST as exc:
                     pool.lost(worker)
                     if attempt == 1:
-                        groups.retried.update(position for position, _, _ in batch)
+                        for position in {position for position, _, _ in batch}:
+                            groups.retried(position)
                         continue
                     outcomes = [_lost_record(exc, member) for _, member in work]
                 except Exception as exc:  # a failure of the worker code itself: recorded, never a silent zero
-                    outcomes = [_error_record(exc, member) for _, member in work]
+                    outcomes = [error_record(exc, member) for _, member in work]
                 finally:
                     worker.load -= len(batch)
                 break
@@ -420,25 +408,26 @@ class RayExecutor(Executor):
                         return await opening
 
                 try:
-                    outcome = await _run_member(
+                    outcome = await run_member(
                         items[job.task_index],
                         open_env,
                         policy,
                         member,
                         job.seeds[member],
-                        job.options,
-                        job.max_steps,
-                        job.timeout,
-                        {"task_id": job.task_id},
+                        options=job.options,
+                        max_steps=job.max_steps,
+                        timeout=job.timeout,
+                        metadata={"task_id": job.task_id},
+                        passthrough=WORKER_LOST,
                     )
                 except WORKER_LOST as exc:
                     pool.lost(worker)
                     if attempt == 1:
-                        groups.retried.add(position)
+                        groups.retried(position)
                         continue
                     outcome = _lost_record(exc, member)
                 except Exception as exc:  # recorded, never a silent zero
-                    outcome = _error_record(exc, member)
+                    outcome = error_record(exc, member)
                 finally:
                     worker.load -= 1
                 break

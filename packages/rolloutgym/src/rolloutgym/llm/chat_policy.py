@@ -20,9 +20,10 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rolloutgym_protocol import PolicyOutput
-from rolloutgym_protocol.errors import ConfigError, PolicyError
+from rolloutgym_protocol.errors import PolicyError
 
-from ._episode import EpisodeState, call_maybe_sync, token_digest
+from ._episode import token_digest
+from ._policy import LLMEpisode, LLMPolicy
 from .messages import from_openai_message, observation_messages
 from .parsing import message_problems, parse_reply
 from .sampling import Completion, SamplingParams
@@ -30,7 +31,7 @@ from .sampling import Completion, SamplingParams
 __all__ = ["ChatEpisode", "ChatPolicy"]
 
 
-class ChatPolicy(abc.ABC):
+class ChatPolicy(LLMPolicy, abc.ABC):
     """An env-aware policy over a chat-completion backend.
 
     Args:
@@ -58,19 +59,17 @@ class ChatPolicy(abc.ABC):
         keep_thinking: bool = False,
         name: str | None = None,
     ) -> None:
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
-        if max_turns is not None and max_turns < 1:
-            raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
-        self.max_tokens = int(max_tokens)
-        self.max_turns = max_turns
-        self.temperature = 0.0 if greedy else float(temperature)
-        self.top_p = float(top_p)
-        self.stop = tuple(stop)
-        self.seed = seed
-        self.keep_thinking = keep_thinking
-        self.name = name
-        self._episodes = 0
+        super().__init__(
+            max_tokens=max_tokens,
+            max_turns=max_turns,
+            temperature=temperature,
+            greedy=greedy,
+            top_p=top_p,
+            stop=stop,
+            seed=seed,
+            keep_thinking=keep_thinking,
+            name=name,
+        )
 
     @abc.abstractmethod
     async def complete(
@@ -89,31 +88,17 @@ class ChatPolicy(abc.ABC):
             params: sampling parameters for this turn.
         """
 
-    def for_env(self, environment: Any) -> ChatEpisode:
-        """The callable for one episode of ``environment`` (the engine calls this)."""
-        episode = ChatEpisode(self, environment, self._episodes)
-        self._episodes += 1
-        return episode
 
-    def __call__(self, observation: Any) -> Any:
-        raise PolicyError(
-            "an LLM policy needs its environment: run it through rollout()/arollout() (they call for_env)"
-        )
-
-
-class ChatEpisode(EpisodeState):
+class ChatEpisode(LLMEpisode):
     """One episode of a :class:`ChatPolicy`: the conversation and counters."""
 
+    policy: ChatPolicy
+
     def __init__(self, policy: ChatPolicy, environment: Any, index: int) -> None:
-        super().__init__(environment, max_turns=policy.max_turns)
-        self.policy = policy
-        self.index = index
+        super().__init__(policy, environment, index)
         self.messages: list[dict[str, Any]] = []
         self.usage: dict[str, int] = {}
         self.context: list[int] | None = []
-
-    def __call__(self, observation: Any) -> Any:
-        return call_maybe_sync(self.act(observation))
 
     def _params(self) -> SamplingParams:
         policy = self.policy
@@ -122,7 +107,7 @@ class ChatEpisode(EpisodeState):
             temperature=policy.temperature,
             top_p=policy.top_p,
             stop=policy.stop + self.env_stop_strings(),
-            seed=None if policy.seed is None else policy.seed + 1000 * self.index + self.turn,
+            seed=self.turn_seed(),
         )
 
     def _parse(self, completion: Completion) -> tuple[Any, str, list[str], bool]:
@@ -210,3 +195,6 @@ class ChatEpisode(EpisodeState):
             self.invalid_action_count += 1
         if malformed:
             self.malformed_thinking_count += 1
+
+
+ChatPolicy.episode_type = ChatEpisode

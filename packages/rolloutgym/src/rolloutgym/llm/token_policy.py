@@ -22,9 +22,10 @@ from collections.abc import Sequence
 from typing import Any
 
 from rolloutgym_protocol import PolicyOutput
-from rolloutgym_protocol.errors import ConfigError, PolicyError
+from rolloutgym_protocol.errors import ConfigError
 
-from ._episode import EpisodeState, call_maybe_sync, token_digest
+from ._episode import token_digest
+from ._policy import LLMEpisode, LLMPolicy
 from .messages import observation_messages
 from .parsing import parse_reply
 from .renderers import Renderer
@@ -33,7 +34,7 @@ from .sampling import Sample, Sampler, SamplingParams
 __all__ = ["TokenEpisode", "TokenPolicy"]
 
 
-class TokenPolicy:
+class TokenPolicy(LLMPolicy):
     """An env-aware policy over a token-level :class:`Sampler`.
 
     Args:
@@ -71,52 +72,34 @@ class TokenPolicy:
         keep_thinking: bool = False,
         name: str | None = None,
     ) -> None:
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be at least 1, got {max_tokens}")
         if max_seq_len is not None and max_seq_len < 2:
             raise ConfigError(f"max_seq_len must be at least 2, got {max_seq_len}")
-        if max_turns is not None and max_turns < 1:
-            raise ConfigError(f"max_turns must be at least 1, got {max_turns}")
-        if temperature < 0:
-            raise ConfigError(f"temperature must be non-negative, got {temperature}")
+        super().__init__(
+            max_tokens=max_tokens,
+            max_turns=max_turns,
+            temperature=temperature,
+            greedy=greedy,
+            top_p=top_p,
+            stop=stop,
+            seed=seed,
+            keep_thinking=keep_thinking,
+            name=name,
+        )
         self.sampler = sampler
         self.renderer = renderer
-        self.max_tokens = int(max_tokens)
         self.max_seq_len = max_seq_len
-        self.max_turns = max_turns
-        self.temperature = 0.0 if greedy else float(temperature)
-        self.top_p = float(top_p)
-        self.stop = tuple(stop)
-        self.seed = seed
-        self.keep_thinking = keep_thinking
-        self.name = name
-        self._episodes = 0
-
-    def for_env(self, environment: Any) -> TokenEpisode:
-        """The callable for one episode of ``environment`` (the engine calls this)."""
-        episode = TokenEpisode(self, environment, self._episodes)
-        self._episodes += 1
-        return episode
-
-    def __call__(self, observation: Any) -> Any:
-        raise PolicyError(
-            "an LLM policy needs its environment: run it through rollout()/arollout() (they call for_env)"
-        )
 
 
-class TokenEpisode(EpisodeState):
+class TokenEpisode(LLMEpisode):
     """One episode of a :class:`TokenPolicy`: its token context and counters."""
 
+    policy: TokenPolicy
+
     def __init__(self, policy: TokenPolicy, environment: Any, index: int) -> None:
-        super().__init__(environment, max_turns=policy.max_turns)
-        self.policy = policy
-        self.index = index
+        super().__init__(policy, environment, index)
         self.context: list[int] = []
         self.last_sample: tuple[int, ...] = ()
         self.exhausted = False
-
-    def __call__(self, observation: Any) -> Any:
-        return call_maybe_sync(self.act(observation))
 
     def _observation_tokens(self, observation: Any) -> list[int]:
         messages = observation_messages(observation)
@@ -135,7 +118,7 @@ class TokenEpisode(EpisodeState):
 
     def _params(self, max_tokens: int) -> SamplingParams:
         policy = self.policy
-        seed = None if policy.seed is None else policy.seed + 1000 * self.index + self.turn
+        seed = self.turn_seed()
         return SamplingParams(
             max_tokens=max_tokens,
             temperature=policy.temperature,
@@ -221,3 +204,6 @@ class TokenEpisode(EpisodeState):
         if mismatch:
             self.retokenization_mismatches += 1
         return mismatch
+
+
+TokenPolicy.episode_type = TokenEpisode

@@ -5,15 +5,17 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from ._plugins import ENTRY_POINT_GROUP, PluginInfo, discover_plugins
+from ._plugins import CORE_PLUGINS, ENTRY_POINT_GROUP, PluginInfo, core_plugins, discover_plugins
 from ._tasks import task_id, task_split
 from .registry import Registered, Registry, import_entry_point
 
 __all__ = [
+    "CORE_PLUGINS",
     "ENTRY_POINT_GROUP",
     "PluginInfo",
     "Registered",
     "Registry",
+    "core_plugins",
     "discover_plugins",
     "envs",
     "get_registry",
@@ -79,7 +81,6 @@ def register_gymnasium() -> list[str]:
     ``check_env`` and vector envs can be used on them. Returns the registered ids.
     """
     import gymnasium
-
     from rolloutgym_protocol import AsyncEnv, as_sync
 
     registry = get_registry()

@@ -1,21 +1,33 @@
-"""Discovering plugins: entry points in group ``rolloutgym``, filtered by environment variables.
+"""Discovering plugins: the core's own plugins, then entry points in group ``rolloutgym``.
 
-``ROLLOUTGYM_PLUGINS=a,b`` loads only those plugins (entry point names or distribution
-names); ``ROLLOUTGYM_DISABLE_PLUGINS=c`` skips some. A plugin that fails to import is
-recorded with its distribution, version, entry point and the exception.
+The core's hook modules (:data:`CORE_PLUGINS`: the ``toy`` envs and built-in policies, the
+verifier primitives, the training-data exporters) are registered like any plugin but are
+one unit that no environment variable switches off, the way simonw/llm registers its
+``DEFAULT_PLUGINS``. For the other plugins ``ROLLOUTGYM_PLUGINS=a,b`` loads only those
+(entry point names or distribution names) and ``ROLLOUTGYM_DISABLE_PLUGINS=c`` skips some.
+A plugin that fails to import is recorded with its distribution, version, entry point and
+the exception.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
 import traceback
-from dataclasses import dataclass
-from importlib.metadata import EntryPoint, entry_points
+from dataclasses import dataclass, field
+from importlib.metadata import EntryPoint, PackageNotFoundError, entry_points, version
 from types import ModuleType
 
-__all__ = ["ENTRY_POINT_GROUP", "PluginInfo", "discover_plugins"]
+__all__ = ["CORE_PLUGINS", "ENTRY_POINT_GROUP", "PluginInfo", "core_plugins", "discover_plugins"]
 
 ENTRY_POINT_GROUP = "rolloutgym"
+
+# The core's own hook modules, by plugin name: always registered, never filtered.
+CORE_PLUGINS = {
+    "builtin": "rolloutgym.builtin.plugin",
+    "verifiers": "rolloutgym.verifiers.plugin",
+    "export": "rolloutgym.export.plugin",
+}
 
 
 @dataclass
@@ -30,6 +42,8 @@ class PluginInfo:
     error: str | None = None
     error_detail: str | None = None
     module: ModuleType | None = None
+    core: bool = False
+    warnings: list[str] = field(default_factory=list)
 
     def describe(self) -> str:
         dist = f"{self.distribution} {self.version}" if self.distribution else "unknown distribution"
@@ -50,21 +64,35 @@ def _distribution(entry_point: EntryPoint) -> tuple[str | None, str | None]:
     return dist.metadata["Name"], dist.version
 
 
+def core_plugins() -> list[PluginInfo]:
+    """The core's own plugins (:data:`CORE_PLUGINS`), loaded; allow and deny lists do not apply."""
+    try:
+        core_version: str | None = version("rolloutgym")
+    except PackageNotFoundError:
+        core_version = None
+    return [
+        PluginInfo(name, value, "rolloutgym", core_version, module=importlib.import_module(value), core=True)
+        for name, value in CORE_PLUGINS.items()
+    ]
+
+
 def discover_plugins() -> list[PluginInfo]:
-    """Load every allowed plugin module; never raises for a broken plugin."""
+    """Load every allowed plugin module of other distributions; never raises for a broken plugin."""
     allowed = _split_env("ROLLOUTGYM_PLUGINS")
     disabled = _split_env("ROLLOUTGYM_DISABLE_PLUGINS") or set()
     plugins: list[PluginInfo] = []
     seen: set[tuple[str, str]] = set()
+    core_modules = set(CORE_PLUGINS.values())
     for entry_point in entry_points(group=ENTRY_POINT_GROUP):
+        if entry_point.value in core_modules:  # registered by core_plugins(), whatever the metadata says
+            continue
         if (entry_point.name, entry_point.value) in seen:
             continue
         seen.add((entry_point.name, entry_point.value))
         distribution, version = _distribution(entry_point)
         info = PluginInfo(entry_point.name, entry_point.value, distribution, version)
         names = {entry_point.name, distribution or ""}
-        is_builtin = entry_point.name == "builtin" and distribution == "rolloutgym"
-        if (allowed is not None and not is_builtin and not (names & allowed)) or (names & disabled):
+        if (allowed is not None and not (names & allowed)) or (names & disabled):
             info.status = "disabled"
             plugins.append(info)
             continue

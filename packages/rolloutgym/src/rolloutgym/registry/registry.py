@@ -26,7 +26,7 @@ from rolloutgym_protocol.errors import (
 )
 from rolloutgym_protocol.specs import EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec, parse_env_id
 
-from ._plugins import PluginInfo, discover_plugins
+from ._plugins import PluginInfo, core_plugins, discover_plugins
 from ._tasks import task_id, task_split
 
 __all__ = ["Registered", "Registry", "import_entry_point"]
@@ -72,36 +72,95 @@ class Registered:
 class Registry:
     """Owns a ``pluggy.PluginManager`` and answers what is installed.
 
+    Hooks are dispatched by pluggy: only functions marked ``@hookimpl`` count, and a hook
+    implementation that matches no hookspec (a misspelling such as ``rolloutgym_env``) is
+    reported on its plugin's :attr:`PluginInfo.warnings` (shown by ``rolloutgym plugins``).
+
     Args:
         load_entry_points: discover plugins from installed distributions
             (entry point group ``rolloutgym``), honouring ``ROLLOUTGYM_PLUGINS`` and
             ``ROLLOUTGYM_DISABLE_PLUGINS``.
+        core: register the core's own plugins (toy envs, built-in policies, verifier
+            primitives, exporters); defaults to ``load_entry_points``. No allow-list
+            switches them off.
     """
 
-    def __init__(self, *, load_entry_points: bool = True) -> None:
+    def __init__(self, *, load_entry_points: bool = True, core: bool | None = None) -> None:
         self.plugin_manager = pluggy.PluginManager(hookspecs.PROJECT_NAME)
         self.plugin_manager.add_hookspecs(hookspecs)
         self.plugins: list[PluginInfo] = []
+        self.load_entry_points = load_entry_points
+        self.core = load_entry_points if core is None else core
+        self._by_name: dict[str, PluginInfo] = {}
         self._cache: dict[str, dict[str, Registered]] = {}
         self._tasks: dict[str, list[Any]] = {}
-        if load_entry_points:
-            for info in discover_plugins():
-                self._add(info)
+        self._factories: dict[str, Any] = {}
+        found = (core_plugins() if self.core else []) + (discover_plugins() if load_entry_points else [])
+        for info in found:
+            self._add(info)
 
     def _add(self, info: PluginInfo) -> None:
         if info.module is not None:
+            name = f"{info.name}:{info.value}"
             try:
-                self.plugin_manager.register(info.module, name=f"{info.name}:{info.value}")
+                self.plugin_manager.register(info.module, name=name)
             except Exception as exc:  # a module with malformed hook implementations
                 info.status, info.error, info.module = "failed", f"{type(exc).__name__}: {exc}", None
+            else:
+                self._by_name[name] = info
         self.plugins.append(info)
         self._cache.clear()
         self._tasks.clear()
+        self._factories.clear()
+        self._check_hooks()
 
     def register(self, module: Any, *, name: str | None = None) -> None:
         """Register a hook-implementation module or object directly (tests, notebooks)."""
         label = name or getattr(module, "__name__", repr(module))
         self._add(PluginInfo(label, label, None, None, module=module))
+
+    def _check_hooks(self) -> None:
+        """Name hook implementations that match no hookspec (pluggy's ``check_pending``), without failing."""
+        try:
+            self.plugin_manager.check_pending()
+        except pluggy.PluginValidationError:
+            known = [name for name in dir(hookspecs) if name.startswith(hookspecs.PROJECT_NAME + "_")]
+            for hook_name, caller in vars(self.plugin_manager.hook).items():
+                if not isinstance(caller, pluggy.HookCaller) or caller.has_spec():
+                    continue
+                for implementation in caller.get_hookimpls():
+                    info = self._by_name.get(implementation.plugin_name)
+                    if info is None or implementation.optionalhook:
+                        continue
+                    warning = f"unknown hook {hook_name!r}: no such hookspec, so it is never called.{did_you_mean(hook_name, known)}"
+                    if warning not in info.warnings:
+                        info.warnings.append(warning)
+
+    def unknown_hooks(self) -> dict[str, list[str]]:
+        """Plugins with hook implementations that match no hookspec: ``{plugin name: [warning, ...]}``."""
+        return {info.name: list(info.warnings) for info in self.plugins if info.warnings}
+
+    def call_hook(self, hook_name: str, **kwargs: Any) -> list[tuple[PluginInfo, Any]]:
+        """Call hook ``hook_name`` through pluggy, each implementation on its own.
+
+        Returns ``(plugin, result)`` per implementation in pluggy's call order. An
+        implementation that raises marks its plugin ``failed`` (with the error) and the
+        others still run: one broken plugin never breaks the rest.
+        """
+        caller = getattr(self.plugin_manager.hook, hook_name)
+        results: list[tuple[PluginInfo, Any]] = []
+        for implementation in reversed(caller.get_hookimpls()):  # pluggy calls the last registered first
+            info = self._by_name.get(implementation.plugin_name)
+            if info is None or info.status != "loaded":
+                continue
+            try:
+                result = implementation.function(*(kwargs[name] for name in implementation.argnames))
+            except Exception as exc:  # noqa: BLE001 - report, keep the other plugins
+                info.status = "failed"
+                info.error = f"{hook_name}() raised {type(exc).__name__}: {exc}"
+                continue
+            results.append((info, result))
+        return results
 
     # -- collecting specs -------------------------------------------------------------
 
@@ -110,23 +169,12 @@ class Registry:
         if cached is not None:
             return cached
         collected: dict[str, Registered] = {}
-        for info in self.plugins:
-            if info.module is None or info.status != "loaded":
-                continue
-            implementation = getattr(info.module, hook_name, None)
-            if implementation is None:
-                continue
-            try:
-                specs = implementation()
-                specs = list(specs or ())
-                for spec in specs:
-                    if not isinstance(spec, spec_type):
-                        raise SpecError(
-                            f"{hook_name}() returned {type(spec).__name__}, expected {spec_type.__name__}"
-                        )
-            except Exception as exc:  # noqa: BLE001 - report, keep the other plugins
+        for info, returned in sorted(self.call_hook(hook_name), key=lambda pair: self.plugins.index(pair[0])):
+            specs = list(returned or ())
+            wrong = [spec for spec in specs if not isinstance(spec, spec_type)]
+            if wrong:
                 info.status = "failed"
-                info.error = f"{hook_name}() raised {type(exc).__name__}: {exc}"
+                info.error = f"{hook_name}() returned {type(wrong[0]).__name__}, expected {spec_type.__name__}"
                 continue
             for spec in specs:
                 name = key(spec)
@@ -154,6 +202,10 @@ class Registry:
 
     def exporter_specs(self) -> dict[str, Registered]:
         return self._collect("rolloutgym_exporters", ExporterSpec, lambda spec: spec.name)
+
+    def register_commands(self, cli: Any) -> None:
+        """Let plugins add CLI command groups (hook ``rolloutgym_commands(cli)``)."""
+        self.call_hook("rolloutgym_commands", cli=cli)
 
     def failed_plugins(self) -> list[PluginInfo]:
         return [info for info in self.plugins if info.status == "failed"]
@@ -231,26 +283,21 @@ class Registry:
                 return index, item
         return -1, task
 
-    def make(self, env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
-        """Create an environment instance (sync envs are ``gymnasium.Env``).
+    def env_factory(self, env_id: str) -> Any:
+        """The imported factory (``EnvSpec.entry_point``) of an env; imported once per registry."""
+        spec = self.resolve_env(env_id).spec
+        factory = self._factories.get(spec.id)
+        if factory is None:
+            factory = self._factories[spec.id] = import_entry_point(spec.entry_point, what=f"environment {spec.id}")
+        return factory
 
-        ``task`` is a task index, a task id, or a task item; it defaults to the first task.
-        Keyword arguments override the spec's defaults and go to the env factory.
-        """
-        registered = self.resolve_env(env_id)
-        spec: EnvSpec = registered.spec
-        factory = import_entry_point(spec.entry_point, what=f"environment {spec.id}")
-        arguments = {**spec.kwargs, **kwargs}
-        item = None
-        identifier = None
-        if spec.tasks is not None:
-            index, item = self.resolve_task(spec.id, 0 if task is None else task)
-            identifier = task_id(item, index)
-            arguments["task"] = item
-        elif task is not None:
-            raise TaskNotFound(f"environment '{spec.id}' has no tasks; drop task={task!r}")
-        environment = factory(**arguments)
+    @staticmethod
+    def tag_env(environment: Any, spec: EnvSpec, identifier: str | None) -> Any:
+        """Check a factory's result and record its env id and task id on it (``rolloutgym_env_id``/``_task_id``)."""
         if inspect.isawaitable(environment):
+            close = getattr(environment, "close", None)
+            if close is not None:
+                close()
             raise TypeError(f"environment factory '{spec.entry_point}' returned an awaitable; factories must be sync")
         try:
             environment.rolloutgym_task_id = identifier
@@ -258,6 +305,24 @@ class Registry:
         except AttributeError:
             pass
         return environment
+
+    def make(self, env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
+        """Create an environment instance (sync envs are ``gymnasium.Env``).
+
+        ``task`` is a task index, a task id, or a task item; it defaults to the first task.
+        Keyword arguments override the spec's defaults and go to the env factory.
+        """
+        spec: EnvSpec = self.resolve_env(env_id).spec
+        factory = self.env_factory(spec.id)
+        arguments = {**spec.kwargs, **kwargs}
+        identifier = None
+        if spec.tasks is not None:
+            index, item = self.resolve_task(spec.id, 0 if task is None else task)
+            identifier = task_id(item, index)
+            arguments["task"] = item
+        elif task is not None:
+            raise TaskNotFound(f"environment '{spec.id}' has no tasks; drop task={task!r}")
+        return self.tag_env(factory(**arguments), spec, identifier)
 
     def make_async(self, env_id: str, *, task: Any = None, **kwargs: Any) -> AsyncEnv[Any, Any]:
         """Like :meth:`make`, adapted to an :class:`AsyncEnv` when the env is sync."""

@@ -1,9 +1,11 @@
 """One streaming pass over a run file: the summary, a compact index and one compressed blob per group.
 
-Memory stays bounded by the index (a few numbers per trajectory): each group is read,
-reduced to what :func:`rolloutgym.runs.summarize` looks at (its *skeleton*), and handed to
-a compression thread that writes its blob for the trajectory viewer; at most a few groups'
-text is held at a time.
+Memory stays bounded by the index (a few numbers per trajectory): each group is read with
+the run-file reader (:func:`rolloutgym.runs.iter_group_lines`), reduced to what
+:func:`rolloutgym.runs.summarize` looks at (:func:`rolloutgym.runs.group_facts`), and handed
+to a compression thread that writes its blob for the trajectory viewer; at most a few
+groups' text is held at a time. A run killed mid-write may end in a cut line; it is
+skipped, and the finished groups are reported.
 """
 
 from __future__ import annotations
@@ -13,22 +15,17 @@ import json
 import math
 import zlib
 from collections import deque
-from collections.abc import Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
-from rolloutgym_protocol import RolloutError, Score, Step, Trajectory, TrajectoryGroup
-from rolloutgym_protocol.errors import RunFileError
+from rolloutgym_protocol import TrajectoryGroup
 
-from ..runs import RunSummary, read_header, summarize
-from ..runs._store import _parse_line, _validate_group
+from ..runs import GroupFacts, RunSummary, group_facts, iter_group_lines, read_header, summarize
 
-__all__ = ["RunDigest", "collect_run", "compress_blob", "group_blob", "skeleton"]
+__all__ = ["RunDigest", "collect_run", "compress_blob", "group_blob"]
 
-# A step that carries nothing: summarize() only counts steps and token lengths.
-_EMPTY_STEP = Step(None, None, 0.0, None, False, False)
 # Error messages in the index are cut; the blob keeps the whole message and traceback.
 _INDEX_MESSAGE_CHARS = 300
 # Level 3 compresses about 2.4x faster than zlib's default 6 for ~10% more bytes.
@@ -74,58 +71,6 @@ class RunDigest:
     def num_missing(self) -> int:
         wanted = set(self.header.get("task_indices", ()))
         return len(wanted - {task["task_index"] for task in self.tasks})
-
-
-def skeleton(group: TrajectoryGroup) -> TrajectoryGroup:
-    """A copy of ``group`` holding only what :func:`summarize` reads, in a few hundred bytes.
-
-    Kept: item id, score values, error types and messages (cut), the number of steps of each trajectory, its
-    token counts (as ``range`` objects: only their lengths are read) and elapsed seconds.
-    ``summarize(skeletons)`` therefore equals ``summarize(groups)``.
-    """
-    trajectories = []
-    for trajectory in group.trajectories:
-        policy_count = observation_count = 0
-        has_policy_tokens = has_observation_tokens = False
-        for step in trajectory.steps:
-            if step.policy_tokens is not None:
-                has_policy_tokens = True
-                policy_count += len(step.policy_tokens)
-            if step.observation_tokens is not None:
-                has_observation_tokens = True
-                observation_count += len(step.observation_tokens)
-        steps: tuple[Step, ...] = ()
-        if trajectory.steps:
-            first = _EMPTY_STEP
-            if has_policy_tokens or has_observation_tokens:
-                first = Step._trusted(
-                    None,
-                    None,
-                    0.0,
-                    None,
-                    False,
-                    False,
-                    {},
-                    {},
-                    range(policy_count) if has_policy_tokens else None,  # type: ignore[arg-type]
-                    None,
-                    None,
-                    range(observation_count) if has_observation_tokens else None,  # type: ignore[arg-type]
-                )
-            steps = (first,) + (_EMPTY_STEP,) * (len(trajectory.steps) - 1)
-        elapsed = trajectory.metadata.get("elapsed_seconds")
-        trajectories.append(Trajectory(None, steps, metadata={} if elapsed is None else {"elapsed_seconds": elapsed}))
-    return TrajectoryGroup(
-        None,
-        group.item_id,
-        tuple(trajectories),
-        tuple(Score(score.value) for score in group.scores),
-        # summarize() quotes at most 300 characters of one message per error type.
-        tuple(
-            RolloutError(error.error_type, error.error_message[:_INDEX_MESSAGE_CHARS], error.where, error.member)
-            for error in group.errors
-        ),
-    )
 
 
 def _rounded(values: list[float]) -> list[float]:
@@ -224,7 +169,7 @@ def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) ->
     path = Path(path)
     header = read_header(path)
     threshold = float(header.get("pass_threshold", 1.0))
-    skeletons: list[TrajectoryGroup] = []
+    facts: list[GroupFacts] = []
     indices: list[int] = []
     tasks: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
@@ -242,7 +187,8 @@ def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) ->
             blob_bytes += len(blob)
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="rolloutgym-report") as pool:
-        for position, (task_index, group, data) in enumerate(_groups(path)):
+        for position, line in enumerate(iter_group_lines(path, allow_partial_tail=True)):
+            task_index, group, data = line.task_index, line.group, line.data
             if len(data.get("scores") or ()) != len(group.trajectories):
                 data["scores"] = [score.to_dict() for score in group.scores]  # filled in from the trajectories
             text = group_blob(data)
@@ -251,7 +197,7 @@ def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) ->
             blob_ids.append(blob_id)
             pending.append((blob_id, pool.submit(compress_blob, text)))
             flush(_IN_FLIGHT)
-            skeletons.append(skeleton(group))
+            facts.append(group_facts(group))
             indices.append(task_index)
             rewards.extend(score.value for score in group.scores)
             group_errors = _error_rows(group)
@@ -267,7 +213,7 @@ def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) ->
                 }
             )
         flush(0)
-    summary = summarize(skeletons, header=header, task_indices=indices)
+    summary = summarize(facts, header=header, task_indices=indices)
     for entry, task in zip(tasks, summary.tasks, strict=True):
         entry.update(
             trajectories=task.trajectories,
@@ -278,28 +224,3 @@ def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) ->
             errors=task.errors,
         )
     return RunDigest(path, header, summary, tasks, errors, rewards, blob_ids, blob_bytes, raw_bytes)
-
-
-def _groups(path: Path) -> Iterator[tuple[int, TrajectoryGroup, dict[str, Any]]]:
-    """Like :func:`rolloutgym.runs.iter_run` (same checks, same errors), also yielding each line's dict.
-
-    The viewer's copy of a group is made from the line as read, not from
-    ``group.to_dict()``: that saves re-building every nested dict. A run killed mid-write
-    may end in a cut line; it is skipped, and the finished groups are reported.
-    """
-    read_header(path)
-    with path.open(encoding="utf-8") as handle:
-        handle.readline()
-        for number, text in enumerate(handle, start=2):
-            if not text.strip():
-                continue
-            if not text.endswith("\n"):
-                try:
-                    json.loads(text)
-                except json.JSONDecodeError:
-                    return
-            data = _parse_line(path, number, text)
-            if data.get("kind") != "group":
-                raise RunFileError(f"{path}:{number}: unknown line kind {data.get('kind')!r}; expected 'group'")
-            task_index, group = _validate_group(path, number, data)
-            yield task_index, group, data

@@ -1,22 +1,42 @@
-"""Rollout collection: episodes, groups, and the failure records they produce."""
+"""Rollout collection: episodes, groups, and the failure records they produce.
+
+The engine pieces executors build on are public: :func:`run_member` runs one group
+member start to finish, :class:`GroupCollector` turns member outcomes into finished
+groups, :func:`error_record` makes a member's failure record, :func:`aclose_env` closes
+an env whose ``close()`` may be async.
+"""
 
 from rolloutgym_protocol import AsyncPolicy, Policy, PolicyOutput, RolloutError, Step, Trajectory, TrajectoryGroup
 
-from ._episode import arollout, bind_policy, rollout
-from ._group import arollout_group, member_seeds, rollout_group
+from ._episode import EpisodeState, arollout, bind_policy, check_budgets, rollout
+from ._group import (
+    GroupCollector,
+    aclose_env,
+    arollout_group,
+    error_record,
+    member_seeds,
+    rollout_group,
+    run_member,
+)
 
 __all__ = [
     "AsyncPolicy",
+    "EpisodeState",
+    "GroupCollector",
     "Policy",
     "PolicyOutput",
     "RolloutError",
     "Step",
     "Trajectory",
     "TrajectoryGroup",
+    "aclose_env",
     "arollout",
     "arollout_group",
     "bind_policy",
+    "check_budgets",
+    "error_record",
     "member_seeds",
     "rollout",
     "rollout_group",
+    "run_member",
 ]

@@ -1,4 +1,10 @@
-"""Single-episode collection: :func:`rollout` (sync) and :func:`arollout` (async)."""
+"""Single-episode collection: :func:`rollout` (sync) and :func:`arollout` (async).
+
+Both run the same episode rules, written once in the helpers below: which value of the
+policy's output is the action, how a step result is checked and normalised (float reward,
+bool flags), how a step is recorded, and how the episode ends (stop reasons, budgets,
+a policy that ends the episode). Only the two loops differ: one calls, the other awaits.
+"""
 
 from __future__ import annotations
 
@@ -13,25 +19,32 @@ import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, PolicyOutput, Step, Trajectory, as_async, validate_step_result
 from rolloutgym_protocol.errors import InvalidAction
 
-__all__ = ["arollout", "bind_policy", "rollout"]
+__all__ = ["EpisodeState", "arollout", "bind_policy", "rollout"]
 
 _PolicyOutput = PolicyOutput
-_trusted = Step._trusted
-_StepClass = Step
 # Actions of these types are never PolicyOutputs or awaitables: skip those checks.
 _PLAIN_ACTION_TYPES = frozenset({int, str, dict, list, float, bool, tuple})
 _new = object.__new__
 _set = object.__setattr__
 
 
-def _tag(exc: BaseException, where: str, step: int) -> None:
-    """Remember where an exception came from, for group failure records."""
-    if getattr(exc, "_rolloutgym_where", None) is None:
-        try:
-            exc._rolloutgym_where = where  # type: ignore[attr-defined]
-            exc._rolloutgym_step = step  # type: ignore[attr-defined]
-        except AttributeError:  # exceptions with __slots__
-            pass
+class EpisodeState:
+    """Where an episode is: the reset result once known, and where it failed.
+
+    The engine hands one to the episode loop so that a failure can be recorded with its
+    place (``where``: ``"env"``, ``"policy"``) and step, without tagging the exception.
+    """
+
+    __slots__ = ("initial", "step", "where")
+
+    def __init__(self) -> None:
+        self.initial: tuple[Any, dict[str, Any]] | None = None
+        self.where: str | None = None
+        self.step: int | None = None
+
+    def failed(self, where: str, step: int) -> None:
+        if self.where is None:
+            self.where, self.step = where, step
 
 
 def bind_policy(policy: Any, environment: Any) -> Any:
@@ -42,20 +55,18 @@ def bind_policy(policy: Any, environment: Any) -> Any:
     return policy
 
 
-def _check_max_steps(max_steps: int | None) -> None:
+def check_budgets(max_steps: int | None, timeout: float | None) -> None:
+    """Reject a negative ``max_steps`` or a non-positive ``timeout``."""
     if max_steps is not None and max_steps < 0:
         raise ValueError("max_steps must be non-negative")
-
-
-def _check_timeout(timeout: float | None) -> None:
     if timeout is not None and (not math.isfinite(timeout) or timeout <= 0):
         raise ValueError("timeout must be a positive number of seconds")
 
 
-def _validated(result: Any, environment: Any, index: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-    # Fast path for well-typed results; the full check names the env and step.
+def _normalized(result: Any, environment: Any, index: int) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+    """The step result with a float reward and bool flags (fast path for well-typed results)."""
     if type(result) is tuple and len(result) == 5:
-        observation, reward, terminated, truncated, info = result
+        _, reward, terminated, truncated, info = result
         if (
             type(reward) is float
             and reward - reward == 0.0
@@ -67,25 +78,53 @@ def _validated(result: Any, environment: Any, index: int) -> tuple[Any, float, b
     return validate_step_result(result, env=environment, step_index=index)
 
 
-def _make_step(observation: Any, action: Any, output: Any, result: tuple[Any, float, bool, bool, dict[str, Any]]) -> Step:
-    next_observation, reward, terminated, truncated, info = result
+def _step(observation: Any, action: Any, output: Any, result: tuple[Any, float, bool, bool, dict[str, Any]]) -> Step:
+    """A :class:`Step` from normalised values, built without ``__post_init__`` (the hot path)."""
+    step = _new(Step)
     if type(output) is _PolicyOutput:
         # Sampling fields live in their own Step fields (not duplicated in policy_info).
-        return _trusted(
-            observation,
-            action,
-            reward,
-            next_observation,
-            terminated,
-            truncated,
-            info,
-            output.info,
-            output.tokens,
-            output.logprobs,
-            output.stop_reason,
-            output.prompt_tokens,
+        _set(
+            step,
+            "__dict__",
+            {
+                "observation": observation,
+                "action": action,
+                "reward": result[1],
+                "next_observation": result[0],
+                "terminated": result[2],
+                "truncated": result[3],
+                "info": result[4],
+                "policy_info": output.info,
+                "policy_tokens": output.tokens,
+                "policy_logprobs": output.logprobs,
+                "policy_stop_reason": output.stop_reason,
+                "observation_tokens": output.prompt_tokens,
+            },
         )
-    return _trusted(observation, action, reward, next_observation, terminated, truncated, info, {})
+    else:
+        # Unset fields fall back to the class defaults (None, empty policy_info).
+        _set(
+            step,
+            "__dict__",
+            {
+                "observation": observation,
+                "action": action,
+                "reward": result[1],
+                "next_observation": result[0],
+                "terminated": result[2],
+                "truncated": result[3],
+                "info": result[4],
+            },
+        )
+    return step
+
+
+def _ending(output: Any, terminated: bool, truncated: bool) -> tuple[bool, bool, str]:
+    """``(terminated, truncated, stop_reason)`` of an episode whose last step ended it."""
+    if type(output) is _PolicyOutput and output.info.get("ended_by"):
+        # The policy ended the episode (e.g. max_seq_len, max_turns): a truncation.
+        return False, True, str(output.info["ended_by"])
+    return terminated, truncated, "terminated" if terminated else "truncated"
 
 
 def _check_action(environment: Any, action: Any, index: int) -> None:
@@ -94,6 +133,18 @@ def _check_action(environment: Any, action: Any, index: int) -> None:
         raise InvalidAction(
             f"step {index}: action {action!r:.200} is not in {type(environment).__name__}.action_space {space!r}"
         )
+
+
+def _sync_action(output: Any) -> Any:
+    """The action of a sync policy's output (plain types are caught before this call)."""
+    if type(output) is _PolicyOutput:
+        return output.action
+    if hasattr(type(output), "__await__") and inspect.isawaitable(output):
+        close = getattr(output, "close", None)
+        if close is not None:
+            close()
+        raise TypeError("synchronous policies must return an action; use arollout() for async policies")
+    return output
 
 
 def rollout(
@@ -126,32 +177,43 @@ def rollout(
         InvalidStepResult: the env returned a NaN reward, a non-bool flag, ...
         TypeError: the policy returned an awaitable, or ``environment`` is async.
     """
-    _check_max_steps(max_steps)
-    _check_timeout(timeout)
+    check_budgets(max_steps, timeout)
     if isinstance(environment, AsyncEnv):
         raise TypeError(
             f"rollout() needs a sync gymnasium.Env, got async {type(environment).__name__}; "
             "use 'await arollout(env, policy)' or wrap it with as_sync(env)"
         )
-    act = bind_policy(policy, environment)
+    return run_episode(environment, bind_policy(policy, environment), EpisodeState(), seed, options, max_steps, timeout, metadata, check_actions)
+
+
+def run_episode(
+    environment: Any,
+    act: Any,
+    state: EpisodeState,
+    seed: int | None,
+    options: dict[str, Any] | None,
+    max_steps: int | None,
+    timeout: float | None,
+    metadata: Mapping[str, Any] | None,
+    check_actions: bool,
+) -> Trajectory:
+    """The sync episode loop (arguments already checked; ``act`` already bound)."""
     deadline = None if timeout is None else time.monotonic() + timeout
-    index = 0
     try:
         observation, initial_info = environment.reset(seed=seed, options=options)
-    except Exception as exc:
-        _tag(exc, "env", 0)
+    except Exception:
+        state.failed("env", 0)
         raise
+    state.initial = (observation, initial_info)
     current = observation
     steps: list[Step] = []
     append = steps.append
     terminated = truncated = False
     stop_reason: str | None = None
     env_step = environment.step
+    index = 0
     budget = -1 if max_steps is None else max_steps
-    # Locals instead of globals/builtins in the hot loop (LOAD_FAST is cheaper).
-    policy_output_type, step_type, new, set_attribute = _PolicyOutput, _StepClass, _new, _set
-    type_of, has_attribute, float_type, bool_type, dict_type = type, hasattr, float, bool, dict
-    plain_types = _PLAIN_ACTION_TYPES
+    plain_types, type_of, normalized, make_step = _PLAIN_ACTION_TYPES, type, _normalized, _step
     while True:
         if index == budget:
             truncated, stop_reason = True, "max_steps"
@@ -161,76 +223,24 @@ def rollout(
             break
         try:
             output = act(current)
-        except Exception as exc:
-            _tag(exc, "policy", index)
+            action = output if type_of(output) in plain_types else _sync_action(output)
+        except Exception:
+            state.failed("policy", index)
             raise
-        output_type = type_of(output)
-        if output_type in plain_types:
-            action = output
-        elif output_type is policy_output_type:
-            action = output.action
-        elif has_attribute(output_type, "__await__") and inspect.isawaitable(output):
-            close = getattr(output, "close", None)
-            if close is not None:
-                close()
-            raise TypeError("synchronous policies must return an action; use arollout() for async policies")
-        else:
-            action = output
         if check_actions:
             _check_action(environment, action, index)
         try:
-            result = env_step(action)
-            # Fast path for well-typed results; validate_step_result names the env and step otherwise.
-            try:
-                next_observation, reward, step_terminated, step_truncated, info = result
-            except (TypeError, ValueError):
-                next_observation, reward, step_terminated, step_truncated, info = validate_step_result(
-                    result, env=environment, step_index=index
-                )
-            if not (
-                type_of(reward) is float_type
-                and reward - reward == 0.0
-                and type_of(step_terminated) is bool_type
-                and type_of(step_truncated) is bool_type
-                and type_of(info) is dict_type
-            ):
-                next_observation, reward, step_terminated, step_truncated, info = validate_step_result(
-                    result, env=environment, step_index=index
-                )
-        except Exception as exc:
-            _tag(exc, "env", index)
+            result = normalized(env_step(action), environment, index)
+        except Exception:
+            state.failed("env", index)
             raise
-        if output_type is policy_output_type:
-            append(_make_step(current, action, output, result))
-        else:
-            # Inlined Step._trusted: unset fields fall back to the class defaults (None, empty policy_info).
-            step = new(step_type)
-            set_attribute(
-                step,
-                "__dict__",
-                {
-                    "observation": current,
-                    "action": action,
-                    "reward": reward,
-                    "next_observation": next_observation,
-                    "terminated": step_terminated,
-                    "truncated": step_truncated,
-                    "info": info,
-                },
-            )
-            append(step)
-        current = next_observation
+        append(make_step(current, action, output, result))
+        current = result[0]
         index += 1
-        if step_terminated or step_truncated:
-            terminated, truncated = step_terminated, step_truncated
-            stop_reason = "terminated" if terminated else "truncated"
-            if output_type is policy_output_type and output.info.get("ended_by"):
-                # The policy ended the episode (e.g. max_seq_len, max_turns): a truncation.
-                terminated, truncated, stop_reason = False, True, str(output.info["ended_by"])
+        if result[2] or result[3]:
+            terminated, truncated, stop_reason = _ending(output, result[2], result[3])
             break
-    return Trajectory(
-        observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason
-    )
+    return Trajectory(observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason)
 
 
 async def arollout(
@@ -251,8 +261,7 @@ async def arollout(
     thread). ``timeout`` cancels an in-flight policy or env call and ends the
     episode as truncated with ``stop_reason="timeout"``. Does not close ``environment``.
     """
-    _check_max_steps(max_steps)
-    _check_timeout(timeout)
+    check_budgets(max_steps, timeout)
     if not isinstance(environment, AsyncEnv):
         if isinstance(environment, gym.Env):
             environment = as_async(environment)
@@ -261,17 +270,32 @@ async def arollout(
                 f"arollout() needs a rolloutgym AsyncEnv or a gymnasium.Env, got {type(environment).__name__}"
             )
     act = bind_policy(policy, environment)
+    return await arun_episode(environment, act, EpisodeState(), seed, options, max_steps, timeout, metadata, check_actions)
+
+
+async def arun_episode(
+    environment: AsyncEnv[Any, Any],
+    act: Any,
+    state: EpisodeState,
+    seed: int | None,
+    options: dict[str, Any] | None,
+    max_steps: int | None,
+    timeout: float | None,
+    metadata: Mapping[str, Any] | None,
+    check_actions: bool,
+) -> Trajectory:
+    """The async episode (arguments already checked; ``act`` already bound), with its timeout."""
     steps: list[Step] = []
-    state: dict[str, Any] = {}
     if timeout is None:
         return await _arollout_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
     try:
         async with asyncio.timeout(timeout):
             return await _arollout_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
     except TimeoutError:
-        if "initial" not in state:
+        if state.initial is None:
+            state.failed("env", 0)
             raise TimeoutError(f"reset() of {type(environment).__name__} did not finish within {timeout} s") from None
-        observation, initial_info = state["initial"]
+        observation, initial_info = state.initial
         return Trajectory(observation, tuple(steps), initial_info, False, True, dict(metadata or {}), "timeout")
 
 
@@ -279,55 +303,50 @@ async def _arollout_loop(
     environment: AsyncEnv[Any, Any],
     act: Any,
     steps: list[Step],
-    state: dict[str, Any],
+    state: EpisodeState,
     seed: int | None,
     options: dict[str, Any] | None,
     max_steps: int | None,
     metadata: Mapping[str, Any] | None,
     check_actions: bool,
 ) -> Trajectory:
-    index = 0
     try:
         observation, initial_info = await environment.reset(seed=seed, options=options)
-    except Exception as exc:
-        _tag(exc, "env", 0)
+    except Exception:
+        state.failed("env", 0)
         raise
-    state["initial"] = (observation, initial_info)
+    state.initial = (observation, initial_info)
     current = observation
     terminated = truncated = False
     stop_reason: str | None = None
     append = steps.append
     env_step = environment.step
-    isawaitable = inspect.isawaitable
+    index = 0
+    budget = -1 if max_steps is None else max_steps
+    plain_types, type_of, normalized, make_step, isawaitable = _PLAIN_ACTION_TYPES, type, _normalized, _step, inspect.isawaitable
     while True:
-        if max_steps is not None and index >= max_steps:
+        if index == budget:
             truncated, stop_reason = True, "max_steps"
             break
         try:
             output = act(current)
-            if isawaitable(output):
+            if type_of(output) not in plain_types and isawaitable(output):
                 output = await output
-        except Exception as exc:
-            _tag(exc, "policy", index)
+        except Exception:
+            state.failed("policy", index)
             raise
-        action = output.action if type(output) is _PolicyOutput else output
+        action = output.action if type_of(output) is _PolicyOutput else output
         if check_actions:
             _check_action(environment, action, index)
         try:
-            result = _validated(await env_step(action), environment, index)
-        except Exception as exc:
-            _tag(exc, "env", index)
+            result = normalized(await env_step(action), environment, index)
+        except Exception:
+            state.failed("env", index)
             raise
-        append(_make_step(current, action, output, result))
+        append(make_step(current, action, output, result))
         current = result[0]
         index += 1
         if result[2] or result[3]:
-            terminated, truncated = result[2], result[3]
-            stop_reason = "terminated" if terminated else "truncated"
-            if type(output) is _PolicyOutput and output.info.get("ended_by"):
-                # The policy ended the episode (e.g. max_seq_len, max_turns): a truncation.
-                terminated, truncated, stop_reason = False, True, str(output.info["ended_by"])
+            terminated, truncated, stop_reason = _ending(output, result[2], result[3])
             break
-    return Trajectory(
-        observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason
-    )
+    return Trajectory(observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason)

@@ -4,6 +4,10 @@ A member whose ``make_env``, env or policy raises becomes a :class:`RolloutError
 record in ``TrajectoryGroup.errors`` (never a silent zero reward); its siblings finish.
 ``on_error="raise"`` restores fail-fast behaviour (the siblings are cancelled).
 Every environment a group creates is closed, also when the group is cancelled.
+
+The pieces executors build on are public here: :func:`run_member` (one member, start to
+finish), :func:`error_record`, :class:`GroupCollector` (members in, finished groups out)
+and :func:`aclose_env`.
 """
 
 from __future__ import annotations
@@ -11,17 +15,26 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Literal
 
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, TrajectoryGroup, as_async
 
-from ._episode import _arollout_loop, _check_max_steps, _check_timeout, arollout, bind_policy, rollout
+from ._episode import EpisodeState, arun_episode, bind_policy, check_budgets, run_episode
 
-__all__ = ["arollout_group", "member_seeds", "rollout_group"]
+__all__ = [
+    "GroupCollector",
+    "aclose_env",
+    "arollout_group",
+    "error_record",
+    "member_seeds",
+    "rollout_group",
+    "run_member",
+]
 
 OnError = Literal["record", "raise"]
+Release = Callable[[Any, bool], Awaitable[None]]
 
 
 def member_seeds(seed: int | Sequence[int | None] | None, num_rollouts: int) -> list[int | None]:
@@ -45,32 +58,146 @@ def _check_group_args(num_rollouts: int, on_error: str) -> None:
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
 
 
-def _item_id(item_id: Any) -> str:
-    return "0" if item_id is None or item_id == "" else str(item_id)
-
-
-def _error_record(exc: BaseException, member: int) -> RolloutError:
-    where = getattr(exc, "_rolloutgym_where", None) or "engine"
-    return RolloutError.from_exception(exc, where=where, member=member, step=getattr(exc, "_rolloutgym_step", None))
+def error_record(
+    exc: BaseException, member: int, state: EpisodeState | None = None, *, where: str | None = None
+) -> RolloutError:
+    """The failure record of a member: where it failed (``state`` or ``where``; default ``"engine"``)."""
+    step = None
+    if where is None and state is not None and state.where is not None:
+        where, step = state.where, state.step
+    return RolloutError.from_exception(exc, where=where or "engine", member=member, step=step)
 
 
 def _member_metadata(metadata: Mapping[str, Any] | None, member: int, seed: int | None) -> dict[str, Any]:
-    data = dict(metadata or {})
+    data = dict(metadata) if metadata else {}
     data["member"] = member
     if seed is not None:
         data["seed"] = seed
     return data
 
 
-def _build_group(
+async def aclose_env(environment: Any) -> None:
+    """Close an env whose ``close()`` may be sync or async."""
+    result = environment.close()
+    if result is not None and inspect.isawaitable(result):
+        await result
+
+
+async def _release_by_closing(environment: Any, healthy: bool) -> None:
+    await aclose_env(environment)
+
+
+class GroupCollector:
+    """Collects member outcomes and hands back each group once, when its last member is in.
+
+    Used by :func:`arollout_group` and by every executor: open a group with
+    :meth:`open`, add each member's trajectory or error with :meth:`add`; the call that
+    completes a group returns its :class:`TrajectoryGroup` (members in member order).
+    """
+
+    def __init__(self) -> None:
+        self._open: dict[Any, tuple[Any, str, list[Trajectory | RolloutError | None], list[int], dict[str, Any]]] = {}
+
+    def open(self, key: Any, item: Any, item_id: Any, size: int, metadata: Mapping[str, Any] | None = None) -> None:
+        """Expect ``size`` members for ``key`` (``item_id`` ``None`` or ``""`` becomes ``"0"``)."""
+        identifier = "0" if item_id is None or item_id == "" else str(item_id)
+        self._open[key] = (item, identifier, [None] * size, [size], dict(metadata) if metadata else {})
+
+    def note(self, key: Any, **metadata: Any) -> None:
+        """Add metadata to an open group (e.g. ``retried=True``)."""
+        self._open[key][4].update(metadata)
+
+    def add(self, key: Any, member: int, outcome: Trajectory | RolloutError) -> TrajectoryGroup | None:
+        """Record one member; returns the finished group when this was its last member."""
+        entry = self._open[key]
+        slots = entry[2]
+        if slots[member] is not None:
+            raise RuntimeError(f"member {member} of group {entry[1]!r} was reported twice")
+        slots[member] = outcome
+        entry[3][0] -= 1
+        if entry[3][0]:
+            return None
+        del self._open[key]
+        item, identifier, outcomes, _, metadata = entry
+        trajectories = tuple(record for record in outcomes if type(record) is not RolloutError)
+        errors = tuple(record for record in outcomes if type(record) is RolloutError)
+        return TrajectoryGroup(item, identifier, trajectories, (), errors, metadata)  # type: ignore[arg-type]
+
+    def __len__(self) -> int:
+        return len(self._open)
+
+
+async def run_member(
     item: Any,
-    item_id: Any,
-    results: list[Trajectory | RolloutError],
-    metadata: Mapping[str, Any] | None,
-) -> TrajectoryGroup:
-    trajectories = tuple(result for result in results if isinstance(result, Trajectory))
-    errors = tuple(result for result in results if isinstance(result, RolloutError))
-    return TrajectoryGroup(item, _item_id(item_id), trajectories, (), errors, dict(metadata or {}))
+    make_env: Callable[[Any], Any],
+    policy: Any,
+    member: int,
+    seed: int | None = None,
+    *,
+    options: dict[str, Any] | None = None,
+    max_steps: int | None = None,
+    timeout: float | None = None,
+    metadata: Mapping[str, Any] | None = None,
+    on_error: OnError = "record",
+    release: Release | None = None,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> Trajectory | RolloutError:
+    """Run one group member start to finish: make its env, roll out, hand the env back.
+
+    Args:
+        make_env: ``make_env(item)`` returning an ``AsyncEnv``, a ``gymnasium.Env``
+            (adapted) or an awaitable of either.
+        policy: the group's policy (bound to the env with ``for_env`` when it has one).
+        metadata: stored on the trajectory, with ``member`` and ``seed`` added.
+        on_error: ``"record"`` returns a :class:`RolloutError` for any failure;
+            ``"raise"`` re-raises it.
+        release: ``await release(env, healthy)`` instead of closing the env (env pools);
+            ``healthy`` is false when the episode failed or timed out.
+        passthrough: exception types raised even with ``on_error="record"`` (an executor's
+            own failures, e.g. a lost worker, which it retries).
+
+    Arguments are not checked here (check once per group with :func:`check_budgets`).
+    The env is released also when the member is cancelled.
+    """
+    started = time.perf_counter()
+    state = EpisodeState()
+    try:
+        environment = make_env(item)
+        if inspect.isawaitable(environment):
+            environment = await environment
+    except Exception as exc:
+        if on_error == "raise" or isinstance(exc, passthrough):
+            raise
+        return error_record(exc, member, where="make_env")
+    if not isinstance(environment, AsyncEnv) and isinstance(environment, gym.Env):
+        environment = as_async(environment)
+    healthy = False
+    try:
+        trajectory = await arun_episode(
+            environment,
+            bind_policy(policy, environment),
+            state,
+            seed,
+            options,
+            max_steps,
+            timeout,
+            _member_metadata(metadata, member, seed),
+            False,
+        )
+        healthy = trajectory.stop_reason != "timeout"  # a cut-off call may still run in the env
+    except Exception as exc:
+        if on_error == "raise" or isinstance(exc, passthrough):
+            raise
+        return error_record(exc, member, state)
+    finally:
+        # Runs also when the member is cancelled: the cancellation was delivered once,
+        # so awaiting here completes and the env is not left open.
+        if release is None:
+            await aclose_env(environment)
+        else:
+            await release(environment, healthy)
+    trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
+    return trajectory
 
 
 def rollout_group(
@@ -93,96 +220,52 @@ def rollout_group(
     :func:`member_seeds`) and ``options``, and its environment is closed.
     """
     _check_group_args(num_rollouts, on_error)
+    check_budgets(max_steps, timeout)
     seeds = member_seeds(seed, num_rollouts)
-    results: list[Trajectory | RolloutError] = []
+    collector = GroupCollector()
+    collector.open(0, item, item_id, num_rollouts, metadata)
+    group = None
     for member, member_seed in enumerate(seeds):
-        started = time.perf_counter()
-        environment = None
-        try:
-            try:
-                environment = make_env(item)
-            except Exception as exc:
-                exc._rolloutgym_where = "make_env"  # type: ignore[attr-defined]
-                raise
-            trajectory = rollout(
-                environment,
-                policy,
-                seed=member_seed,
-                options=options,
-                max_steps=max_steps,
-                timeout=timeout,
-                metadata=_member_metadata(metadata, member, member_seed),
-            )
-            trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
-            results.append(trajectory)
-        except Exception as exc:
-            if on_error == "raise":
-                raise
-            results.append(_error_record(exc, member))
-        finally:
-            if environment is not None:
-                environment.close()
-    return _build_group(item, item_id, results, metadata)
+        group = collector.add(0, member, _sync_member(item, make_env, policy, member, member_seed, options, max_steps, timeout, metadata, on_error))
+    assert group is not None
+    return group
 
 
-async def _close(environment: Any) -> None:
-    result = environment.close()
-    if inspect.isawaitable(result):
-        await result
-
-
-async def _run_member(
+def _sync_member(
     item: Any,
     make_env: Callable[[Any], Any],
     policy: Any,
     member: int,
-    member_seed: int | None,
+    seed: int | None,
     options: dict[str, Any] | None,
     max_steps: int | None,
     timeout: float | None,
     metadata: Mapping[str, Any] | None,
-) -> Trajectory:
+    on_error: OnError,
+) -> Trajectory | RolloutError:
     started = time.perf_counter()
+    state = EpisodeState()
     try:
         environment = make_env(item)
-        if inspect.isawaitable(environment):
-            environment = await environment
     except Exception as exc:
-        exc._rolloutgym_where = "make_env"  # type: ignore[attr-defined]
-        raise
-    if not isinstance(environment, AsyncEnv) and isinstance(environment, gym.Env):
-        environment = as_async(environment)
+        if on_error == "raise":
+            raise
+        return error_record(exc, member, where="make_env")
     try:
-        if timeout is None:
-            # The common case skips arollout()'s argument checks (done once per group) and
-            # one coroutine frame per member.
-            trajectory = await _arollout_loop(
-                environment,
-                bind_policy(policy, environment),
-                [],
-                {},
-                member_seed,
-                options,
-                max_steps,
-                _member_metadata(metadata, member, member_seed),
-                False,
+        if isinstance(environment, AsyncEnv):
+            raise TypeError(
+                f"rollout_group() needs sync gymnasium.Envs, got async {type(environment).__name__}; use arollout_group()"
             )
-        else:
-            trajectory = await arollout(
-                environment,
-                policy,
-                seed=member_seed,
-                options=options,
-                max_steps=max_steps,
-                timeout=timeout,
-                metadata=_member_metadata(metadata, member, member_seed),
-            )
+        trajectory = run_episode(
+            environment, bind_policy(policy, environment), state, seed, options, max_steps, timeout,
+            _member_metadata(metadata, member, seed), False,
+        )
+    except Exception as exc:
+        if on_error == "raise":
+            raise
+        return error_record(exc, member, state)
     finally:
-        # Runs also when the member is cancelled: the cancellation was delivered once,
-        # so awaiting close() here completes and the env is not left open.
-        closing = environment.close()
-        if closing is not None and inspect.isawaitable(closing):
-            await closing
+        environment.close()
     trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
     return trajectory
 
@@ -209,36 +292,36 @@ async def arollout_group(
     every member and closes every environment it opened.
     """
     _check_group_args(num_rollouts, on_error)
-    _check_max_steps(max_steps)
-    _check_timeout(timeout)
+    check_budgets(max_steps, timeout)
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
     seeds = member_seeds(seed, num_rollouts)
-    results: list[Trajectory | RolloutError | None] = [None] * num_rollouts
+    collector = GroupCollector()
+    collector.open(0, item, item_id, num_rollouts, metadata)
+    finished: list[TrajectoryGroup] = []
     next_member = iter(range(num_rollouts))
 
     async def worker() -> None:
         for member in next_member:
-            try:
-                results[member] = await _run_member(
-                    item, make_env, policy, member, seeds[member], options, max_steps, timeout, metadata
-                )
-            except Exception as exc:
-                if on_error == "raise":
-                    raise
-                results[member] = _error_record(exc, member)
+            outcome = await run_member(
+                item, make_env, policy, member, seeds[member],
+                options=options, max_steps=max_steps, timeout=timeout, metadata=metadata, on_error=on_error,
+            )
+            group = collector.add(0, member, outcome)
+            if group is not None:
+                finished.append(group)
 
     workers = min(concurrency, num_rollouts)
     if workers == 1:
         await worker()
     else:
         try:
-            async with asyncio.TaskGroup() as group:
+            async with asyncio.TaskGroup() as tasks:
                 for _ in range(workers):
-                    group.create_task(worker())
+                    tasks.create_task(worker())
         except BaseExceptionGroup as failure:
-            first = failure.exceptions[0]
+            first: BaseException = failure
             while isinstance(first, BaseExceptionGroup):
                 first = first.exceptions[0]
             raise first from None
-    return _build_group(item, item_id, results, metadata)  # type: ignore[arg-type]
+    return finished[0]

@@ -1,14 +1,18 @@
 """Run files: writing, reading, resuming, summarising and exporting rollout runs."""
 
-from ._store import FORMAT_VERSION, Run, RunWriter, iter_run, read_header, read_run
-from .stats import RunSummary, TaskSummary, pass_at_k, pass_hat_k, summarize
+from ._store import FORMAT_VERSION, GroupLine, Run, RunWriter, iter_group_lines, iter_run, read_header, read_run
+from .stats import GroupFacts, RunSummary, TaskSummary, group_facts, pass_at_k, pass_hat_k, summarize
 
 __all__ = [
     "FORMAT_VERSION",
+    "GroupFacts",
+    "GroupLine",
     "Run",
     "RunSummary",
     "RunWriter",
     "TaskSummary",
+    "group_facts",
+    "iter_group_lines",
     "iter_run",
     "pass_at_k",
     "pass_hat_k",

@@ -17,9 +17,10 @@ from pydantic import ValidationError
 from rolloutgym_protocol import TrajectoryGroup
 from rolloutgym_protocol.errors import RunFileError
 
-from ._schema import FORMAT_VERSION, GroupLine, HeaderLine
+from ._schema import FORMAT_VERSION, HeaderLine
+from ._schema import GroupLine as _GroupSchema
 
-__all__ = ["FORMAT_VERSION", "Run", "RunWriter", "iter_run", "read_header", "read_run"]
+__all__ = ["FORMAT_VERSION", "GroupLine", "Run", "RunWriter", "iter_group_lines", "iter_run", "read_header", "read_run"]
 
 
 @dataclass
@@ -75,7 +76,7 @@ def _validate_header(path: Path, data: dict[str, Any]) -> dict[str, Any]:
 
 def _validate_group(path: Path, number: int, data: dict[str, Any]) -> tuple[int, TrajectoryGroup]:
     try:
-        GroupLine.model_validate(data)
+        _GroupSchema.model_validate(data)
     except ValidationError as exc:
         raise RunFileError(f"{path}:{number}: invalid group line, {_format_location(exc)}") from None
     try:
@@ -97,19 +98,36 @@ def read_header(path: str | Path) -> dict[str, Any]:
     return _validate_header(path, _parse_line(path, 1, first))
 
 
-def iter_run(path: str | Path, *, allow_partial_tail: bool = False) -> Iterator[tuple[int, TrajectoryGroup]]:
-    """Stream ``(task_index, group)`` pairs after validating the header.
+@dataclass(frozen=True)
+class GroupLine:
+    """One group line of a run file: its task index, the group, and the line's parsed JSON.
+
+    ``data`` is the dict as read (readers that only re-serialise a group, like the report's
+    trajectory viewer, use it instead of ``group.to_dict()``).
+    """
+
+    task_index: int
+    group: TrajectoryGroup
+    data: dict[str, Any]
+    number: int
+
+
+def iter_group_lines(path: str | Path, *, allow_partial_tail: bool = False) -> Iterator[GroupLine]:
+    """The one run-file reader: validate the header, then stream and validate each group line.
+
+    Used by ``show``, ``report``, ``rescore``, ``export`` and ``--resume``.
 
     Args:
         allow_partial_tail: ignore a last line cut off mid-write (a killed run).
+
+    Raises:
+        RunFileError: a missing file, a bad header, a corrupt or unknown line (with its line number).
     """
     path = Path(path)
     read_header(path)
     with path.open(encoding="utf-8") as handle:
         handle.readline()
-        number = 1
-        for text in handle:
-            number += 1
+        for number, text in enumerate(handle, start=2):
             if not text.strip():
                 continue
             if allow_partial_tail and not text.endswith("\n"):
@@ -120,7 +138,14 @@ def iter_run(path: str | Path, *, allow_partial_tail: bool = False) -> Iterator[
             data = _parse_line(path, number, text)
             if data.get("kind") != "group":
                 raise RunFileError(f"{path}:{number}: unknown line kind {data.get('kind')!r}; expected 'group'")
-            yield _validate_group(path, number, data)
+            task_index, group = _validate_group(path, number, data)
+            yield GroupLine(task_index, group, data, number)
+
+
+def iter_run(path: str | Path, *, allow_partial_tail: bool = False) -> Iterator[tuple[int, TrajectoryGroup]]:
+    """Stream ``(task_index, group)`` pairs (see :func:`iter_group_lines`)."""
+    for line in iter_group_lines(path, allow_partial_tail=allow_partial_tail):
+        yield line.task_index, line.group
 
 
 def read_run(path: str | Path, *, allow_partial_tail: bool = False) -> Run:

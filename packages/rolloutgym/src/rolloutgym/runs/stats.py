@@ -15,7 +15,7 @@ from typing import Any
 
 from rolloutgym_protocol import TrajectoryGroup
 
-__all__ = ["RunSummary", "TaskSummary", "pass_at_k", "pass_hat_k", "summarize"]
+__all__ = ["GroupFacts", "RunSummary", "TaskSummary", "group_facts", "pass_at_k", "pass_hat_k", "summarize"]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -74,7 +74,24 @@ class RunSummary:
         return data
 
 
-def _tokens(group: TrajectoryGroup) -> tuple[int, int]:
+@dataclass(frozen=True)
+class GroupFacts:
+    """What :func:`summarize` reads of one group: a few numbers per trajectory.
+
+    Readers that stream large run files (the report) keep these instead of the groups.
+    """
+
+    item_id: str
+    scores: tuple[float, ...]
+    turns: tuple[int, ...]
+    errors: tuple[tuple[str, str, str], ...]  # (error type, where, message cut to 300 characters)
+    total_tokens: int
+    generated_tokens: int
+    seconds: float
+
+
+def group_facts(group: TrajectoryGroup) -> GroupFacts:
+    """The :class:`GroupFacts` of a finished group."""
     generated = total = 0
     for trajectory in group.trajectories:
         for step in trajectory.steps:
@@ -83,16 +100,24 @@ def _tokens(group: TrajectoryGroup) -> tuple[int, int]:
                 total += len(step.policy_tokens)
             if step.observation_tokens is not None:
                 total += len(step.observation_tokens)
-    return total, generated
+    return GroupFacts(
+        group.item_id,
+        tuple(score.value for score in group.scores),
+        tuple(len(trajectory.steps) for trajectory in group.trajectories),
+        tuple((error.error_type, error.where, error.error_message[:300]) for error in group.errors),
+        total,
+        generated,
+        sum(float(trajectory.metadata.get("elapsed_seconds", 0.0)) for trajectory in group.trajectories),
+    )
 
 
 def summarize(
-    groups: Sequence[TrajectoryGroup],
+    groups: Sequence[TrajectoryGroup | GroupFacts],
     *,
     header: dict[str, Any] | None = None,
     task_indices: Sequence[int] | None = None,
 ) -> RunSummary:
-    """Summarise finished groups (the run's header supplies env, policy and threshold)."""
+    """Summarise finished groups or their :class:`GroupFacts` (the header supplies env, policy and threshold)."""
     header = header or {}
     threshold = float(header.get("pass_threshold", 1.0))
     indices = list(task_indices) if task_indices is not None else list(range(len(groups)))
@@ -105,32 +130,32 @@ def summarize(
     total_tokens = generated_tokens = 0
     seconds = 0.0
     sizes = []
-    for index, group in zip(indices, groups, strict=True):
-        values = [score.value for score in group.scores]
-        group_turns = [len(trajectory.steps) for trajectory in group.trajectories]
+    for index, given in zip(indices, groups, strict=True):
+        facts = given if isinstance(given, GroupFacts) else group_facts(given)
+        values = list(facts.scores)
+        group_turns = facts.turns
         task_passes = sum(value >= threshold for value in values)
-        for error in group.errors:
-            errors[error.error_type] += 1
-            examples.setdefault(error.error_type, f"[{error.where}] {error.error_message}"[:300])
+        for error_type, where, message in facts.errors:
+            errors[error_type] += 1
+            examples.setdefault(error_type, f"[{where}] {message}"[:300])
         tasks.append(
             TaskSummary(
-                group.item_id,
+                facts.item_id,
                 index,
                 len(values),
                 task_passes,
                 sum(values) / len(values) if values else 0.0,
                 sum(group_turns) / len(group_turns) if group_turns else 0.0,
-                len(group.errors),
+                len(facts.errors),
             )
         )
         rewards.extend(values)
         turns.extend(group_turns)
         passes += task_passes
         sizes.append(len(values))
-        group_total, group_generated = _tokens(group)
-        total_tokens += group_total
-        generated_tokens += group_generated
-        seconds += sum(float(t.metadata.get("elapsed_seconds", 0.0)) for t in group.trajectories)
+        total_tokens += facts.total_tokens
+        generated_tokens += facts.generated_tokens
+        seconds += facts.seconds
     n = min(sizes) if sizes else 0
     pass_at: dict[int, float] = {}
     pass_hat: dict[int, float] = {}
