@@ -103,7 +103,7 @@ def main() -> int:
             case["response"],
             case["expected"],
             kind=case["kind"],
-            **{k: case[k] for k in ("boxed", "symbolic") if k in case},
+            **{k: case[k] for k in ("boxed", "symbolic", "max_boxed_answers") if k in case},
         )
     )
     if theirs_gsm8k is None:
