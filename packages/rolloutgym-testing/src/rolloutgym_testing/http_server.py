@@ -22,10 +22,15 @@ _READ_SIZE = 65536
 
 
 class LocalHTTPServer:
-    """Serve ``handler`` on an ephemeral port of 127.0.0.1 from a background thread."""
+    """Serve ``handler`` on an ephemeral port of 127.0.0.1 from a background thread.
 
-    def __init__(self, handler: HTTPHandler) -> None:
+    ``port`` picks the port instead (e.g. a server that stopped, coming back at its old
+    address).
+    """
+
+    def __init__(self, handler: HTTPHandler, *, port: int = 0) -> None:
         self._handler = handler
+        self._requested_port = port
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
         self._server: asyncio.Server | None = None
@@ -46,7 +51,7 @@ class LocalHTTPServer:
             self._loop = loop
             try:
                 self._server = loop.run_until_complete(
-                    asyncio.start_server(self._connection, "127.0.0.1", 0, backlog=1024)
+                    asyncio.start_server(self._connection, "127.0.0.1", self._requested_port, backlog=1024)
                 )
                 self.port = self._server.sockets[0].getsockname()[1]
             except BaseException as exc:  # reported to start()'s caller
