@@ -47,3 +47,18 @@ def test_version_and_limit_zero() -> None:
     zero = cli("run", "toy/arith-v0", "--limit", "0")
     assert zero.returncode == 2 and "--limit must be at least 1" in zero.stderr
     assert cli("run", "toy/arith-v0", "-n", "0").returncode == 2
+
+
+def test_runs_lists_run_files_complete_and_partial(tmp_path: Path) -> None:
+    folder = tmp_path / "runs"
+    complete = folder / "complete.jsonl"
+    assert cli("run", "toy/arith-v0", "--policy", "oracle", "--limit", "3", "-q", "-o", str(complete)).returncode == 0
+    (folder / "partial.jsonl").write_text("".join(complete.read_text().splitlines(keepends=True)[:2]))
+    (folder / "junk.jsonl").write_text("not json\n")
+    listed = cli("runs", str(folder))
+    assert listed.returncode == 0, listed.stderr
+    rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.startswith("│")}
+    assert "complete" in rows["complete.jsonl"] and "3/3" in rows["complete.jsonl"] and "toy/arith-v0" in rows["complete.jsonl"]
+    assert "partial" in rows["partial.jsonl"] and "1/3" in rows["partial.jsonl"]
+    assert "unreadable" in rows["junk.jsonl"]
+    assert cli("runs", str(tmp_path / "missing")).returncode == 2

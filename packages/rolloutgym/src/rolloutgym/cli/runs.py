@@ -18,9 +18,12 @@ def _fmt(value: float) -> str:
 
 
 def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = False) -> None:
+    from ..mixtures import env_breakdown, is_mixture, position_envs
+
     env = header.get("env", {})
+    version = f"{len(header['mixture'])} envs" if is_mixture(header) else f"v{env.get('version')}"
     console.print(
-        f"[bold]{markup_safe(env.get('id'))}[/] (v{markup_safe(env.get('version'))}) · policy [bold]{markup_safe(header.get('policy'))}[/] · "
+        f"[bold]{markup_safe(env.get('id'))}[/] ({markup_safe(version)}) · policy [bold]{markup_safe(header.get('policy'))}[/] · "
         f"{summary.num_tasks} tasks · {summary.num_trajectories} trajectories · n={header.get('num_rollouts')}",
         markup=True,
     )
@@ -44,8 +47,20 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         table = Table(title="Per task", title_justify="left")
         for column in ("task", "n", "pass rate", "mean reward", "turns", "errors"):
             table.add_column(column, justify="right" if column != "task" else "left")
+        envs = position_envs(header)
         for task in summary.tasks:
-            table.add_row(task.task_id, str(task.trajectories), f"{task.pass_rate:.0%}", _fmt(task.mean_reward), f"{task.mean_turns:.1f}", str(task.errors))
+            label = f"{envs[task.task_index]}:{task.task_id}" if task.task_index in envs else task.task_id
+            table.add_row(label, str(task.trajectories), f"{task.pass_rate:.0%}", _fmt(task.mean_reward), f"{task.mean_turns:.1f}", str(task.errors))
+        print_table(table)
+    if is_mixture(header):
+        table = Table(title="Per env", title_justify="left")
+        for column in ("env", "weight", "tasks", "n", "pass rate", "mean reward", "turns", "errors"):
+            table.add_column(column, justify="right" if column != "env" else "left")
+        for row in env_breakdown(header, summary.tasks):
+            table.add_row(
+                row["env"], f"{row['weight']:g}", str(row["tasks"]), str(row["trajectories"]), f"{row['pass_rate']:.0%}",
+                _fmt(row["mean_reward"]), f"{row['mean_turns']:.1f}", str(row["errors"]),
+            )
         print_table(table)
 
 
@@ -97,8 +112,11 @@ def compare_command(
         )
     summary_a = summarize(first.groups, header=first.header, task_indices=first.task_indices)
     summary_b = summarize(second.groups, header=second.header, task_indices=second.task_indices)
-    tasks_a = {task.task_id: task for task in summary_a.tasks}
-    tasks_b = {task.task_id: task for task in summary_b.tasks}
+    from ..mixtures import env_breakdown, is_mixture, position_envs
+
+    envs_a, envs_b = position_envs(first.header), position_envs(second.header)
+    tasks_a = {f"{envs_a[task.task_index]}:{task.task_id}" if envs_a else task.task_id: task for task in summary_a.tasks}
+    tasks_b = {f"{envs_b[task.task_index]}:{task.task_id}" if envs_b else task.task_id: task for task in summary_b.tasks}
     table = Table(title=f"{first.header['policy']} → {second.header['policy']}", title_justify="left")
     for column in ("task", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
         table.add_column(column, justify="left" if column == "task" else "right")
@@ -114,6 +132,21 @@ def compare_command(
             _fmt(a.mean_reward), _fmt(b.mean_reward), f"{b.mean_reward - a.mean_reward:+.3f}",
         )
     console.print(table)
+    if is_mixture(first.header) or is_mixture(second.header):
+        rows_b = {row["env"]: row for row in env_breakdown(second.header, summary_b.tasks)}
+        per_env = Table(title="Per env", title_justify="left")
+        for column in ("env", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
+            per_env.add_column(column, justify="left" if column == "env" else "right")
+        for row in env_breakdown(first.header, summary_a.tasks):
+            other = rows_b.get(row["env"])
+            if other is None:
+                per_env.add_row(row["env"], f"{row['pass_rate']:.0%}", "-", "-", _fmt(row["mean_reward"]), "-", "-")
+                continue
+            per_env.add_row(
+                row["env"], f"{row['pass_rate']:.0%}", f"{other['pass_rate']:.0%}", f"{other['pass_rate'] - row['pass_rate']:+.0%}",
+                _fmt(row["mean_reward"]), _fmt(other["mean_reward"]), f"{other['mean_reward'] - row['mean_reward']:+.3f}",
+            )
+        print_table(per_env)
     console.print(
         f"overall pass rate {summary_a.pass_rate:.1%} → {summary_b.pass_rate:.1%} ({summary_b.pass_rate - summary_a.pass_rate:+.1%}); "
         f"mean reward {_fmt(summary_a.mean_reward)} → {_fmt(summary_b.mean_reward)} ({summary_b.mean_reward - summary_a.mean_reward:+.3f})"
@@ -152,3 +185,43 @@ def export_command(
     target = out or run_file.with_name(f"{run_file.stem}.{format}{spec.extension}")
     written = export(run, target, **parse_key_values(options, "--option"))
     console.print(f"wrote {written}")
+
+
+@app.command("runs")
+def runs_command(
+    folder: Path = typer.Argument(Path("runs"), help="Folder of run files (default ./runs)."),
+) -> None:
+    """List the run files in a folder: env, policy, date, pass rate, and whether the run is complete."""
+    from rolloutgym_protocol.errors import RunFileError
+
+    from ..runs import read_run, summarize
+
+    if not folder.is_dir():
+        fail(f"no folder {folder}: pass the folder that holds your run files (rolloutgym run writes to ./runs by default)")
+    table = Table(title=f"Run files in {folder}", title_justify="left")
+    for column in ("file", "env", "policy", "created", "tasks", "pass rate", "state"):
+        table.add_column(column, justify="right" if column in ("tasks", "pass rate") else "left")
+    found = 0
+    for path in sorted(folder.glob("*.jsonl"), key=lambda candidate: candidate.stat().st_mtime, reverse=True):
+        try:
+            run = read_run(path, allow_partial_tail=True)
+        except (RunFileError, OSError, ValueError) as exc:
+            table.add_row(path.name, "-", "-", "-", "-", "-", f"unreadable: {str(exc)[:60]}")
+            continue
+        found += 1
+        summary = summarize(run.groups, header=run.header, task_indices=run.task_indices)
+        planned = len(run.header.get("task_indices", ()))
+        done = len(set(run.task_indices))
+        table.add_row(
+            path.name,
+            str(run.header.get("env", {}).get("id", "-")),
+            str(run.header.get("policy", "-")),
+            str(run.header.get("created_at", "-"))[:19].replace("T", " "),
+            f"{done}/{planned}",
+            f"{summary.pass_rate:.1%}" if run.groups else "-",
+            "complete" if run.complete else "partial (--resume to finish)",
+        )
+    if not found and not table.rows:
+        console.print(f"no run files (*.jsonl) in {folder}")
+        return
+    print_table(table)
