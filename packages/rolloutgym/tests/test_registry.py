@@ -233,3 +233,22 @@ def test_a_plugin_adds_a_cli_command_through_rolloutgym_commands(tmp_path: Path)
     assert completed.returncode == 0, completed.stderr
     assert completed.stdout.strip() == "hello there"
     assert "hello" in _run_cli(tmp_path, "--help").stdout
+
+
+def test_rolloutgym_plugins_names_a_misspelled_hook(tmp_path: Path) -> None:
+    _fake_distribution(
+        tmp_path,
+        "rolloutgym-typo",
+        """
+        from rolloutgym_protocol import EnvSpec, hookimpl
+
+        @hookimpl
+        def rolloutgym_env():
+            return [EnvSpec(id="typo/x-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv")]
+        """,
+        "typo",
+    )
+    completed = _run_cli(tmp_path, "plugins")
+    assert completed.returncode == 0, completed.stderr
+    assert "unknown hook 'rolloutgym_env'" in completed.stdout and "rolloutgym_envs" in completed.stdout
+    assert _run_cli(tmp_path, "list").returncode == 0

@@ -109,3 +109,5 @@ def plugins_command() -> None:
     for info in registry.plugins:
         if info.error:
             console.print(f"[red]{markup_safe(info.describe())}:[/] {markup_safe(info.error)}", markup=True)
+        for warning in info.warnings:
+            console.print(f"[yellow]{markup_safe(info.describe())}:[/] {markup_safe(warning)}", markup=True)
