@@ -4,9 +4,10 @@
    page's failure reward, -1.
 2. The scripted oracle on its subset, ``--seeds`` seeds each: the page's reward (1.0 expected).
 3. Episode start (``env.reset``: context, page load, seeded ``core.startEpisodeReal()``, first
-   observation) with the pool's prepared spare context against a fresh context created on
-   demand (``browser.new_context()`` + ``new_page()``, no spare), on the same browser.
-   The two modes alternate task by task; medians are compared.
+   observation) with pooling (a context prepared in the background with the task page
+   already loaded, from the previous episode of the task) against a fresh context created
+   on demand (``browser.new_context()`` + ``new_page()`` + loading the page), on the same
+   browser. The two modes alternate task by task; medians are compared.
 
 Usage: ``python benchmarks/miniwob_pass.py [--seeds 5] [--start-tasks 30]``
 """
@@ -19,6 +20,7 @@ import statistics
 import time
 from typing import Any
 
+from rolloutgym_browser import _miniwob_page
 from rolloutgym_browser._chromium import BrowserPool
 from rolloutgym_browser._miniwob_oracle import SCRIPTED
 from rolloutgym_browser._service import shutdown_browser
@@ -68,6 +70,10 @@ def start_times(count: int) -> tuple[list[float], list[float]]:
     tasks = [task.id for task in miniwob_tasks()][:: max(1, 125 // count)][:count]
     pooled_acquire = BrowserPool.acquire
     pooled_prepare = BrowserPool.prepare_spare
+    take_ready, prepare_next = _miniwob_page._take_ready, _miniwob_page._prepare_next
+
+    async def no_ready(pool: Any, key: Any) -> None:
+        return None
 
     async def fresh_acquire(self: BrowserPool) -> tuple[Any, Any]:
         browser = await self._ensure_browser()
@@ -83,6 +89,8 @@ def start_times(count: int) -> tuple[list[float], list[float]]:
             if mode == "fresh":
                 BrowserPool.acquire = fresh_acquire  # type: ignore[method-assign]
                 BrowserPool.prepare_spare = lambda self: None  # type: ignore[method-assign]
+                _miniwob_page._take_ready = no_ready  # type: ignore[assignment]
+                _miniwob_page._prepare_next = lambda *arguments: None  # type: ignore[assignment]
             try:
                 # One warm-up episode in this mode (its spare context, or none), then the measured one.
                 asyncio.run(_reset_seconds(task, 1))
@@ -90,28 +98,36 @@ def start_times(count: int) -> tuple[list[float], list[float]]:
             finally:
                 BrowserPool.acquire = pooled_acquire  # type: ignore[method-assign]
                 BrowserPool.prepare_spare = pooled_prepare  # type: ignore[method-assign]
+                _miniwob_page._take_ready, _miniwob_page._prepare_next = take_ready, prepare_next
             (pooled if mode == "pooled" else fresh).append(seconds)
     return pooled, fresh
+
+
+def passes(seeds: int) -> None:
+    """The null pass over all tasks and the scripted oracle pass, printed."""
+    rewards, problems, seconds = null_pass()
+    minus_one = sum(1 for value in rewards.values() if value == -1.0)
+    print(f"null pass: {len(rewards)}/125 tasks ran, {minus_one} scored -1, {len(problems)} problem(s), {seconds:.1f} s")
+    for problem in problems:
+        print("  ", problem)
+    results = oracle_pass(seeds)
+    solved = sum(value == 1.0 for values in results.values() for value in values)
+    total = sum(len(values) for values in results.values())
+    print(f"scripted oracle: {solved}/{total} episodes scored 1.0 on {len(results)} tasks x {seeds} seeds")
+    for task, values in results.items():
+        if any(value != 1.0 for value in values):
+            print(f"   {task}: {values}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=5, help="oracle seeds per scripted task")
     parser.add_argument("--start-tasks", type=int, default=30, help="tasks timed for the start comparison")
+    parser.add_argument("--start-only", action="store_true", help="only the start-time comparison")
     options = parser.parse_args()
     try:
-        rewards, problems, seconds = null_pass()
-        minus_one = sum(1 for value in rewards.values() if value == -1.0)
-        print(f"null pass: {len(rewards)}/125 tasks ran, {minus_one} scored -1, {len(problems)} problem(s), {seconds:.1f} s")
-        for problem in problems:
-            print("  ", problem)
-        results = oracle_pass(options.seeds)
-        solved = sum(value == 1.0 for values in results.values() for value in values)
-        total = sum(len(values) for values in results.values())
-        print(f"scripted oracle: {solved}/{total} episodes scored 1.0 on {len(results)} tasks x {options.seeds} seeds")
-        for task, values in results.items():
-            if any(value != 1.0 for value in values):
-                print(f"   {task}: {values}")
+        if not options.start_only:
+            passes(options.seeds)
         pooled, fresh = start_times(options.start_tasks)
         pooled_median, fresh_median = statistics.median(pooled), statistics.median(fresh)
         print(f"episode start, pooled context: median {pooled_median * 1000:.0f} ms over {len(pooled)} tasks")
@@ -119,6 +135,7 @@ def main() -> None:
         print(f"pooled / fresh start time: {pooled_median / fresh_median:.2f}x")
     finally:
         shutdown_browser()
+
 
 
 if __name__ == "__main__":

@@ -265,7 +265,7 @@ def test_drag_and_keys_reach_the_page() -> None:
 
 @pytest.mark.chromium
 def test_only_the_packages_own_files_load() -> None:
-    """The context aborts every request outside miniwob's html folder (network and other files)."""
+    """Only the package's html folder is reachable: other origins are aborted, the server refuses other paths."""
 
     async def check() -> None:
         environment = make_miniwob_env("click-button")
@@ -276,13 +276,14 @@ def test_only_the_packages_own_files_load() -> None:
                 "probing",
                 page._page.evaluate(
                     """async () => {
-                      const probe = (url) => fetch(url).then(() => 'loaded', () => 'blocked');
+                      const probe = (url) => fetch(url).then((response) => response.status, () => 'blocked');
                       return [await probe('http://127.0.0.1:9/x'), await probe('https://example.com/'),
-                              await probe('file:///etc/hostname')];
+                              await probe('file:///etc/hostname'), await probe('/core/core.js'),
+                              await probe('/%2e%2e/registration.py'), await probe('/miniwob/')];
                     }"""
                 ),
             )
-            assert outcomes == ["blocked", "blocked", "blocked"]
+            assert outcomes == ["blocked", "blocked", "blocked", 200, 404, 404]
             blocked = environment._info()["blocked_requests"]
             assert any(url.startswith("https://example.com") for url in blocked), blocked
         finally:

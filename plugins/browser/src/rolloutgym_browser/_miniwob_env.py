@@ -487,4 +487,4 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             return
         self._closed = True
         self._active = False
-        await self.page.stop()
+        await self.page.close()
