@@ -16,7 +16,10 @@ from rolloutgym_protocol.errors import ConfigError
 __all__ = ["delta_svg", "pass_at_k_svg", "reward_histogram_svg", "task_pass_rate_svg"]
 
 # With more tasks than this, per-task bars become a sorted profile (one path, not N bars).
-_MAX_BARS = 60
+# Above these counts, task labels would overlap (7 pt labels on a 5.4 in / 10 in wide plot):
+# the plot shows the sorted profile instead, and the task table names the tasks.
+_MAX_BARS = 16
+_MAX_DELTA_BARS = 30
 _PASS_COLOUR = "#2f855a"
 _FAIL_COLOUR = "#c53030"
 _MAIN_COLOUR = "#3b6fb6"
@@ -155,7 +158,9 @@ def task_pass_rate_svg(task_ids: Sequence[str], pass_rates: Sequence[float]) -> 
     else:
         ordered = sorted(pass_rates, reverse=True)
         axes.fill_between(range(len(ordered)), ordered, step="mid", color=_MAIN_COLOUR, alpha=0.75, linewidth=0)
-        axes.set_xlabel(f"{len(ordered)} tasks, sorted by pass rate")
+        solved = sum(rate >= 1.0 for rate in ordered)
+        failed = sum(rate <= 0.0 for rate in ordered)
+        axes.set_xlabel(f"{len(ordered)} tasks, sorted by pass rate ({solved} always pass, {failed} never)")
         axes.set_xlim(0, len(ordered) - 1)
     axes.set_ylim(-0.03, 1.05)
     axes.set_ylabel("pass rate")
@@ -168,7 +173,7 @@ def delta_svg(task_ids: Sequence[str], deltas: Sequence[float], label: str) -> s
     """Per-task pass-rate change between two runs (green up, red down)."""
     figure, axes = _figure(width=10.0, height=3.4)
     colours = [_PASS_COLOUR if delta > 0 else _FAIL_COLOUR if delta < 0 else "#a0aec0" for delta in deltas]
-    if len(task_ids) <= _MAX_BARS:
+    if len(task_ids) <= _MAX_DELTA_BARS:
         positions = range(len(task_ids))
         axes.bar(positions, deltas, color=colours, width=0.8)
         axes.set_xticks(
