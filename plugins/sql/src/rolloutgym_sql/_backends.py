@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
@@ -35,9 +36,10 @@ def open_session(
 
     ``isolated`` (the default, for everything an agent sends) runs the session in a worker
     process that is killed when a statement outlives its limits; ``isolated=False`` runs it
-    in this process (for trusted SQL such as a task's gold query).
+    in this process (for trusted SQL such as a task's gold query). Windows has no killable
+    worker (no ``select`` on pipes, no address-space limit): sessions run in-process there.
     """
-    if isolated:
+    if isolated and sys.platform != "win32":
         from ._worker import IsolatedSession
 
         return IsolatedSession(backend, source, read_only=read_only, limits=limits)
