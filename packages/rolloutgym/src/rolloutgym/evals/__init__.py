@@ -19,12 +19,23 @@ from ._runner import (
     run_benchmarks,
 )
 
+
+def __getattr__(name: str) -> object:
+    # ``rolloutgym.evals.benchmarks`` needs the benchmarks plugin: imported on first use only.
+    if name == "benchmarks":
+        import importlib
+
+        return importlib.import_module(".benchmarks", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 __all__ = [
     "Benchmark",
     "BenchmarkResult",
     "Evaluation",
     "EvaluationCallback",
     "EvaluationRecord",
+    "benchmarks",
     "run_benchmark",
     "run_benchmarks",
 ]

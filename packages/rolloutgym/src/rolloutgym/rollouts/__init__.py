@@ -7,6 +7,7 @@ an env whose ``close()`` may be async.
 """
 
 from rolloutgym_protocol import AsyncPolicy, Policy, PolicyOutput, RolloutError, Step, Trajectory, TrajectoryGroup
+from rolloutgym_protocol.records import ActionT, ItemT, ObservationT
 
 from ._episode import EpisodeState, arollout, bind_policy, check_budgets, rollout
 from ._group import (
@@ -20,9 +21,12 @@ from ._group import (
 )
 
 __all__ = [
+    "ActionT",
     "AsyncPolicy",
     "EpisodeState",
     "GroupCollector",
+    "ItemT",
+    "ObservationT",
     "Policy",
     "PolicyOutput",
     "RolloutError",

@@ -13,6 +13,11 @@ Raises ImportError (naming the package to install) when the plugin is missing.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
+from .._runner import Benchmark
+
 try:
     from rolloutgym_benchmarks import (
         AIME_PROMPT_SUFFIX,
@@ -37,8 +42,12 @@ except ImportError as error:  # pragma: no cover - exercised only without the pl
         "rolloutgym.evals.benchmarks needs the benchmarks plugin: pip install rolloutgym-benchmarks"
     ) from error
 
+BenchmarkFactory = Callable[..., Benchmark[Any]]
+"""What :data:`REGISTRY` maps a benchmark name to: ``factory(examples=None, **options) -> Benchmark``."""
+
 __all__ = [
     "AIME_PROMPT_SUFFIX",
+    "BenchmarkFactory",
     "REGISTRY",
     "AIMEEnv",
     "GSM8KEnv",
