@@ -130,11 +130,12 @@ def main() -> int:
         steps = [record for record in result.records if "reward" in record and "loss" in record]
         print(f"GRPO on trl/digits-v0, model {arguments.model}, {arguments.num_generations} episodes x "
               f"{arguments.prompts_per_step} tasks per step, lr {arguments.lr}, seed {arguments.seed}")
-        print(f"{'step':>5} {'reward':>7} {'std':>6} {'pass':>6} {'loss':>8} {'seconds':>8}")
+        print(f"{'step':>5} {'reward':>7} {'std':>6} {'pass':>6} {'loss':>8} {'seconds':>8} {'cpu s':>8}")
         for record in steps:
             print(
                 f"{int(record['step']):>5} {record['reward']:>7.3f} {record.get('reward_std', 0.0):>6.3f} "
-                f"{record.get('rolloutgym/pass_rate', 0.0):>6.1%} {record['loss']:>8.4f} {record['seconds']:>8.3f}"
+                f"{record.get('rolloutgym/pass_rate', 0.0):>6.1%} {record['loss']:>8.4f} {record['seconds']:>8.3f} "
+                f"{record['cpu_seconds']:>8.3f}"
             )
         rewards = [record["reward"] for record in steps]
         head, tail = statistics.mean(rewards[:3]), statistics.mean(rewards[-5:])
@@ -144,10 +145,13 @@ def main() -> int:
         print(f"total with evaluations: {with_env_total:.1f} s")
 
         bare = bare_run(arguments, os.path.join(folder, "bare"))
-    with_env = statistics.median(record["seconds"] for record in steps)
-    without_env = statistics.median(record["seconds"] for record in bare)
-    print(f"median wall time per step: with the env {with_env:.3f} s, same loop without the env {without_env:.3f} s")
-    print(f"ratio with/without env: {with_env / without_env:.2f}x; env share of a step: {max(0.0, 1 - without_env / with_env):.1%}")
+    for key, what in (("seconds", "wall"), ("cpu_seconds", "CPU")):
+        with_env = statistics.median(record[key] for record in steps)
+        without_env = statistics.median(record[key] for record in bare)
+        print(
+            f"median {what} time per step: with the env {with_env:.3f} s, same loop without the env {without_env:.3f} s; "
+            f"ratio {with_env / without_env:.2f}x; env share of a step {max(0.0, 1 - without_env / with_env):.1%}"
+        )
     print(f"bare loop reward: first 3 steps {statistics.mean(r['reward'] for r in bare[:3]):.3f}, "
           f"last 5 steps {statistics.mean(r['reward'] for r in bare[-5:]):.3f}")
     return 0 if head <= 0.2 and tail >= 0.8 else 1

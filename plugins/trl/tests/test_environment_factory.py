@@ -94,7 +94,7 @@ def test_a_template_trl_cannot_parse_is_named_before_training(tmp_path) -> None:
 def test_grpo_trainer_runs_the_env_through_its_tool_loop(tmp_path) -> None:
     result = train_grpo(
         "toy/guess-v0", "hf:tiny", out=tmp_path / "m", steps=2, mode="environment_factory", chat_template="qwen2_5",
-        max_tokens=16, num_generations=2, prompts_per_step=1, evaluate=False, threads=2,
+        max_tokens=16, num_generations=2, prompts_per_step=1, evaluate=False, threads=1,
     )
     assert len(result.curve("reward")) == 2
     # TRL called our reward function, which read the env's Score and its component

@@ -11,7 +11,7 @@ from rolloutgym_protocol.errors import ConfigError
 from rolloutgym_trl import train_dpo, train_sft
 from rolloutgym_trl._conversations import render_conversation
 
-EVALUATION = {"eval_rollouts": 2, "policy_options": {"max_tokens": 8, "seed": 0}, "threads": 2}
+EVALUATION = {"eval_rollouts": 2, "policy_options": {"max_tokens": 8, "seed": 0}, "threads": 1}
 
 
 def _run(tmp_path, env_id: str, policy: str, name: str, **options) -> str:
@@ -65,7 +65,7 @@ def test_dpo_on_sampled_runs_prefers_the_better_episode(tmp_path) -> None:
         tmp_path, "trl/digits-v0", "hf:tiny", "tiny.jsonl", split="train", num_rollouts=4,
         policy_options={"max_tokens": 8, "seed": 0},
     )
-    result = train_dpo([run], "hf:tiny", out=tmp_path / "dpo", steps=12, learning_rate=5e-3, batch_size=8, evaluate=False, threads=2)
+    result = train_dpo([run], "hf:tiny", out=tmp_path / "dpo", steps=12, learning_rate=5e-3, batch_size=8, evaluate=False, threads=1)
     losses = result.curve("loss")
     assert losses[0] == pytest.approx(0.6931, abs=1e-3)  # log 2: the policy starts equal to its reference
     assert losses[-1] < 0.5

@@ -3,7 +3,8 @@
 The first line is a header (``{"rolloutgym_training_log": 1, "trainer": ..., "model": ...,
 "env_ids": [...]}``); each later line is what the trainer logged at that step (TRL names:
 ``reward``, ``reward_std``, ``kl``, ``loss``, ``rolloutgym/pass_rate``...) plus ``step``,
-``epoch`` and ``seconds`` (wall time since the previous line). The last line of a
+``epoch``, ``seconds`` (wall time since the previous line) and ``cpu_seconds`` (this
+process's CPU time since the previous line, all threads: the steadier figure on a busy machine). The last line of a
 finished run has ``"event": "end"`` and the train summary.
 """
 
@@ -51,13 +52,14 @@ class TrainingLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.records: list[dict[str, Any]] = []
         self._last = time.perf_counter()
+        self._last_cpu = time.process_time()
         with self.path.open("w", encoding="utf-8") as handle:
             handle.write(json.dumps({FORMAT_KEY: 1, **header}, default=str) + "\n")
 
     def write(self, record: Mapping[str, Any]) -> None:
-        now = time.perf_counter()
-        line = {**_clean(record), "seconds": round(now - self._last, 4)}
-        self._last = now
+        now, cpu = time.perf_counter(), time.process_time()
+        line = {**_clean(record), "seconds": round(now - self._last, 4), "cpu_seconds": round(cpu - self._last_cpu, 4)}
+        self._last, self._last_cpu = now, cpu
         self.records.append(line)
         with self.path.open("a", encoding="utf-8") as handle:
             handle.write(json.dumps(line) + "\n")

@@ -88,6 +88,9 @@ def grpo_config(
         "report_to": "none",
         "disable_tqdm": True,
         "dataloader_num_workers": 0,
+        # TRL turns activation checkpointing on by default; it recomputes every forward pass,
+        # which small models on a CPU do not need (--trainer-arg activation_checkpointing=true).
+        "activation_checkpointing": False,
         **_device_options(),
     }
     options.update(overrides or {})

@@ -171,6 +171,7 @@ def _common_arguments(out_dir: Path, *, epochs: float, steps: int | None, learni
         "save_strategy": "no",
         "report_to": "none",
         "disable_tqdm": True,
+        "activation_checkpointing": False,  # see grpo_config
         **_device_options(),
     }
     if steps is not None:
