@@ -235,7 +235,9 @@ async def _take_ready(pool: Any, key: tuple[str, str]) -> tuple[Any, Any, list[s
 
 def _prepare_next(pool: Any, key: tuple[str, str], origin: str, task_file: str) -> None:
     ready = _ready()
-    if key in ready:
+    # One background page load at a time: under concurrent episodes the preloading must not
+    # multiply the browser's work (the pool's spare context is prepared regardless).
+    if key in ready or any(not future.done() for future in ready.values()):
         return
     future = asyncio.ensure_future(_open_task_page(pool, origin, task_file))
     # A page that fails to load (the browser closing) is simply not used; mark its error seen.
