@@ -61,3 +61,64 @@ def test_the_run_order_keeps_every_prefix_mixed() -> None:
     order = interleave(entries, {"a/x-v0": 4, "b/y-v0": 2, "c/z-v0": 2})
     assert [env[0] for env, _ in order] == ["a", "b", "c", "a", "a", "b", "c", "a"]
     assert [k for env, k in order if env == "a/x-v0"] == [0, 1, 2, 3]
+
+
+def test_a_mixed_run_writes_one_file_that_every_command_breaks_down_per_env(tmp_path: Path) -> None:
+    import rolloutgym as rg
+    from rolloutgym.cli import app
+    from rolloutgym.mixtures import env_breakdown, env_of_group
+    from rolloutgym.report import build_report
+    from rolloutgym.runs import read_run
+    from typer.testing import CliRunner
+
+    out = tmp_path / "mix.jsonl"
+    result = rg.run({"toy/guess-v0": 2, "toy/arith-v0": 1}, policy="oracle", limit=6, num_rollouts=2, seed=3, out=out)
+    assert result.header["env"]["id"] == "toy/guess-v0=2,toy/arith-v0=1"
+    assert [entry["id"] for entry in result.header["mixture"]] == ["toy/guess-v0", "toy/arith-v0"]
+    run = read_run(out)
+    envs = [env_of_group(group, run.header) for group in run.groups]
+    assert sorted(envs) == ["toy/arith-v0"] * 2 + ["toy/guess-v0"] * 4
+    assert run.header["tasks"][:3] == ["toy/guess-v0:guess-00", "toy/arith-v0:arith-00", "toy/guess-v0:guess-01"]
+    breakdown = env_breakdown(run.header, result.summary.tasks)
+    assert [(row["env"], row["tasks"], row["trajectories"], row["pass_rate"]) for row in breakdown] == [
+        ("toy/guess-v0", 4, 8, 1.0),
+        ("toy/arith-v0", 2, 4, 1.0),
+    ]
+
+    cli = CliRunner()
+    null = tmp_path / "null.jsonl"
+    ran = cli.invoke(
+        app,
+        [
+            "run",
+            "--mix",
+            "toy/guess-v0=2,toy/arith-v0=1",
+            "-p",
+            "null",
+            "--limit",
+            "6",
+            "-n",
+            "2",
+            "-o",
+            str(null),
+            "-q",
+        ],
+    )
+    assert ran.exit_code == 0, ran.output
+    shown = cli.invoke(app, ["show", str(out)])
+    assert shown.exit_code == 0 and "Per env" in shown.output and "toy/arith-v0" in shown.output
+    compared = cli.invoke(app, ["compare", str(out), str(null)])
+    assert compared.exit_code == 0, compared.output
+    assert "toy/guess-v0" in compared.output and "-100%" in compared.output
+    rescored = cli.invoke(app, ["rescore", str(out), "-o", str(tmp_path / "rescored.jsonl")])
+    assert rescored.exit_code == 0 and "12 trajectories: 0 scores changed, 0 replays diverged" in rescored.output
+    datasets = pytest.importorskip("datasets")
+    exported = tmp_path / "mix.parquet"
+    assert cli.invoke(app, ["export", str(out), "-f", "hf", "-o", str(exported)]).exit_code == 0
+    rows = datasets.Dataset.from_parquet(str(exported))
+    assert sorted(rows["env_id"]) == ["toy/arith-v0"] * 4 + ["toy/guess-v0"] * 8
+    report = build_report([out], tmp_path / "mix.html")
+    page = report.path.read_text()
+    assert 'data-field="per_env"' in page and 'data-env="toy/arith-v0"' in page
+    with pytest.raises(ConfigError, match="--tasks names tasks of one env"):
+        rg.run({"toy/guess-v0": 1, "toy/arith-v0": 1}, tasks=["guess-00"], out=None)

@@ -52,20 +52,27 @@ def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: An
         ConfigError: the env does not declare replayable grading (unless ``force``).
     """
     run: Run = read_run(path)
-    env_info = run.header["env"]
-    if not env_info.get("replayable") and not force:
-        raise ConfigError(
-            f"{env_info['id']} does not declare replayable grading, so its trajectories cannot be re-graded "
-            "without re-running the policy (pass --force to replay anyway)"
-        )
-    source = EnvSource(env_info["id"] if env_info.get("source", "registry") == "registry" else env_info["source"].removeprefix("file:"),
-                       dict(run.header.get("options", {}).get("env_kwargs") or {}))
-    resolved = resolve_env(source, registry)
-    if resolved.env_id != env_info["id"] and not force:
-        raise ConfigError(
-            f"the run was made on {env_info['id']} but {resolved.env_id} resolved; tasks may differ, "
-            "so rescoring refuses (pass --force to override)"
-        )
+    env_kwargs = dict(run.header.get("options", {}).get("env_kwargs") or {})
+    # A --mix run lists its envs under "mixture"; each task position maps to (env, task index).
+    targets: dict[int, tuple[ResolvedEnv, int]] = {}
+    resolved: ResolvedEnv | None = None
+    for env_info in run.header.get("mixture") or [run.header["env"]]:
+        if not env_info.get("replayable") and not force:
+            raise ConfigError(
+                f"{env_info['id']} does not declare replayable grading, so its trajectories cannot be re-graded "
+                "without re-running the policy (pass --force to replay anyway)"
+            )
+        source = EnvSource(env_info["id"] if env_info.get("source", "registry") == "registry" else env_info["source"].removeprefix("file:"),
+                           env_kwargs)
+        resolved = resolve_env(source, registry)
+        if resolved.env_id != env_info["id"] and not force:
+            raise ConfigError(
+                f"the run was made on {env_info['id']} but {resolved.env_id} resolved; tasks may differ, "
+                "so rescoring refuses (pass --force to override)"
+            )
+        for position, task_index in zip(env_info.get("positions", ()), env_info.get("task_indices", ()), strict=False):
+            targets[int(position)] = (resolved, int(task_index))
+    assert resolved is not None
     out_path = Path(out) if out else Path(path).with_suffix(".rescored.jsonl")
     header = dict(run.header, rescored_from=str(path))
     changed = mismatched = total = 0
@@ -76,7 +83,8 @@ def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: An
         for task_index, group in zip(run.task_indices, run.groups, strict=True):
             trajectories = []
             for old in group.trajectories:
-                new = await _replay(resolved, task_index, old)
+                target, target_index = targets.get(task_index, (resolved, task_index))
+                new = await _replay(target, target_index, old)
                 total += 1
                 if [s.to_dict()["next_observation"] for s in new.steps] != [s.to_dict()["next_observation"] for s in old.steps]:
                     mismatched += 1

@@ -16,10 +16,11 @@ and reports finished groups, which are appended to the run file as they arrive.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import datetime
 import platform
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
@@ -64,8 +65,13 @@ class RunConfig:
     executor: str = "local"
     executor_options: dict[str, Any] = field(default_factory=dict)
     pass_threshold: float = 1.0
+    mix: str | Mapping[str, float] | Sequence[Any] | None = None  # several envs with weights (see rolloutgym.mixtures)
 
     def validate(self) -> None:
+        if self.mix is not None and self.env:
+            raise ConfigError(f"give one env ({self.env!r}) or an env mixture (mix=...), not both")
+        if self.mix is None and not self.env:
+            raise ConfigError("a run needs an env id, an env file, or an env mixture (--mix ENV=WEIGHT,...)")
         if self.num_rollouts < 1:
             raise ConfigError(f"-n/--num-rollouts must be at least 1, got {self.num_rollouts}")
         if self.concurrency < 1:
@@ -89,6 +95,7 @@ class RunResult:
     groups: list[TrajectoryGroup]
     task_indices: list[int]
     summary: RunSummary
+    retried: list[int] = field(default_factory=list)  # tasks --resume re-ran: their groups held only errors
 
 
 def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, str]]:
@@ -195,6 +202,8 @@ async def arun(
     """
     config.validate()
     registry = registry if registry is not None else get_registry()
+    if config.mix is not None:
+        return await _arun_mixture(config, registry, policy, executor, on_start, on_group)
     resolved = resolve_env(EnvSource(config.env, dict(config.env_kwargs)), registry)
     tasks = select_tasks(resolved, config)
     header = _header(config, resolved, tasks)
@@ -231,14 +240,131 @@ async def arun(
     order = [index for index, _ in tasks if index in finished]
     groups = [finished[index] for index in order]
     summary = summarize(groups, header=header, task_indices=order)
-    return RunResult(Path(config.out) if config.out is not None else None, header, groups, order, summary)
+    retried = list(writer.retried) if writer is not None else []
+    return RunResult(Path(config.out) if config.out is not None else None, header, groups, order, summary, retried)
 
 
-def run(config: RunConfig | str, **overrides: Any) -> RunResult:
-    """Synchronous :func:`arun`. ``run("toy/guess-v0", policy="oracle", num_rollouts=2)``."""
+def _mixture_header(
+    config: RunConfig, entries: Sequence[Any], resolved: list[ResolvedEnv], chosen: dict[str, list[tuple[int, str]]], order: list[tuple[str, int]]
+) -> dict[str, Any]:
+    from .mixtures import mixture_label
+
+    positions = [(position, f"{env}:{chosen[env][k][1]}") for position, (env, k) in enumerate(order)]
+    header = _header(config, resolved[0], positions)
+    header["env"] = {
+        "id": mixture_label([type(entry)(env.env_id, entry.weight) for entry, env in zip(entries, resolved, strict=True)]),
+        "version": None,
+        "source": "mixture",
+        "plugin": None,
+        "plugin_version": None,
+        "replayable": all(env.replayable for env in resolved),
+    }
+    header["mixture"] = [
+        {
+            "id": env.env_id,
+            "version": env.version,
+            "source": env.origin,
+            "plugin": env.plugin,
+            "plugin_version": env.plugin_version,
+            "replayable": env.replayable,
+            "weight": entry.weight,
+            "tasks": [identifier for _, identifier in chosen[env.env_id]],
+            "task_indices": [index for index, _ in chosen[env.env_id]],
+            "positions": [position for position, (env_id, _) in enumerate(order) if env_id == env.env_id],
+        }
+        for entry, env in zip(entries, resolved, strict=True)
+    ]
+    for env in resolved:
+        if env.plugin:
+            header["versions"][env.plugin] = env.plugin_version
+    return header
+
+
+async def _arun_mixture(
+    config: RunConfig,
+    registry: Any,
+    policy: Any,
+    executor: Executor | str | None,
+    on_start: Callable[[dict[str, Any], int], None] | None,
+    on_group: Callable[[int, TrajectoryGroup], None] | None,
+) -> RunResult:
+    """A run over an env mixture (``config.mix``): one run file, groups tagged with their env."""
+    from .mixtures import allocate, interleave, parse_mixture
+
+    if config.tasks:
+        raise ConfigError("--tasks names tasks of one env; with --mix use --limit and --split to choose tasks")
+    entries = parse_mixture(config.mix)
+    resolved = [resolve_env(EnvSource(entry.env, dict(config.env_kwargs)), registry) for entry in entries]
+    entries = [type(entry)(env.env_id, entry.weight) for entry, env in zip(entries, resolved, strict=True)]
+    if len({env.env_id for env in resolved}) != len(resolved):
+        raise ConfigError("the mixture names one env twice (an id and its unversioned form?); give it one weight")
+    per_env = dataclasses.replace(config, limit=None)
+    selected = {env.env_id: select_tasks(env, per_env) for env in resolved}
+    counts = allocate(entries, {env_id: len(tasks) for env_id, tasks in selected.items()}, config.limit)
+    chosen = {env_id: tasks[: counts[env_id]] for env_id, tasks in selected.items()}
+    order = interleave(entries, counts)
+    header = _mixture_header(config, entries, resolved, chosen, order)
+    resolved_policy = resolve_policy(PolicySource(config.policy, dict(config.policy_options)), registry, policy=policy)
+    if isinstance(executor, str):
+        config.executor, executor = executor, None
+    runner = executor or get_executor(config.executor, **config.executor_options)
+    if not isinstance(runner, Executor):
+        raise ConfigError(f"executor must be 'local', 'ray' or an rolloutgym Executor, got {type(runner).__name__}")
+    header["options"]["executor"] = getattr(runner, "name", config.executor)
+    header["options"]["mix"] = header["env"]["id"]
+    writer = RunWriter(config.out, header, resume=config.resume) if config.out is not None else None
+    finished: dict[int, TrajectoryGroup] = {}
+    if writer is not None:
+        header = writer.header
+        finished.update({index: group for index, group in writer.groups})
+    position_of = {(env, chosen[env][k][0]): position for position, (env, k) in enumerate(order)}
+    jobs: dict[str, list[GroupJob]] = {}
+    for env in resolved:
+        for job in _jobs(config, env, chosen[env.env_id]):
+            position = position_of[(env.env_id, job.task_index)]
+            if position in finished:
+                continue
+            if config.seed is not None:  # seeds follow the run order, as in a one-env run
+                base = config.seed + position * config.num_rollouts
+                job.seeds = [base + member for member in range(config.num_rollouts)]
+            jobs.setdefault(env.env_id, []).append(job)
+    if on_start is not None:
+        on_start(header, sum(len(env_jobs) for env_jobs in jobs.values()))
+
+    def recorder(env_id: str) -> Callable[[GroupJob, TrajectoryGroup], None]:
+        def record(job: GroupJob, group: TrajectoryGroup) -> None:
+            position = position_of[(env_id, job.task_index)]
+            group.metadata["env_id"] = env_id
+            finished[position] = group
+            if writer is not None:
+                writer.write_group(position, group)
+            if on_group is not None:
+                on_group(position, group)
+
+        return record
+
+    try:
+        # Envs run one after another, each with the run's concurrency (an executor runs one env at a time).
+        for env in resolved:
+            if jobs.get(env.env_id):
+                await runner.run(env, resolved_policy, jobs[env.env_id], concurrency=config.concurrency, on_group=recorder(env.env_id))
+    finally:
+        if writer is not None:
+            writer.close()
+    indices = [position for position in range(len(order)) if position in finished]
+    groups = [finished[position] for position in indices]
+    summary = summarize(groups, header=header, task_indices=indices)
+    return RunResult(Path(config.out) if config.out is not None else None, header, groups, indices, summary)
+
+
+def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunResult:
+    """Synchronous :func:`arun`. ``run("toy/guess-v0", policy="oracle", num_rollouts=2)``;
+    a mapping of env ids to weights runs a mixture: ``run({"sql/shop-v0": 2, "toy/arith-v0": 1})``."""
     hooks = {key: overrides.pop(key) for key in ("registry", "executor", "on_start", "on_group") if key in overrides}
     policy_object = overrides.pop("policy_object", None)
-    if isinstance(config, str):
+    if isinstance(config, Mapping):  # {"sql/shop-v0": 2, "workflow/refund-v0": 1}: an env mixture
+        config = RunConfig(env="", mix=dict(config), **overrides)
+    elif isinstance(config, str):
         config = RunConfig(env=config, **overrides)
     elif overrides:
         raise TypeError("pass options either in RunConfig or as keywords, not both")

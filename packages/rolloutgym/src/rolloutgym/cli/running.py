@@ -21,7 +21,7 @@ def default_out_path(env: str) -> Path:
 
 @app.command("run")
 def run_command(
-    env: str = typer.Argument(..., help="Environment id (toy/guess-v0) or env file (.py/.json/.jsonl)."),
+    env: Optional[str] = typer.Argument(None, help="Environment id (toy/guess-v0) or env file (.py/.json/.jsonl); omit it with --mix."),
     policy: str = typer.Option("oracle", "--policy", "-p", help="NAME[:MODEL], e.g. oracle, null, openai:gpt-4o-mini, hf:tiny."),
     num_rollouts: int = typer.Option(1, "-n", "--num-rollouts", help="Rollouts per task (the group size)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N selected tasks."),
@@ -44,9 +44,15 @@ def run_command(
     ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --executor ray (e.g. auto)."),
     pass_threshold: float = typer.Option(1.0, "--pass-threshold", help="A trajectory passes when its score reaches this."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
+    mix: Optional[str] = typer.Option(
+        None, "--mix", help="Several envs in one run file: ENV=WEIGHT,ENV=WEIGHT,... or a mixture file (JSON, or ENV=WEIGHT lines)."
+    ),
 ) -> None:
-    """Run rollouts of ENV with a policy and write a run file."""
+    """Run rollouts of ENV (or of an env mixture, --mix) with a policy and write a run file."""
     from ..runner import RunConfig
+
+    if (env is None) == (mix is None):
+        fail("give one ENV, or several envs with --mix ENV=WEIGHT,... (not both)")
 
     env_kwargs = parse_key_values(env_args, "--env-arg")
     if backend is not None:
@@ -65,7 +71,8 @@ def run_command(
         env_kwargs["user_policy"] = user_policy
     task_list = [part for item in tasks or [] for part in item.split(",") if part] or None
     config = RunConfig(
-        env=env,
+        env=env or "",
+        mix=mix,
         policy=policy,
         num_rollouts=num_rollouts,
         limit=limit,
@@ -75,7 +82,7 @@ def run_command(
         concurrency=concurrency,
         max_steps=max_steps,
         timeout=timeout,
-        out=out or default_out_path(env),
+        out=out or default_out_path(env or "mix"),
         resume=resume,
         env_kwargs=env_kwargs,
         policy_options=policy_options,
@@ -87,6 +94,8 @@ def run_command(
     from .runs import print_summary
 
     print_summary(result.summary, result.header)
+    if result.retried:
+        console.print(f"re-ran {len(result.retried)} group(s) that held only errors (tasks {', '.join(map(str, result.retried[:20]))})")
     console.print(f"run file: {result.path}")
     if result.summary.num_errors:
         raise typer.Exit(EXIT_RUN_ERRORS)
