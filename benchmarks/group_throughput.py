@@ -4,15 +4,19 @@ The ideal wall time is (rollouts / concurrency) x latency = 50 ms. Prints rollou
 wall time as a multiple of the ideal and, when rolloutlib 0.2.0 is installed, rolloutlib's
 at 5,000 rollouts / concurrency 1,000 (the configuration measured for it) and at ours.
 
-Target (issue 2): rolloutgym <= 1.3x the ideal.
+Target (issue 2): rolloutgym <= 1.3x the ideal. Target (issue 19): rolloutgym <= 2x the
+bare-asyncio floor measured in the same run (the same sleeps with no env and no records), and
+the memory each finished trajectory keeps (measured with tracemalloc over one group) halved.
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import statistics
 import time
+import tracemalloc
 
 import gymnasium as gym
 
@@ -43,6 +47,19 @@ def timed(coroutine_factory) -> float:
     started = time.perf_counter()
     asyncio.run(coroutine_factory())
     return time.perf_counter() - started
+
+
+def bytes_per_trajectory(coroutine_factory, rollouts: int) -> float:
+    """Bytes the finished group holds per trajectory (tracemalloc, after a full collection)."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    group = asyncio.run(coroutine_factory())
+    gc.collect()
+    held = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    assert len(group.trajectories) == rollouts
+    return held / rollouts
 
 
 def main() -> None:
@@ -80,7 +97,8 @@ def main() -> None:
     print(f"ideal: {ideal * 1000:.1f} ms ({args.rollouts} rollouts, concurrency {args.concurrency}, {args.latency_ms:g} ms policy)")
     print(f"bare asyncio floor (sleeps only): best {floor * 1000:.1f} ms = {floor / ideal:.2f}x ideal")
     print(f"rolloutgym arollout_group: best {best * 1000:.1f} ms = {best / ideal:.2f}x ideal; median {median * 1000:.1f} ms = {median / ideal:.2f}x ideal (target <= 1.3x)")
-    print(f"rolloutgym over the bare asyncio floor: {best / floor:.2f}x")
+    print(f"rolloutgym over the bare asyncio floor: {best / floor:.2f}x (target <= 2x)")
+    print(f"memory kept per finished trajectory: {bytes_per_trajectory(ours(args.rollouts, args.concurrency), args.rollouts):.0f} bytes")
     try:
         import rolloutlib
         from rolloutlib import AsyncEnv as TheirAsyncEnv
@@ -91,7 +109,7 @@ def main() -> None:
     for rollouts, concurrency in ((5_000, 1_000), (args.rollouts, args.concurrency)):
         their_ideal = rollouts / concurrency * latency
         their = [
-            timed(lambda: rolloutlib.arollout_group(0, lambda item: Theirs(), policy, num_rollouts=rollouts, concurrency=concurrency))
+            timed(lambda rollouts=rollouts, concurrency=concurrency: rolloutlib.arollout_group(0, lambda item: Theirs(), policy, num_rollouts=rollouts, concurrency=concurrency))
             for _ in range(max(1, args.repeats // 2))
         ]
         print(f"rolloutlib arollout_group at {rollouts}/{concurrency}: best {min(their) * 1000:.1f} ms = {min(their) / their_ideal:.2f}x ideal")
