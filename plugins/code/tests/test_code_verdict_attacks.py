@@ -335,3 +335,66 @@ def test_forging_the_verdict_scores_zero(provider, attack):
     score = _grade(provider, module)
     assert score.value == 0.0, f"{attack}: {score.feedback}"
     assert score.components["hidden_all_pass"].value == 0.0
+
+
+HONEST_MODULE = """
+import collections, dataclasses, decimal, enum, functools, json, logging, re, threading, typing, warnings
+Point = collections.namedtuple("Point", "x y", defaults=(0,))
+class Color(enum.IntEnum):
+    RED = 1
+Shade = enum.Enum("Shade", "LIGHT DARK")
+class Pair(typing.NamedTuple):
+    a: int
+    b: int
+@dataclasses.dataclass(frozen=True)
+class Item:
+    name: str
+    price: decimal.Decimal
+@functools.lru_cache(maxsize=None)
+def fib(n):
+    return n if n < 2 else fib(n - 1) + fib(n - 2)
+def work():
+    logging.getLogger(__name__).warning("working %s", 1)
+    warnings.warn("careful", UserWarning)
+    results = []
+    thread = threading.Thread(target=lambda: results.append(fib(20)))
+    thread.start()
+    thread.join()
+    try:
+        raise KeyError("x")
+    except KeyError as exc:
+        message = repr(exc)
+    return {"point": Point(1, 2), "color": Color.RED, "shade": Shade.DARK.value, "pair": Pair(1, 2),
+            "item": Item("a", decimal.Decimal("1.50")), "fib": results[0], "json": json.dumps({"a": 1}),
+            "counts": collections.Counter("aab"), "re": re.sub(r"\\d", "#", "a1b2"), "message": message}
+"""
+
+HONEST_TEST = """
+import decimal
+from honest import Item, Point, work
+
+def test_work():
+    result = work()
+    assert result["point"] == (1, 2) and result["point"] == Point(1, 2)
+    assert result["color"] == 1 and result["shade"] == 2 and result["pair"] == (1, 2)
+    assert result["item"] == Item("a", decimal.Decimal("1.50"))
+    assert result["fib"] == 6765 and result["counts"] == {"a": 2, "b": 1}
+    assert result["re"] == "a#b#" and "x" in result["message"]
+"""
+
+
+def test_honest_code_using_the_standard_library_passes(provider):
+    """namedtuple (with defaults), enums, NamedTuple, dataclasses, lru_cache, logging,
+    warnings, a joined thread and a caught exception are not mistaken for tampering, and
+    a namedtuple, an IntEnum and a Counter compare like the plain values they stand for."""
+    from rolloutgym_code._hardening import harden_test_source
+    from rolloutgym_code.testrun import run_pytest
+
+    run = run_pytest(
+        provider,
+        {"honest.py": HONEST_MODULE.encode()},
+        ["tests/test_honest.py"],
+        trusted_tests={"tests/test_honest.py": harden_test_source(HONEST_TEST).encode()},
+        expected=["tests/test_honest.py::test_work"],
+    )
+    assert run.all_passed, (run.summary(), run.failure_report())

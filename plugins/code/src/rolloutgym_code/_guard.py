@@ -10,7 +10,9 @@ Hidden test files are rewritten before they run: ``assert A == B`` (and ``!=``) 
 ``bytes``, ``list``, ``tuple``, ``dict``, ``set``, ``frozenset``, and the exact ``date``,
 ``datetime``, ``time``, ``timedelta``, ``Decimal``, ``Fraction``, ``Counter``,
 ``OrderedDict``, ``defaultdict`` — the standard library's own classes, captured when this
-module is imported, before any code under test runs) or a ``pytest.approx``: then
+module is imported, before any code under test runs), or from subclasses of them that
+override no comparison, truth, container or arithmetic method (a ``namedtuple``, an
+``IntEnum``) or a ``pytest.approx``: then
 the other side must be plain too. An object whose ``__eq__`` always answers ``True`` (or a
 subclass of ``int``/``str`` that lies) therefore fails where a plain value is expected.
 ``type()`` cannot be faked by the object, unlike ``__class__`` or ``isinstance``.
@@ -31,18 +33,46 @@ _CONTAINERS = frozenset({list, tuple, set, frozenset})
 _MAPPINGS = frozenset({dict, collections.Counter, collections.OrderedDict, collections.defaultdict})
 
 
+_BASES = tuple(_SCALARS | _CONTAINERS | _MAPPINGS)
+# Methods through which a subclass could change what a comparison, a truth test, a lookup
+# or arithmetic says; a subclass that defines none of them behaves like its builtin base.
+_SENSITIVE = frozenset(
+    """__eq__ __ne__ __lt__ __le__ __gt__ __ge__ __hash__ __bool__ __len__ __iter__ __next__ __getitem__
+    __contains__ __reversed__ keys items values get __index__ __int__ __float__ __complex__ __abs__ __neg__
+    __pos__ __add__ __radd__ __sub__ __rsub__ __mul__ __rmul__ __truediv__ __rtruediv__ __floordiv__
+    __rfloordiv__ __mod__ __rmod__ __pow__ __rpow__ __round__ __trunc__ __getattribute__ __getattr__ __class__
+    __missing__ count index __array__ __array_ufunc__""".split()
+)
+_type_mro = type.__dict__["__mro__"].__get__
+_type_dict = type.__dict__["__dict__"].__get__
+
+
+def _plain_base(kind):
+    """The builtin plain type ``kind`` behaves as (itself, or the base of a subclass that
+    overrides nothing that matters, such as a ``namedtuple`` or an ``IntEnum``), else None."""
+    if kind in _SCALARS or kind in _CONTAINERS or kind in _MAPPINGS:
+        return kind
+    mro = _type_mro(kind)  # the real MRO and class dicts: a metaclass cannot fake them
+    for position, klass in enumerate(mro):
+        if klass in _BASES:
+            if any(_SENSITIVE.intersection(_type_dict(earlier)) for earlier in mro[:position]):
+                return None
+            return klass
+    return None
+
+
 def is_plain(value, _depth=0):
-    """True when ``value`` is built only from exact plain types (see the module docstring)."""
-    kind = type(value)
-    if kind in _SCALARS:
+    """True when ``value`` is built only from plain types (see the module docstring)."""
+    base = _plain_base(type(value))
+    if base is None:
+        return False
+    if base in _SCALARS:
         return True
     if _depth > 50:
         return False
-    if kind in _CONTAINERS:
-        return all(is_plain(item, _depth + 1) for item in value)
-    if kind in _MAPPINGS:
-        return all(is_plain(key, _depth + 1) and is_plain(item, _depth + 1) for key, item in dict.items(value))
-    return False
+    if base in _CONTAINERS:
+        return all(is_plain(item, _depth + 1) for item in base.__iter__(value))
+    return all(is_plain(key, _depth + 1) and is_plain(item, _depth + 1) for key, item in dict.items(value))
 
 
 def _is_expectation(value):

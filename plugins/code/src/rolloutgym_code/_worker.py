@@ -78,7 +78,7 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
         "cpython.PyInterpreterState_Clear", "cpython.run_interactivehook", "sys.setrecursionlimit_",
     }  # fmt: skip
     frame_attributes = {"tb_frame", "gi_frame", "cr_frame", "ag_frame", "f_back", "gi_code", "__closure__"}
-    guarded_attributes = {"__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__"}
+    guarded_attributes = {"__code__"}  # defaults may change (namedtuple does); our functions are checked after
     proc_words = ("/fd", "/mem", "/environ", "/fdinfo", "/map_files", "/root", "/cwd", "/exe")
 
     def caller_is_trusted():
