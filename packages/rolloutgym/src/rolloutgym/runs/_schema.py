@@ -2,11 +2,20 @@
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from rolloutgym_protocol import from_jsonable
 
 FORMAT_VERSION = 1
+
+
+def _tagged(value: Any) -> Any:
+    return from_jsonable(value) if isinstance(value, dict) else value
+
+
+# A float, or a non-finite one in its tagged form ({"$float": "nan"}, see rolloutgym_protocol.jsonvalues).
+TaggedFloat = Annotated[float, BeforeValidator(_tagged)]
 
 
 class _Open(BaseModel):
@@ -23,14 +32,14 @@ class ScoreModel(_Open):
 class StepModel(_Open):
     observation: Any
     action: Any
-    reward: float
+    reward: TaggedFloat
     next_observation: Any
     terminated: bool
     truncated: bool
     info: dict[str, Any] = Field(default_factory=dict)
     policy_info: dict[str, Any] = Field(default_factory=dict)
     policy_tokens: list[int] | None = None
-    policy_logprobs: list[float] | None = None
+    policy_logprobs: list[TaggedFloat] | None = None
     policy_stop_reason: str | None = None
     observation_tokens: list[int] | None = None
 

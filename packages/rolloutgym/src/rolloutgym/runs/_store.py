@@ -170,21 +170,30 @@ class RunWriter:
         header: the header dict (written when the file is new).
         resume: continue an existing file: the header must agree on env, policy,
             rollouts, seed and tasks; a line cut off by a kill is removed.
+        retry_errors: with ``resume``, a group whose members all failed (e.g. the model
+            server was down) is not done: its line is removed and its task runs again
+            (``retried`` lists those task indices).
     """
 
-    def __init__(self, path: str | Path, header: dict[str, Any], *, resume: bool = False) -> None:
+    def __init__(self, path: str | Path, header: dict[str, Any], *, resume: bool = False, retry_errors: bool = True) -> None:
         self.path = Path(path)
         self.header = header
         self.done: set[int] = set()
         self.groups: list[tuple[int, TrajectoryGroup]] = []
+        self.retried: list[int] = []
         if resume and self.path.exists() and self.path.stat().st_size > 0:
             existing = read_header(self.path)
             self._check_resumable(existing)
             self.header = existing
             for task_index, group in iter_run(self.path, allow_partial_tail=True):
+                if retry_errors and group.errors and not group.trajectories:
+                    self.retried.append(task_index)
+                    continue
                 self.done.add(task_index)
                 self.groups.append((task_index, group))
             self._truncate_partial_tail()
+            if self.retried:
+                self._drop_lines(set(self.retried))
             self._handle = self.path.open("a", encoding="utf-8")
         else:
             if self.path.exists() and self.path.stat().st_size > 0 and not resume:
@@ -204,6 +213,19 @@ class RunWriter:
                     f"cannot resume {self.path}: its {key} is {existing.get(key)!r:.80} but this run asks for "
                     f"{self.header.get(key)!r:.80}; use the same options or a new --out"
                 )
+
+    def _drop_lines(self, task_indices: set[int]) -> None:
+        """Rewrite the file without the group lines of ``task_indices`` (atomically)."""
+        temporary = self.path.with_name(self.path.name + ".resume-tmp")
+        with self.path.open(encoding="utf-8") as source, temporary.open("w", encoding="utf-8") as target:
+            target.write(source.readline())  # the header, byte for byte
+            for text in source:
+                if text.strip() and json.loads(text).get("task_index") in task_indices:
+                    continue
+                target.write(text)
+            target.flush()
+            os.fsync(target.fileno())
+        os.replace(temporary, self.path)
 
     def _truncate_partial_tail(self) -> None:
         with self.path.open("rb+") as handle:
