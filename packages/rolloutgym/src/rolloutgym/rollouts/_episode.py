@@ -35,10 +35,11 @@ class EpisodeState:
     place (``where``: ``"env"``, ``"policy"``) and step, without tagging the exception.
     """
 
-    __slots__ = ("initial", "step", "where")
+    __slots__ = ("initial", "step", "steps", "where")
 
     def __init__(self) -> None:
         self.initial: tuple[Any, dict[str, Any]] | None = None
+        self.steps: list[Step] = []  # the steps played so far (kept on an error record)
         self.where: str | None = None
         self.step: int | None = None
 
@@ -206,7 +207,7 @@ def run_episode(
         raise
     state.initial = (observation, initial_info)
     current = observation
-    steps: list[Step] = []
+    steps: list[Step] = state.steps
     append = steps.append
     terminated = truncated = False
     stop_reason: str | None = None
@@ -285,7 +286,7 @@ async def arun_episode(
     check_actions: bool,
 ) -> Trajectory:
     """The async episode (arguments already checked; ``act`` already bound), with its timeout."""
-    steps: list[Step] = []
+    steps: list[Step] = state.steps
     if timeout is None:
         return await _arollout_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
     try:

@@ -61,11 +61,19 @@ def _check_group_args(num_rollouts: int, on_error: str) -> None:
 def error_record(
     exc: BaseException, member: int, state: EpisodeState | None = None, *, where: str | None = None
 ) -> RolloutError:
-    """The failure record of a member: where it failed (``state`` or ``where``; default ``"engine"``)."""
+    """The failure record of a member: where it failed (``state`` or ``where``; default ``"engine"``).
+
+    When the episode had started, the record keeps it as far as it got (``partial``: the
+    reset observation and the steps played), so a failure late in an episode loses no turns.
+    """
     step = None
     if where is None and state is not None and state.where is not None:
         where, step = state.where, state.step
-    return RolloutError.from_exception(exc, where=where or "engine", member=member, step=step)
+    partial = None
+    if state is not None and state.initial is not None:
+        observation, initial_info = state.initial
+        partial = Trajectory(observation, tuple(state.steps), initial_info, metadata={"member": member}, stop_reason="error")
+    return RolloutError.from_exception(exc, where=where or "engine", member=member, step=step, partial=partial)
 
 
 def _member_metadata(metadata: Mapping[str, Any] | None, member: int, seed: int | None) -> dict[str, Any]:
