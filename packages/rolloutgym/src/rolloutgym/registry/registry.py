@@ -311,7 +311,12 @@ class Registry:
 
         ``task`` is a task index, a task id, or a task item; it defaults to the first task.
         Keyword arguments override the spec's defaults and go to the env factory.
+        An ``http(s)://HOST:PORT/ENV_ID`` URL opens a session on ``rolloutgym serve``.
         """
+        if env_id.startswith(("http://", "https://")):
+            from ..serve import make_remote
+
+            return make_remote(env_id, task=task, kwargs=kwargs or None)
         spec: EnvSpec = self.resolve_env(env_id).spec
         factory = self.env_factory(spec.id)
         arguments = {**spec.kwargs, **kwargs}
@@ -326,6 +331,10 @@ class Registry:
 
     def make_async(self, env_id: str, *, task: Any = None, **kwargs: Any) -> AsyncEnv[Any, Any]:
         """Like :meth:`make`, adapted to an :class:`AsyncEnv` when the env is sync."""
+        if env_id.startswith(("http://", "https://")):
+            from ..serve import make_remote
+
+            return make_remote(env_id, task=task, kwargs=kwargs or None, asynchronous=True)  # type: ignore[return-value]
         environment = self.make(env_id, task=task, **kwargs)
         adapted = as_async(environment)
         if adapted is not environment:

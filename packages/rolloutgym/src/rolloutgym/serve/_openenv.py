@@ -44,7 +44,7 @@ def _action_from(data: Any) -> Any:
 
 def openenv_routes(server: Any) -> list[Any]:
     """Routes ``{env_id}/ws``, ``/health``, ``/schema``, ``/metadata`` for every served env."""
-    from .app import json_response
+    from .app import dumps, json_response
 
     manager = server.manager
 
@@ -147,7 +147,7 @@ def openenv_routes(server: Any) -> list[Any]:
                 except Exception as exc:  # noqa: BLE001 - every error is an answer
                     status = status_for(exc)
                     reply = {"type": "error", "data": {"message": f"{type(exc).__name__}: {exc}", "code": _CODES.get(status, "EXECUTION_ERROR")}}
-                await websocket.send_text(json.dumps(reply))
+                await websocket.send_text(dumps(reply).decode())
         except WebSocketDisconnect:
             pass
         finally:

@@ -82,6 +82,7 @@ def serve(
             log_level="warning",
             access_log=False,
             ws_max_size=config.max_body_bytes,
+            ws="websockets-sansio",
             ws_per_message_deflate=False,
             h11_max_incomplete_event_size=64 * 1024,
             timeout_graceful_shutdown=10,

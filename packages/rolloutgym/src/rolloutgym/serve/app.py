@@ -41,6 +41,7 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ._codec import encode_value
 from ._errors import RequestTooLarge, error_body, status_for
 from ._openenv import openenv_routes
 from .catalog import Catalog
@@ -54,7 +55,11 @@ DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
 def dumps(value: Any) -> bytes:
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":")).encode()
+    """JSON of an answer; values the json module cannot write go through ``to_jsonable`` (what run files store)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=encode_value).encode()
+    except (TypeError, ValueError):  # non-string keys and the like: the slow, exact path
+        return json.dumps(encode_value(value), ensure_ascii=False, separators=(",", ":")).encode()
 
 
 def json_response(value: Any, status: int = 200) -> Response:

@@ -41,7 +41,12 @@ CALLABLE_METHODS = ("oracle_action", "null_action")
 
 
 async def _maybe_await(value: Any) -> Any:
+    if value is None or type(value) in _PLAIN:
+        return value
     return await value if inspect.isawaitable(value) else value
+
+
+_PLAIN = frozenset({tuple, dict, list, str, int, float, bool})
 
 
 def _score_kind(info: Any) -> dict[str, Any]:
@@ -149,6 +154,9 @@ class Metrics:
 
 class SessionManager:
     """Opens, steps, reaps and closes sessions.
+
+    Results hold the env's own values (observations, ``info``); the transport writes them
+    as JSON (``to_jsonable`` for what the json module cannot write).
 
     Args:
         catalog: the served envs.
@@ -300,7 +308,7 @@ class SessionManager:
         if options is not None and not isinstance(options, dict):
             raise TypeError(f"options must be a JSON object or null, got {type(options).__name__}")
         observation, info = await self._call(session, session.environment.reset, seed=seed, options=options)
-        return {"observation": encode_value(observation), "info": encode_value(info), **_score_kind(info), **session.extras()}
+        return {"observation": observation, "info": info, **_score_kind(info), **session.extras()}
 
     async def step(self, session_id: Any, action: Any) -> dict[str, Any]:
         session = self.get(session_id)
@@ -311,11 +319,11 @@ class SessionManager:
         session.steps += 1
         observation, reward, terminated, truncated, info = result
         return {
-            "observation": encode_value(observation),
+            "observation": observation,
             "reward": float(reward),
             "terminated": bool(terminated),
             "truncated": bool(truncated),
-            "info": encode_value(info),
+            "info": info,
             **_score_kind(info),
             **session.extras(),
         }
@@ -328,7 +336,7 @@ class SessionManager:
         function = find_attribute(session.environment, method)
         if function is None:
             raise ValueError(f"environment {session.served.env_id} does not define {method}()")
-        return encode_value(await self._call(session, function))
+        return await self._call(session, function)
 
     async def close(self, session_id: Any) -> bool:
         """Close a session; closing an unknown or closed one is a no-op (returns False)."""
