@@ -92,6 +92,9 @@ def register_gymnasium() -> list[str]:
             return as_sync(environment) if isinstance(environment, AsyncEnv) else environment
 
         if spec.id not in gymnasium.registry:
-            gymnasium.register(id=spec.id, entry_point=factory, max_episode_steps=spec.max_steps, disable_env_checker=True)
+            # A single-turn env ends at its first step; a TimeLimit of 1 would also mark that step
+            # truncated, which Gymnasium's checker (rightly) rejects.
+            limit = spec.max_steps if spec.max_steps and spec.max_steps > 1 else None
+            gymnasium.register(id=spec.id, entry_point=factory, max_episode_steps=limit, disable_env_checker=True)
         registered.append(spec.id)
     return registered
