@@ -100,6 +100,18 @@ def group_facts(group: TrajectoryGroup) -> GroupFacts:
                 total += len(step.policy_tokens)
             if step.observation_tokens is not None:
                 total += len(step.observation_tokens)
+            if step.policy_tokens is None:
+                # A server that returns no token ids (OpenAI-compatible APIs) still reports its
+                # usage: count the tokens it billed for this turn.
+                usage = step.policy_info.get("usage") if step.policy_info else None
+                if isinstance(usage, dict):
+                    completion = usage.get("completion_tokens")
+                    prompt = usage.get("prompt_tokens")
+                    if isinstance(completion, int):
+                        generated += completion
+                        total += completion
+                    if isinstance(prompt, int):
+                        total += prompt
     return GroupFacts(
         group.item_id,
         tuple(score.value for score in group.scores),
