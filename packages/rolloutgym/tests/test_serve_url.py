@@ -66,3 +66,43 @@ def test_run_with_a_url_writes_the_local_run_file(server: ServerProcess, tmp_pat
     assert main(["run", server.url("workflow/refund-v0"), *arguments, "--out", str(remote)]) == 0
     assert json.loads(remote.read_text().splitlines()[0])["env"]["source"] == server.url("workflow/refund-v0")
     assert _comparable(remote) == _comparable(local)
+
+
+def test_server_killed_mid_run_then_resume_completes(tmp_path: Path) -> None:
+    """Members in flight when the server dies fail with RemoteEnvError; --resume on a restarted server finishes the run."""
+    from rolloutgym.builtin.policies import OraclePolicy
+    from rolloutgym.runs import read_run
+
+    out = tmp_path / "run.jsonl"
+    first = ServerProcess([GUESS]).start()
+    url = first.url(GUESS)
+
+    class KillingOracle:
+        """The oracle, except that its 8th move kills the env server."""
+
+        def __init__(self) -> None:
+            self.moves = 0
+            self.oracle = OraclePolicy()
+
+        def for_env(self, environment: Any) -> Any:
+            act = self.oracle.for_env(environment)
+
+            def move(observation: Any) -> Any:
+                self.moves += 1
+                if self.moves == 8:
+                    first.kill()
+                return act(observation)
+
+            return move
+
+    try:
+        result = rg.run(url, policy="oracle", policy_object=KillingOracle(), limit=6, concurrency=1, out=str(out))
+    finally:
+        first.stop()
+    errors = [error for group in result.groups for error in group.errors]
+    assert errors and all(error.error_type == "RemoteEnvError" for error in errors), errors
+    with ServerProcess([GUESS], port=first.port):
+        resumed = rg.run(url, policy="oracle", limit=6, concurrency=1, out=str(out), resume=True)
+    assert len(resumed.groups) == 6
+    assert all(not group.errors and min(group.rewards) == 1.0 for group in resumed.groups)
+    assert len(read_run(out).groups) >= 6
