@@ -9,10 +9,10 @@ from __future__ import annotations
 import sys
 from collections.abc import Sequence
 
-from ._app import EXIT_USAGE, app, error_console, markup_safe
-
 # Command modules register themselves on ``app`` when imported.
 from . import listing, running, runs  # noqa: E402,F401
+from ._app import EXIT_USAGE, app, error_console, markup_safe
+
 COMMAND_MODULES = ["report", "serve"]
 
 for _name in COMMAND_MODULES:

@@ -79,6 +79,25 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     raise typer.Exit(code)
 
 
+def output_path(path: Any, option: str) -> Any:
+    """Check that ``path`` can be written (its folder made), or fail with one line that says why."""
+    import os
+    from pathlib import Path
+
+    path = Path(path)
+    if path.is_dir():
+        fail(f"{option} {path} is a folder; give a file path, e.g. {path / 'run.jsonl'}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        fail(f"cannot write {option} {path}: cannot create the folder {path.parent} ({exc.strerror or exc})")
+    if not os.access(path.parent, os.W_OK):
+        fail(f"cannot write {option} {path}: the folder {path.parent} is not writable")
+    if path.exists() and not os.access(path, os.W_OK):
+        fail(f"cannot write {option} {path}: the file is not writable")
+    return path
+
+
 def parse_key_values(pairs: list[str] | None, option: str) -> dict[str, Any]:
     """Parse ``KEY=VALUE`` options; values are JSON when they parse as JSON."""
     import json

@@ -8,7 +8,7 @@ from typing import Optional
 
 import typer
 
-from ._app import app, console, error_console, fail
+from ._app import app, console, error_console, fail, output_path
 
 
 def _build(run_files: list[Path], out: Optional[Path], title: Optional[str]) -> Path:
@@ -40,6 +40,8 @@ def report_command(
     title: Optional[str] = typer.Option(None, "--title", help="The page title."),
 ) -> None:
     """Write a self-contained HTML report: summary, plots, per-task table and trajectory viewer."""
+    if out is not None:
+        output_path(out, "--out")
     path = _build(run_files, out, title)
     console.print(f"open it in a browser: {path.resolve().as_uri()}")
 

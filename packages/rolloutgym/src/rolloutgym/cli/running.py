@@ -10,7 +10,7 @@ from typing import Any, Optional
 
 import typer
 
-from ._app import EXIT_RUN_ERRORS, app, console, error_console, fail, is_interactive, parse_key_values
+from ._app import EXIT_RUN_ERRORS, app, console, error_console, fail, is_interactive, output_path, parse_key_values
 
 
 def default_out_path(env: str) -> Path:
@@ -82,7 +82,7 @@ def run_command(
         concurrency=concurrency,
         max_steps=max_steps,
         timeout=timeout,
-        out=out or default_out_path(env or "mix"),
+        out=output_path(out or default_out_path(env or "mix"), "--out"),
         resume=resume,
         env_kwargs=env_kwargs,
         policy_options=policy_options,

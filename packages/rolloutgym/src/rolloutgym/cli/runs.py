@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ._app import app, console, fail, markup_safe, print_table, shown_ks
+from ._app import app, console, fail, markup_safe, output_path, print_table, shown_ks
 
 
 def _fmt(value: float) -> str:
@@ -162,6 +162,8 @@ def rescore_command(
     """Re-grade stored trajectories with the current graders, without re-running the policy."""
     from ..rescore import rescore_run
 
+    if out is not None:
+        output_path(out, "--out")
     result = rescore_run(run_file, out=out, force=force)
     console.print(f"re-graded {result.trajectories} trajectories: {result.changed} scores changed, {result.mismatched_replays} replays diverged")
     console.print(f"run file: {result.path}")
@@ -182,8 +184,14 @@ def export_command(
     spec = registry.exporter(format)
     export = import_entry_point(spec.entry_point, what=f"exporter {format}")
     run = _load(run_file)
-    target = out or run_file.with_name(f"{run_file.stem}.{format}{spec.extension}")
-    written = export(run, target, **parse_key_values(options, "--option"))
+    target = output_path(out or run_file.with_name(f"{run_file.stem}.{format}{spec.extension}"), "--out")
+    existed = target.exists()
+    try:
+        written = export(run, target, **parse_key_values(options, "--option"))
+    except BaseException:
+        if not existed and target.is_file():
+            target.unlink()  # a failed export leaves no half-written or empty file behind
+        raise
     console.print(f"wrote {written}")
 
 
