@@ -119,7 +119,7 @@ def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, st
             else:
                 from rolloutgym_protocol.errors import did_you_mean
 
-                raise ConfigError(f"{resolved.env_id} has no task '{text}'.{did_you_mean(text, list(by_id))} Run 'rolloutgym info {resolved.env_id}' to list its tasks.")
+                raise ConfigError(f"{resolved.env_id} has no task '{text}'.{did_you_mean(text, list(by_id))} Run 'rolloutgym info {resolved.info_reference}' to list its tasks.")
         selected = chosen
     if config.limit is not None:
         selected = selected[: config.limit]

@@ -109,6 +109,15 @@ class ResolvedEnv:
             self.task_ids = [task_id(item, index) if item is not None else str(index) for index, item in enumerate(self.tasks)]
 
     @property
+    def info_reference(self) -> str:
+        """What to pass to ``rolloutgym info`` (or ``run``) for this env: an env file's path, a URL, else the id."""
+        if self.origin.startswith("file:"):
+            return self.origin[len("file:") :]
+        if self.env_source is not None and self.env_source.reference.startswith(URL_SCHEMES):
+            return self.env_source.reference
+        return self.env_id
+
+    @property
     def source(self) -> str:
         """The header's ``env.source`` (alias of :attr:`origin`)."""
         return self.origin

@@ -46,28 +46,47 @@ def list_command(
 
 
 @app.command("info")
-def info_command(env: str = typer.Argument(..., help="Environment id, e.g. toy/guess-v0.")) -> None:
+def info_command(
+    env: str = typer.Argument(..., help="Environment id (e.g. toy/guess-v0), env file path (my_env.py) or served env URL: whatever 'run' accepts."),
+) -> None:
     """Describe an environment: tasks, splits, spaces, budgets and policies that fit."""
-    from ..registry import get_registry, task_id, task_split
+    from ..registry import get_registry, task_split
+    from ..sources import URL_SCHEMES, is_env_file, resolve_env
 
     registry = get_registry()
-    registered = registry.resolve_env(env)
-    spec = registered.spec
-    plugin = registered.plugin
-    console.print(f"[bold]{markup_safe(spec.id)}[/]  (plugin {markup_safe(plugin.distribution or plugin.name)} {markup_safe(plugin.version or '')})", markup=True)
-    if spec.description:
-        console.print(spec.description)
-    if spec.tags:
-        console.print(f"tags: {', '.join(spec.tags)}")
-    items = registry.tasks(spec.id)
+    if env.startswith("file/") and not is_env_file(env):
+        fail(
+            f"'{env}' is the id of an env file, which is found by its path, not by this id: "
+            "run 'rolloutgym info path/to/the_env_file.py' (the path you gave 'rolloutgym run')."
+        )
+    if env.startswith(URL_SCHEMES) or is_env_file(env):
+        resolved = resolve_env(env, registry)
+        console.print(f"[bold]{markup_safe(resolved.env_id)}[/]  (from {markup_safe(resolved.origin)})", markup=True)
+        description, tags, replayable = None, (), resolved.replayable
+        budgets_of = (resolved.max_steps, resolved.timeout)
+        spec = None
+    else:
+        registered = registry.resolve_env(env)
+        spec = registered.spec
+        plugin = registered.plugin
+        console.print(f"[bold]{markup_safe(spec.id)}[/]  (plugin {markup_safe(plugin.distribution or plugin.name)} {markup_safe(plugin.version or '')})", markup=True)
+        resolved = resolve_env(spec.id, registry)
+        description, tags, replayable = spec.description, spec.tags, spec.replayable
+        budgets_of = (spec.max_steps, spec.timeout)
+    if description:
+        console.print(description)
+    if tags:
+        console.print(f"tags: {', '.join(tags)}")
+    items = [item for item in resolved.tasks if item is not None]
     splits = Counter(task_split(item) or "-" for item in items)
     console.print(f"tasks: {len(items)}" + (f"  ({', '.join(f'{name}: {count}' for name, count in sorted(splits.items()))})" if items else ""))
     if items:
-        preview = [task_id(item, index) for index, item in enumerate(items[:8])]
-        console.print("  " + ", ".join(preview) + (" ..." if len(items) > 8 else ""))
-    budgets = [f"max_steps={spec.max_steps}" if spec.max_steps is not None else None, f"timeout={spec.timeout}s" if spec.timeout is not None else None]
+        preview = resolved.task_ids[:8]
+        console.print("  " + markup_safe(", ".join(preview)) + (" ..." if len(items) > 8 else ""), markup=True)
+    max_steps, timeout = budgets_of
+    budgets = [f"max_steps={max_steps}" if max_steps is not None else None, f"timeout={timeout}s" if timeout is not None else None]
     console.print("budgets: " + (", ".join(b for b in budgets if b) or "none"))
-    environment = registry.make(spec.id)
+    environment = registry.make(spec.id) if spec is not None else resolved.make_task(0)
     try:
         console.print(f"observation space: {environment.observation_space!r}")
         console.print(f"action space: {environment.action_space!r}")
@@ -89,7 +108,7 @@ def info_command(env: str = typer.Argument(..., help="Environment id, e.g. toy/g
             import asyncio
 
             asyncio.run(result)  # type: ignore[arg-type]
-    console.print(f"replayable grading (rescore): {'yes' if spec.replayable else 'no'}")
+    console.print(f"replayable grading (rescore): {'yes' if replayable else 'no'}")
 
 
 @app.command("plugins")
