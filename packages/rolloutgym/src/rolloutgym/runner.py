@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import datetime
+import inspect
 import platform
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -358,10 +359,24 @@ async def _arun_mixture(
 
 
 def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunResult:
-    """Synchronous :func:`arun`. ``run("toy/guess-v0", policy="oracle", num_rollouts=2)``;
-    a mapping of env ids to weights runs a mixture: ``run({"sql/shop-v0": 2, "toy/arith-v0": 1})``."""
+    """Run rollouts and write a run file; the synchronous :func:`arun`.
+
+    ``run("toy/guess-v0", policy="oracle", num_rollouts=2, out="runs/guess.jsonl")``; a mapping
+    of env ids to weights runs a mixture: ``run({"sql/shop-v0": 2, "toy/arith-v0": 1})``.
+
+    Args:
+        config: an env id or env file, an env mixture (``{env_id: weight}``), or a :class:`RunConfig`.
+        **overrides: the :class:`RunConfig` fields (``policy``, ``num_rollouts``, ``limit``,
+            ``tasks``, ``split``, ``seed``, ``concurrency``, ``max_steps``, ``timeout``, ``out``,
+            ``resume``, ``env_kwargs``, ``policy_options``, ``executor``, ``executor_options``,
+            ``pass_threshold``, ``mix``) when ``config`` is not a RunConfig; ``policy`` may also
+            be a policy object. Hooks: ``registry``, ``executor``, ``on_start``, ``on_group``.
+            An existing ``out`` file is continued with ``resume=True``.
+    """
     hooks = {key: overrides.pop(key) for key in ("registry", "executor", "on_start", "on_group") if key in overrides}
     policy_object = overrides.pop("policy_object", None)
+    if "policy" in overrides and not isinstance(overrides["policy"], str):
+        policy_object = overrides.pop("policy")  # a policy object, not a "provider:model" reference
     if isinstance(config, Mapping):  # {"sql/shop-v0": 2, "workflow/refund-v0": 1}: an env mixture
         config = RunConfig(env="", mix=dict(config), **overrides)
     elif isinstance(config, str):
@@ -369,3 +384,20 @@ def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunR
     elif overrides:
         raise TypeError("pass options either in RunConfig or as keywords, not both")
     return asyncio.run(arun(config, policy=policy_object, **hooks))
+
+
+def _run_signature() -> inspect.Signature:
+    """``help(rg.run)`` shows every option, not ``**overrides``."""
+    keyword = inspect.Parameter.KEYWORD_ONLY
+    parameters = [inspect.Parameter("config", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="RunConfig | str | Mapping[str, float]")]
+    for item in dataclasses.fields(RunConfig):
+        if item.name == "env":
+            continue
+        default = item.default if item.default is not dataclasses.MISSING else item.default_factory()  # type: ignore[misc]
+        parameters.append(inspect.Parameter(item.name, keyword, default=default, annotation=item.type))
+    for name in ("registry", "on_start", "on_group"):
+        parameters.append(inspect.Parameter(name, keyword, default=None))
+    return inspect.Signature(parameters, return_annotation="RunResult")
+
+
+run.__signature__ = _run_signature()  # type: ignore[attr-defined]

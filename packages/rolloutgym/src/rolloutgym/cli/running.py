@@ -90,7 +90,16 @@ def run_command(
         executor_options=executor_options,
         pass_threshold=pass_threshold,
     )
-    result = asyncio.run(_run_with_progress(config, show=not quiet and is_interactive()))
+    try:
+        result = asyncio.run(_run_with_progress(config, show=not quiet and is_interactive()))
+    except KeyboardInterrupt:
+        # Every finished group is already in the run file (written as it arrives).
+        error_console.print(
+            f"interrupted; the finished tasks are in {config.out}. Resume with the same command plus "
+            f"--out {config.out} --resume",
+            markup=False,
+        )
+        raise typer.Exit(130) from None
     from .runs import print_summary
 
     print_summary(result.summary, result.header)

@@ -197,7 +197,10 @@ class RunWriter:
             self._handle = self.path.open("a", encoding="utf-8")
         else:
             if self.path.exists() and self.path.stat().st_size > 0 and not resume:
-                raise RunFileError(f"run file '{self.path}' already exists; pass --resume to continue it or choose another --out")
+                raise RunFileError(
+                    f"run file '{self.path}' already exists; continue it with --resume (resume=True from Python) "
+                    "or choose another --out (out=...)"
+                )
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._handle = self.path.open("w", encoding="utf-8")
             self._write(header)
