@@ -22,6 +22,10 @@ from ._errors import RemoteEnvError
 __all__ = ["ServerProcess", "free_port"]
 
 
+class _ExitedEarly(RemoteEnvError):
+    """The server process ended before answering (e.g. another process took the free port first)."""
+
+
 def free_port(host: str = "127.0.0.1") -> int:
     """A TCP port nobody listens on right now."""
     with socket.socket() as probe:
@@ -71,8 +75,18 @@ class ServerProcess:
         return f"{self.base_url}/{env_id}"
 
     def start(self) -> ServerProcess:
-        if self.port is None:
-            self.port = free_port(self.host)
+        chosen = self.port is None
+        for attempt in range(3):
+            if chosen:
+                self.port = free_port(self.host)
+            try:
+                return self._start()
+            except _ExitedEarly:
+                if not chosen or attempt == 2:
+                    raise
+        raise AssertionError("unreachable")
+
+    def _start(self) -> ServerProcess:
         command = [sys.executable, "-c", "from rolloutgym.cli import console_main; console_main()", "serve", *self.envs, "--host", self.host, "--port", str(self.port), *self.options]
         if self.token:
             command += ["--token", self.token]
@@ -89,7 +103,8 @@ class ServerProcess:
         deadline = time.monotonic() + self.startup_timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RemoteEnvError(f"rolloutgym serve exited with code {self.process.returncode} before answering (log: {self.log_path or 'not kept'})")
+                code = self.stop()
+                raise _ExitedEarly(f"rolloutgym serve exited with code {code} before answering (log: {self.log_path or 'not kept'})")
             try:
                 if httpx.get(f"{self.base_url}/health", timeout=2.0).status_code == 200:
                     return
