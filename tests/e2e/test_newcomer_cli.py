@@ -36,3 +36,36 @@ def test_env_file_run_error_sends_users_to_a_working_info_command(tmp_path: Path
     suggested = failed.stderr.split("Run 'rolloutgym info ")[1].split("'")[0]
     assert suggested == str(REFUND)
     assert cli("info", suggested).returncode == 0
+
+
+def test_compare_runs_over_different_task_sets_compares_the_common_tasks(tmp_path: Path) -> None:
+    oracle, null = tmp_path / "oracle.jsonl", tmp_path / "null.jsonl"
+    assert cli("run", "toy/guess-v0", "-p", "oracle", "-n", "2", "--limit", "5", "-o", str(oracle)).returncode == 0
+    assert cli("run", "toy/guess-v0", "-p", "null", "-n", "2", "--limit", "3", "-o", str(null)).returncode == 0
+    compared = cli("compare", str(oracle), str(null))
+    assert compared.returncode == 0, compared.stderr
+    assert "3 in common, 2 only in A" in compared.stdout and "0 only in B" in compared.stdout
+    # the null policy scores 0 and the oracle 1 on every common task: the delta is over those tasks only
+    assert "over the 3 common tasks: pass rate 100.0% → 0.0% (-100.0%)" in compared.stdout
+    same = cli("compare", str(oracle), str(oracle))
+    assert "overall pass rate 100.0% → 100.0% (+0.0%)" in same.stdout and "common" not in same.stdout
+
+
+def test_show_and_report_treat_a_torn_last_line_alike_and_resume_repairs_it(tmp_path: Path) -> None:
+    run = tmp_path / "killed.jsonl"
+    command = ["run", "toy/guess-v0", "-p", "oracle", "-n", "2", "--limit", "4", "-o", str(run)]
+    assert cli(*command).returncode == 0
+    run.write_text(run.read_text()[:-150])  # a run killed mid-write: the last group line is cut off
+    shown = cli("show", str(run))
+    assert shown.returncode == 0, shown.stderr
+    assert "3 tasks" in shown.stdout
+    hint = "last line was cut off mid-write"
+    assert hint in shown.stderr and "--resume" in shown.stderr
+    reported = cli("report", str(run), "-o", str(tmp_path / "report.html"))
+    assert reported.returncode == 0, reported.stderr
+    assert hint in reported.stderr and "--resume" in reported.stderr
+    assert "6 trajectories" in reported.stdout
+    resumed = cli(*command, "--resume")
+    assert resumed.returncode == 0, resumed.stderr
+    again = cli("show", str(run))
+    assert "4 tasks" in again.stdout and hint not in again.stderr

@@ -13,7 +13,11 @@ from ._app import app, console, error_console, fail, output_path
 
 def _build(run_files: list[Path], out: Optional[Path], title: Optional[str]) -> Path:
     from ..report import build_report
+    from .runs import torn_tail, warn_torn_tail
 
+    for run_file in run_files:
+        if torn_tail(run_file):
+            warn_torn_tail(run_file)
     result = build_report(run_files, out, title=title)
     megabytes = result.bytes / 1e6
     console.print(

@@ -10,7 +10,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ._app import app, console, fail, markup_safe, output_path, print_table, shown_ks
+from ._app import app, console, error_console, fail, markup_safe, output_path, print_table, shown_ks
 
 
 def _fmt(value: float) -> str:
@@ -64,10 +64,48 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         print_table(table)
 
 
+def torn_tail(path: Path) -> bool:
+    """Whether the run file's last line was cut off mid-write (a killed run); ``--resume`` repairs it."""
+    import json
+
+    try:
+        with Path(path).open("rb") as handle:
+            handle.seek(0, 2)
+            size = handle.tell()
+            if size == 0:
+                return False
+            handle.seek(max(0, size - 1))
+            if handle.read(1) == b"\n":
+                return False
+            handle.seek(0)
+            last = handle.read().rsplit(b"\n", 1)[-1]
+    except OSError:
+        return False
+    if not last.strip():
+        return False
+    try:
+        json.loads(last)
+    except ValueError:
+        return True
+    return False
+
+
+def warn_torn_tail(path: Path) -> None:
+    """The one warning ``show``, ``compare`` and ``report`` print for a run file with a torn last line."""
+    error_console.print(
+        f"warning: {path}: its last line was cut off mid-write (the run was killed), so that task is left out; "
+        "run the same 'rolloutgym run' command again with --resume to finish the run (this repairs the file)."
+    )
+
+
 def _load(path: Path) -> Any:
     from ..runs import read_run
 
-    return read_run(path)
+    torn = torn_tail(path)
+    run = read_run(path, allow_partial_tail=torn)
+    if torn:
+        warn_torn_tail(path)
+    return run
 
 
 @app.command("show")
@@ -147,10 +185,34 @@ def compare_command(
                 _fmt(row["mean_reward"]), _fmt(other["mean_reward"]), f"{other['mean_reward'] - row['mean_reward']:+.3f}",
             )
         print_table(per_env)
+    common = sorted(set(tasks_a) & set(tasks_b))
+    only_a, only_b = len(set(tasks_a) - set(tasks_b)), len(set(tasks_b) - set(tasks_a))
+    pass_a, reward_a = _pooled([tasks_a[key] for key in common])
+    pass_b, reward_b = _pooled([tasks_b[key] for key in common])
+    if not common:
+        console.print(f"the runs have no task in common ({len(tasks_a)} and {len(tasks_b)} tasks); the overall numbers below are each run's own.")
+        pass_a, reward_a, pass_b, reward_b = summary_a.pass_rate, summary_a.mean_reward, summary_b.pass_rate, summary_b.mean_reward
+        label = "overall (different tasks) pass rate"
+    elif only_a or only_b:
+        console.print(
+            f"the runs cover different tasks: {len(common)} in common, {only_a} only in A ({run_a}), {only_b} only in B ({run_b}); "
+            "the overall numbers below are over the common tasks only."
+        )
+        label = f"over the {len(common)} common tasks: pass rate"
+    else:
+        label = "overall pass rate"
     console.print(
-        f"overall pass rate {summary_a.pass_rate:.1%} → {summary_b.pass_rate:.1%} ({summary_b.pass_rate - summary_a.pass_rate:+.1%}); "
-        f"mean reward {_fmt(summary_a.mean_reward)} → {_fmt(summary_b.mean_reward)} ({summary_b.mean_reward - summary_a.mean_reward:+.3f})"
+        f"{label} {pass_a:.1%} → {pass_b:.1%} ({pass_b - pass_a:+.1%}); "
+        f"mean reward {_fmt(reward_a)} → {_fmt(reward_b)} ({reward_b - reward_a:+.3f})"
     )
+
+
+def _pooled(tasks: list) -> tuple[float, float]:
+    """Pass rate and mean reward over these tasks' trajectories (as the run summary pools them)."""
+    count = sum(task.trajectories for task in tasks)
+    if not count:
+        return 0.0, 0.0
+    return sum(task.passes for task in tasks) / count, sum(task.mean_reward * task.trajectories for task in tasks) / count
 
 
 @app.command("rescore")
