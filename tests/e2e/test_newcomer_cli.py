@@ -69,3 +69,23 @@ def test_show_and_report_treat_a_torn_last_line_alike_and_resume_repairs_it(tmp_
     assert resumed.returncode == 0, resumed.stderr
     again = cli("show", str(run))
     assert "4 tasks" in again.stdout and hint not in again.stderr
+
+
+def test_a_disabled_plugin_is_named_as_disabled_not_as_missing(tmp_path: Path) -> None:
+    failed = cli("run", "sql/shop-v0", "-o", str(tmp_path / "run.jsonl"), ROLLOUTGYM_DISABLE_PLUGINS="sql")
+    assert failed.returncode != 0 and "Traceback" not in failed.stderr
+    assert "sql plugin (rolloutgym-sql) is installed but disabled by ROLLOUTGYM_DISABLE_PLUGINS=sql" in failed.stderr
+    assert "pip install" not in failed.stderr
+    allow_listed = cli("run", "sql/shop-v0", "-o", str(tmp_path / "run.jsonl"), ROLLOUTGYM_PLUGINS="openai")
+    assert "ROLLOUTGYM_PLUGINS=openai does not name it" in allow_listed.stderr
+
+
+def test_a_missing_plugin_hint_also_says_how_to_install_from_the_checkout() -> None:
+    from rolloutgym.registry import Registry
+
+    core_only = Registry(load_entry_points=False)  # as if no plugin distribution were installed
+    hint = core_only.install_hint("sql")
+    assert "pip install rolloutgym-sql" in hint and "pip install ./plugins/sql" in hint
+    assert (ROOT / "plugins" / "sql" / "pyproject.toml").is_file()
+    assert "pip install ./plugins/openai" in core_only.install_hint("openai")
+    assert (ROOT / "plugins" / "openai" / "pyproject.toml").is_file()

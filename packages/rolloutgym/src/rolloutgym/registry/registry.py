@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
@@ -234,6 +235,34 @@ class Registry:
                 return max(candidates, key=lambda entry: entry.spec.version)
         raise EnvNotFound(self._env_not_found_message(env_id, namespace))
 
+    def install_hint(self, name: str) -> str:
+        """How to get the plugin that provides ``name`` (a namespace, template or provider of :data:`KNOWN_PLUGINS`).
+
+        A plugin that is installed but switched off by ``ROLLOUTGYM_DISABLE_PLUGINS`` or left out of
+        ``ROLLOUTGYM_PLUGINS`` is named as such; otherwise the hint gives both the package index name
+        and the install from a checkout of the repository (``pip install ./plugins/NAME``).
+        """
+        distribution = KNOWN_PLUGINS.get(name)
+        if distribution is None:
+            return ""
+        for info in self.plugins:
+            if info.status != "disabled" or (info.distribution or "").lower() != distribution:
+                continue
+            names = {info.name, info.distribution or ""}
+            disabled = {part.strip() for part in os.environ.get("ROLLOUTGYM_DISABLE_PLUGINS", "").split(",") if part.strip()}
+            if names & disabled:
+                return (
+                    f"The {info.name} plugin ({distribution}) is installed but disabled by "
+                    f"ROLLOUTGYM_DISABLE_PLUGINS={os.environ.get('ROLLOUTGYM_DISABLE_PLUGINS', '')}; "
+                    f"remove '{sorted(names & disabled)[0]}' from that variable."
+                )
+            return (
+                f"The {info.name} plugin ({distribution}) is installed but disabled: ROLLOUTGYM_PLUGINS="
+                f"{os.environ.get('ROLLOUTGYM_PLUGINS', '')} does not name it; add '{info.name}' to that variable or unset it."
+            )
+        folder = distribution.removeprefix("rolloutgym-")
+        return f"Install it: pip install {distribution} (from a checkout of the rolloutgym repository: pip install ./plugins/{folder})."
+
     def _env_not_found_message(self, env_id: str, namespace: str) -> str:
         ids = sorted(self.env_specs())
         namespaces = sorted({identifier.split("/")[0] for identifier in ids})
@@ -242,7 +271,7 @@ class Registry:
         if namespace in namespaces:
             message += f" Run 'rolloutgym list {namespace}' to see its environments."
         elif namespace in KNOWN_PLUGINS:
-            message += f" The '{namespace}' namespace comes from '{KNOWN_PLUGINS[namespace]}': pip install {KNOWN_PLUGINS[namespace]}."
+            message += f" The '{namespace}' namespace comes from '{KNOWN_PLUGINS[namespace]}'. {self.install_hint(namespace)}"
         else:
             message += " Run 'rolloutgym list' to see every environment."
         failed = [info for info in self.failed_plugins()]
@@ -375,7 +404,7 @@ class Registry:
             names = sorted(registered)
             message = f"no policy provider '{provider}'.{did_you_mean(provider, names)} Installed providers: {', '.join(names) or 'none'}."
             if provider in KNOWN_PLUGINS:
-                message += f" '{provider}' comes from '{KNOWN_PLUGINS[provider]}': pip install {KNOWN_PLUGINS[provider]}."
+                message += f" '{provider}' comes from '{KNOWN_PLUGINS[provider]}'. {self.install_hint(provider)}"
             raise PolicyNotFound(message)
         spec: PolicySpec = registered[provider].spec
         if spec.requires_model and not model:
@@ -389,7 +418,7 @@ class Registry:
             names = sorted(table)
             message = f"no {kind} '{name}'.{did_you_mean(name, names)} Available: {', '.join(names) or 'none'}."
             if name in KNOWN_PLUGINS:
-                message += f" Install {KNOWN_PLUGINS[name]}: pip install {KNOWN_PLUGINS[name]}."
+                message += f" '{name}' comes from '{KNOWN_PLUGINS[name]}'. {self.install_hint(name)}"
             raise error(message)
         return table[name].spec
 
