@@ -51,7 +51,7 @@ def test_builders_produce_the_sdk_shapes():
 def test_sdk_structural_rules():
     with pytest.raises(ValueError, match="requires schema"):
         Environment(slug="s", name="S", template="sql")
-    with pytest.raises(ValueError, match="not other config keys"):
+    with pytest.raises(ValueError, match="takes schema= .the DDL. and seed="):
         Environment(slug="s", name="S", template="sql", schema="CREATE TABLE t(x)", config={})
     with pytest.raises(ValueError, match="requires config"):
         Environment(slug="s", name="S", template="workflow")

@@ -225,3 +225,50 @@ def test_an_env_file_can_point_at_an_existing_database(tmp_path: Path) -> None:
     null = run(str(env_file), policy="null", out=tmp_path / "null.jsonl")
     assert (oracle.summary.mean_reward, null.summary.mean_reward) == (1.0, 0.0)
     assert hashlib.sha256(database.read_bytes()).hexdigest() == before  # the source is never written
+
+
+SDK_SHAPED = '''
+from rolloutgym.declarative import Environment, Task
+
+env = Environment(
+    slug="sdk-items",
+    name="Items",
+    template="sql",
+    config={{"schema": {schema!r}, "seed": {seed!r}}},
+    tasks=[
+        Task(instruction="How many items cost more than 1?", hidden_ground_truth={{"answer": 2}}),
+        Task(instruction="Which item is the most expensive? Give its name.", hidden_ground_truth={{"answer": "book"}}),
+    ],
+)
+'''
+
+
+@pytest.mark.parametrize("policy", ["oracle", "null"])
+def test_an_env_file_in_the_sdk_templates_table_shape_runs(policy: str, tmp_path: Path) -> None:
+    """The SDK's README table: the sql config holds schema + seed; the ground truth is {"answer": ...}."""
+    path = tmp_path / "sdk_items.py"
+    path.write_text(SDK_SHAPED.format(schema=SCHEMA, seed=SEED))
+    result = run(str(path), policy=policy, out=tmp_path / "run.jsonl")
+    assert result.summary.num_tasks == 2 and result.summary.num_errors == 0
+    assert result.summary.mean_reward == (1.0 if policy == "oracle" else 0.0)
+
+
+def test_an_sdk_answer_is_graded_as_the_expected_value() -> None:
+    environment = Environment(
+        slug="items", name="Items", template="sql", config={"schema": SCHEMA, "seed": SEED},
+        tasks=[Task(instruction="How many items?", hidden_ground_truth={"answer": 3})],
+    )
+    assert environment.schema == SCHEMA and environment.seed == SEED and environment.config is None
+    for answer, reward in (("3", 1.0), ("4", 0.0)):
+        sql_env = compile_sql(environment)(0)
+        sql_env.reset(seed=0)
+        _, got, terminated, _, _ = sql_env.step(call("submit_answer", answer=answer))
+        sql_env.close()
+        assert terminated and got == reward
+
+
+def test_sql_config_keys_that_do_not_map_say_what_to_write() -> None:
+    with pytest.raises(EnvFileError, match=r"config=\{'schema': \.\.\., 'seed': \.\.\.\}.*unknown config keys: 'ddl'"):
+        Environment(slug="s", name="S", template="sql", config={"ddl": SCHEMA}, tasks=[Task(instruction="q", hidden_ground_truth={"answer": 1})])
+    with pytest.raises(EnvFileError, match="give schema/seed once"):
+        Environment(slug="s", name="S", template="sql", schema=SCHEMA, config={"schema": SCHEMA})

@@ -9,12 +9,14 @@ The environment is read duck-typed (attributes ``slug``, ``name``, ``description
                       tasks=[Task(instruction="How many books were published before 1900?",
                                   hidden_ground_truth={"sql": "SELECT COUNT(*) FROM books WHERE year < 1900"})])
 
-Instead of ``schema``/``seed`` an existing SQLite file may be given as ``database`` (an
-attribute, or ``config={"database": PATH}``). ``hidden_ground_truth`` keys:
+``schema``/``seed`` may also be given in ``config`` (``config={"schema": ..., "seed": ...}``, as
+the SDK's templates table writes it). Instead of them an existing SQLite file may be given as
+``database`` (an attribute, or ``config={"database": PATH}``). ``hidden_ground_truth`` keys:
 
 * ``sql`` (or ``gold_sql``, ``query``): the gold query of a question, or a list of statements
   for a data-changing task;
-* ``result`` (or ``expected_result``): the expected rows, when there is no gold query;
+* ``result`` (or ``expected_result``, or the SDK's ``answer``): the expected rows (or one
+  value), when there is no gold query;
 * ``end_state`` (or ``expected_state``): for a data-changing task without gold statements,
   the expected rows of some tables, ``{"books": [{"id": 1, "title": "Emma"}, ...]}`` (only
   those tables and the columns named in the rows are compared; the oracle cannot play it);
@@ -44,7 +46,7 @@ __all__ = ["compile_sql", "task_from_declarative"]
 
 _QUERY_START = re.compile(r"^\s*(\(|select\b|with\b|values\b)", re.IGNORECASE)
 _GOLD_KEYS = ("sql", "gold_sql", "query")
-_RESULT_KEYS = ("result", "expected_result")
+_RESULT_KEYS = ("result", "expected_result", "answer")
 _STATE_KEYS = ("end_state", "expected_state")
 _MATCH_KEYS = ("ordered", "column_order", "column_names", "rel_tol", "abs_tol")
 
@@ -59,6 +61,9 @@ def _source(environment: Any, label: str) -> DatabaseSource:
     config = _field(environment, "config") or {}
     database = _field(environment, "database") or (config.get("database") if isinstance(config, Mapping) else None)
     schema, seed = _field(environment, "schema"), _field(environment, "seed")
+    if isinstance(config, Mapping):  # the SDK's templates table puts schema/seed in config
+        schema = schema if schema is not None else config.get("schema")
+        seed = seed if seed is not None else config.get("seed")
     if database:
         if schema:
             raise EnvFileError(f"sql environment {label}: give either schema (+ seed) or a database file, not both")
@@ -105,7 +110,7 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
     if gold is None and expected is None and end_state is None:
         raise EnvFileError(
             f"sql environment {label}: task {index} ({instruction[:60]!r}) has no ground truth; put the gold SQL in "
-            "hidden_ground_truth={'sql': 'SELECT ...'} (or the expected rows in {'result': [[...], ...]})"
+            "hidden_ground_truth={'sql': 'SELECT ...'} (or the expected rows in {'result': [[...], ...]}, or one value in {'answer': ...})"
         )
     statements: tuple[str, ...] = ()
     if gold is not None:

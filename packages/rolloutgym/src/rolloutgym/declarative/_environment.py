@@ -74,11 +74,21 @@ class Environment:
             if not isinstance(task, Task):
                 raise EnvFileError(f"{where}: tasks[{index}] is a {type(task).__name__}; use Task(...) (or Task.from_jsonl)")
         if self.template == "sql":
+            if isinstance(self.config, dict) and {"schema", "seed"} & set(self.config):
+                # The SDK's templates table puts the sql template's schema/seed in its config: the same thing.
+                if (self.schema is not None and "schema" in self.config) or (self.seed is not None and "seed" in self.config):
+                    raise EnvFileError(f"{where}: give schema/seed once, either as Environment(schema=..., seed=...) or in config, not both")
+                config = dict(self.config)
+                self.schema = config.pop("schema", self.schema)
+                self.seed = config.pop("seed", self.seed)
+                self.config = config or None
             database = self.config.get("database") if isinstance(self.config, dict) else None
             if self.config is not None and (set(self.config) - {"database", "description"} or not isinstance(database, str)):
+                unknown = sorted(set(self.config) - {"database", "description"}) if isinstance(self.config, dict) else []
                 raise EnvFileError(
-                    f"{where}: template='sql' takes schema/seed (or config={{'database': PATH}} for an existing "
-                    "database file), not other config keys"
+                    f"{where}: template='sql' takes schema= (the DDL) and seed= (INSERT statements), as Environment "
+                    "arguments or in config={'schema': ..., 'seed': ...}, or config={'database': PATH} for an existing "
+                    "SQLite file" + (f"; unknown config keys: {', '.join(map(repr, unknown))}" if unknown else "")
                 )
             if database is None and (not self.schema or not isinstance(self.schema, str)):
                 raise EnvFileError(f"{where}: template='sql' requires schema (the DDL string) or config={{'database': PATH}}")
