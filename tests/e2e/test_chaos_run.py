@@ -25,14 +25,7 @@ BACKENDS = {"sql": ("sqlite", "duckdb"), "browser/shop": ("dom", "chromium")}
 
 # Env errors the chaos policy found in plugins owned by other engineers, reported to the
 # lead with the action and traceback; each entry leaves once its owner's fix lands.
-PENDING_FIXES = {
-    "sql/shop-v0": "submit_answer {'answer': 10**400}: OverflowError in rolloutgym_sql._compare._number",
-    "sql/shop-ops-v0": "run_sql {'sql': None}: AttributeError 'NoneType'.lstrip in rolloutgym_sql.envs._run_sql",
-    "bfcl/multi-turn-base-v0": "a 5000-digit int argument: ValueError (int->str limit) in rolloutgym_bfcl._execution",
-    "bfcl/multi-turn-long-context-v0": "a 5000-digit int argument: ValueError in rolloutgym_bfcl._execution",
-    "bfcl/multi-turn-miss-func-v0": "a 5000-digit int argument: ValueError in rolloutgym_bfcl._execution",
-    "bfcl/multi-turn-miss-param-v0": "a 5000-digit int argument: ValueError in rolloutgym_bfcl._execution",
-}
+PENDING_FIXES: dict[str, str] = {}
 
 
 def _cases() -> list[tuple[str, str | None]]:

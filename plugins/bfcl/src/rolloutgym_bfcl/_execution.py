@@ -58,7 +58,18 @@ def parse_call_string(text: str) -> Call:
 
 def render_call(name: str, arguments: Mapping[str, Any]) -> str:
     """A call as BFCL writes a function-calling model's call (``name(key=repr(value),...)``)."""
-    return f"{name}({','.join(f'{key}={value!r}' for key, value in arguments.items())})"
+    return f"{name}({','.join(f'{key}={_safe_repr(value)}' for key, value in arguments.items())})"
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        return repr(value)
+    except ValueError:  # an int past Python's int-to-text limit (4300 digits)
+        return f"<an integer of about {_digits(value)} digits>"
+
+
+def _digits(value: Any) -> int:
+    return int(abs(value).bit_length() * 0.30103) + 1 if type(value) is int else 0
 
 
 def _check_value(value: Any, depth: int = 0) -> str | None:
@@ -67,7 +78,10 @@ def _check_value(value: Any, depth: int = 0) -> str | None:
     if value is None or type(value) is bool:
         return None
     if type(value) is int:
-        return None if abs(value) <= _MAX_INT else f"integer {value} is out of range (at most {_MAX_INT} in magnitude)"
+        if abs(value) <= _MAX_INT:
+            return None
+        shown = str(value) if value.bit_length() < 200 else f"of about {_digits(value)} digits"
+        return f"integer {shown} is out of range (at most {_MAX_INT} in magnitude)"
     if type(value) is float:
         return None if math.isfinite(value) else f"{value} is not a finite number"
     if type(value) is str:

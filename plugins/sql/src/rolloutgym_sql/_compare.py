@@ -82,7 +82,10 @@ def _number(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
     if isinstance(value, (int, float)):
-        return float(value)
+        try:
+            return float(value)
+        except OverflowError:  # an int past float range (10**400) is compared as it is, not as a number
+            return None
     return None
 
 
