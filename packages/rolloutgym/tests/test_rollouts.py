@@ -78,7 +78,9 @@ def test_rollout_records_steps_and_does_not_close() -> None:
     assert len(trajectory) == 3 and trajectory.terminated and not trajectory.truncated
     assert trajectory.stop_reason == "terminated"
     assert trajectory.rewards == (2.0, 2.0, 2.0)
-    assert trajectory.steps[0].policy_tokens == (5, 6) and trajectory.steps[0].policy_info == {"note": 1}
+    assert trajectory.steps[0].policy_tokens == (5, 6)
+    # policy_info keeps the policy's info and, as in rolloutlib 0.2.0, the sampling fields
+    assert trajectory.steps[0].policy_info == {"note": 1, "tokens": (5, 6), "logprobs": (-0.5, -0.25)}
     assert env.seeds == [4] and not env.closed
 
 

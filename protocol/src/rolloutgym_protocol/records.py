@@ -144,6 +144,12 @@ class Step(Generic[ObservationT, ActionT]):
             "info": to_jsonable(self.info),
             "policy_info": to_jsonable(self.policy_info),
         }
+        elided = _sampling_copies(self)
+        if elided:
+            # The engine copies the sampling fields into policy_info (as rolloutlib did); the
+            # run file keeps them once and from_dict copies them back.
+            data["policy_info"] = to_jsonable({key: value for key, value in self.policy_info.items() if key not in elided})
+            data["policy_info_copies"] = elided
         if self.policy_tokens is not None:
             data["policy_tokens"] = list(self.policy_tokens)
         if self.policy_logprobs is not None:
@@ -166,12 +172,39 @@ class Step(Generic[ObservationT, ActionT]):
             terminated=bool(data["terminated"]),
             truncated=bool(data["truncated"]),
             info=dict(from_jsonable(data.get("info") or {})),
-            policy_info=dict(from_jsonable(data.get("policy_info") or {})),
+            policy_info=_with_copies(dict(from_jsonable(data.get("policy_info") or {})), data),
             policy_tokens=_optional_tuple(data.get("policy_tokens")),
             policy_logprobs=_decoded_floats(data.get("policy_logprobs")),
             policy_stop_reason=data.get("policy_stop_reason"),
             observation_tokens=_optional_tuple(data.get("observation_tokens")),
         )
+
+
+_SAMPLING_KEYS = (("tokens", "policy_tokens"), ("logprobs", "policy_logprobs"), ("stop_reason", "policy_stop_reason"))
+
+
+def _sampling_copies(step: Step) -> list[str]:
+    """The policy_info keys that only repeat a dedicated sampling field of ``step``."""
+    info = step.policy_info
+    if not info:
+        return []
+    copies = []
+    for key, attribute in _SAMPLING_KEYS:
+        value = getattr(step, attribute)
+        if value is not None and key in info and (info[key] is value or info[key] == value):
+            copies.append(key)
+    return copies
+
+
+def _with_copies(policy_info: dict[str, Any], data: Mapping[str, Any]) -> dict[str, Any]:
+    for key in data.get("policy_info_copies") or ():
+        attribute = dict(_SAMPLING_KEYS).get(key)
+        if attribute is not None and data.get(attribute) is not None:
+            value = data[attribute]
+            policy_info[key] = (
+                _decoded_floats(value) if key == "logprobs" else tuple(value) if key == "tokens" else value
+            )
+    return policy_info
 
 
 # Steps built by the engine's fast path leave ``policy_info`` out of the instance dict;
@@ -376,6 +409,14 @@ class TrajectoryGroup(Generic[ItemT, ObservationT, ActionT]):
     def num_members(self) -> int:
         """Trajectories plus failed members."""
         return len(self.trajectories) + len(self.errors)
+
+    def __repr__(self) -> str:
+        # Short on purpose: asyncio formats a finished task's result (asyncio.run does when it
+        # restores the SIGINT handler), and the full repr of thousands of trajectories takes seconds.
+        return (
+            f"TrajectoryGroup(item_id={self.item_id!r}, trajectories={len(self.trajectories)}, "
+            f"errors={len(self.errors)}, rewards={list(self.rewards)[:8]!r:.200})"
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {

@@ -19,7 +19,7 @@ import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, PolicyOutput, Step, Trajectory, as_async, validate_step_result
 from rolloutgym_protocol.errors import InvalidAction
 
-__all__ = ["EpisodeState", "arollout", "bind_policy", "rollout"]
+__all__ = ["EpisodeState", "arollout", "arun_episode", "arun_loop", "bind_policy", "check_budgets", "rollout", "run_episode"]
 
 _PolicyOutput = PolicyOutput
 # Actions of these types are never PolicyOutputs or awaitables: skip those checks.
@@ -79,11 +79,27 @@ def _normalized(result: Any, environment: Any, index: int) -> tuple[Any, float, 
     return validate_step_result(result, env=environment, step_index=index)
 
 
+def _policy_info(output: Any) -> dict[str, Any]:
+    """``output.info`` plus the sampling fields (rolloutlib 0.2.0 kept them there; so do we)."""
+    info = output.info
+    if output.tokens is None and output.logprobs is None and output.stop_reason is None:
+        return info
+    info = dict(info)
+    if output.tokens is not None:
+        info.setdefault("tokens", output.tokens)
+    if output.logprobs is not None:
+        info.setdefault("logprobs", output.logprobs)
+    if output.stop_reason is not None:
+        info.setdefault("stop_reason", output.stop_reason)
+    return info
+
+
 def _step(observation: Any, action: Any, output: Any, result: tuple[Any, float, bool, bool, dict[str, Any]]) -> Step:
     """A :class:`Step` from normalised values, built without ``__post_init__`` (the hot path)."""
     step = _new(Step)
     if type(output) is _PolicyOutput:
-        # Sampling fields live in their own Step fields (not duplicated in policy_info).
+        # Sampling fields live in their own Step fields; policy_info also carries them, as
+        # rolloutlib's did (run files store them once: Step.to_dict).
         _set(
             step,
             "__dict__",
@@ -95,7 +111,7 @@ def _step(observation: Any, action: Any, output: Any, result: tuple[Any, float, 
                 "terminated": result[2],
                 "truncated": result[3],
                 "info": result[4],
-                "policy_info": output.info,
+                "policy_info": _policy_info(output),
                 "policy_tokens": output.tokens,
                 "policy_logprobs": output.logprobs,
                 "policy_stop_reason": output.stop_reason,
@@ -271,6 +287,7 @@ async def arollout(
                 f"arollout() needs a rolloutgym AsyncEnv or a gymnasium.Env, got {type(environment).__name__}"
             )
     act = bind_policy(policy, environment)
+    metadata = dict(metadata) if metadata else {}
     return await arun_episode(environment, act, EpisodeState(), seed, options, max_steps, timeout, metadata, check_actions)
 
 
@@ -282,25 +299,25 @@ async def arun_episode(
     options: dict[str, Any] | None,
     max_steps: int | None,
     timeout: float | None,
-    metadata: Mapping[str, Any] | None,
+    metadata: dict[str, Any],
     check_actions: bool,
 ) -> Trajectory:
     """The async episode (arguments already checked; ``act`` already bound), with its timeout."""
     steps: list[Step] = state.steps
     if timeout is None:
-        return await _arollout_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
+        return await arun_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
     try:
         async with asyncio.timeout(timeout):
-            return await _arollout_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
+            return await arun_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
     except TimeoutError:
         if state.initial is None:
             state.failed("env", 0)
             raise TimeoutError(f"reset() of {type(environment).__name__} did not finish within {timeout} s") from None
         observation, initial_info = state.initial
-        return Trajectory(observation, tuple(steps), initial_info, False, True, dict(metadata or {}), "timeout")
+        return Trajectory(observation, tuple(steps), initial_info, False, True, metadata, "timeout")
 
 
-async def _arollout_loop(
+async def arun_loop(
     environment: AsyncEnv[Any, Any],
     act: Any,
     steps: list[Step],
@@ -308,9 +325,10 @@ async def _arollout_loop(
     seed: int | None,
     options: dict[str, Any] | None,
     max_steps: int | None,
-    metadata: Mapping[str, Any] | None,
+    metadata: dict[str, Any],
     check_actions: bool,
 ) -> Trajectory:
+    """The async episode loop; the trajectory takes ``metadata`` as is (the caller's fresh dict)."""
     try:
         observation, initial_info = await environment.reset(seed=seed, options=options)
     except Exception:
@@ -350,4 +368,4 @@ async def _arollout_loop(
         if result[2] or result[3]:
             terminated, truncated, stop_reason = _ending(output, result[2], result[3])
             break
-    return Trajectory(observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason)
+    return Trajectory(observation, tuple(steps), initial_info, terminated, truncated, metadata, stop_reason)

@@ -21,7 +21,7 @@ from typing import Any, Literal
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, TrajectoryGroup, as_async
 
-from ._episode import EpisodeState, arun_episode, bind_policy, check_budgets, run_episode
+from ._episode import EpisodeState, arun_episode, arun_loop, bind_policy, check_budgets, run_episode
 
 __all__ = [
     "GroupCollector",
@@ -34,6 +34,7 @@ __all__ = [
 ]
 
 OnError = Literal["record", "raise"]
+perf_counter = time.perf_counter
 Release = Callable[[Any, bool], Awaitable[None]]
 
 
@@ -77,11 +78,9 @@ def error_record(
 
 
 def _member_metadata(metadata: Mapping[str, Any] | None, member: int, seed: int | None) -> dict[str, Any]:
-    data = dict(metadata) if metadata else {}
-    data["member"] = member
-    if seed is not None:
-        data["seed"] = seed
-    return data
+    if seed is None:
+        return {**metadata, "member": member} if metadata else {"member": member}
+    return {**metadata, "member": member, "seed": seed} if metadata else {"member": member, "seed": seed}
 
 
 async def aclose_env(environment: Any) -> None:
@@ -167,31 +166,27 @@ async def run_member(
     Arguments are not checked here (check once per group with :func:`check_budgets`).
     The env is released also when the member is cancelled.
     """
-    started = time.perf_counter()
+    started = perf_counter()
     state = EpisodeState()
     try:
         environment = make_env(item)
-        if inspect.isawaitable(environment):
-            environment = await environment
+        if not isinstance(environment, AsyncEnv):
+            if inspect.isawaitable(environment):
+                environment = await environment
+            if not isinstance(environment, AsyncEnv) and isinstance(environment, gym.Env):
+                environment = as_async(environment)
     except Exception as exc:
         if on_error == "raise" or isinstance(exc, passthrough):
             raise
         return error_record(exc, member, where="make_env")
-    if not isinstance(environment, AsyncEnv) and isinstance(environment, gym.Env):
-        environment = as_async(environment)
     healthy = False
+    metadata = _member_metadata(metadata, member, seed)
     try:
-        trajectory = await arun_episode(
-            environment,
-            bind_policy(policy, environment),
-            state,
-            seed,
-            options,
-            max_steps,
-            timeout,
-            _member_metadata(metadata, member, seed),
-            False,
-        )
+        act = bind_policy(policy, environment)
+        if timeout is None:  # the common case: one coroutine frame less per member
+            trajectory = await arun_loop(environment, act, state.steps, state, seed, options, max_steps, metadata, False)
+        else:
+            trajectory = await arun_episode(environment, act, state, seed, options, max_steps, timeout, metadata, False)
         healthy = trajectory.stop_reason != "timeout"  # a cut-off call may still run in the env
     except Exception as exc:
         if on_error == "raise" or isinstance(exc, passthrough):
@@ -201,10 +196,12 @@ async def run_member(
         # Runs also when the member is cancelled: the cancellation was delivered once,
         # so awaiting here completes and the env is not left open.
         if release is None:
-            await aclose_env(environment)
+            closing = environment.close()
+            if closing is not None and inspect.isawaitable(closing):
+                await closing
         else:
             await release(environment, healthy)
-    trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
+    trajectory.metadata["elapsed_seconds"] = perf_counter() - started
     return trajectory
 
 
