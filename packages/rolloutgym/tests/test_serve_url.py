@@ -56,7 +56,8 @@ def _comparable(path: Path) -> list[Any]:
     for group in groups:
         for trajectory in group.get("group", group).get("trajectories", []):
             trajectory["metadata"].pop("elapsed_seconds", None)
-    return [header, *groups]
+    # Groups are written as they finish, so their order in the file depends on timing.
+    return [header, *sorted(groups, key=lambda group: group.get("task_index", -1))]
 
 
 def test_run_with_a_url_writes_the_local_run_file(server: ServerProcess, tmp_path: Path) -> None:
