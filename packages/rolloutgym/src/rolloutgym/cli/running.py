@@ -32,7 +32,7 @@ def run_command(
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step budget per rollout (truncates)."),
     timeout: Optional[float] = typer.Option(None, "--timeout", help="Wall-clock budget per rollout, seconds (truncates)."),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run file to write (default runs/ENV-TIME.jsonl)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue --out, skipping tasks already in it."),
+    resume: bool = typer.Option(False, "--resume", help="Continue --out: skip tasks already in it, re-run groups that hold only errors."),
     env_args: Optional[list[str]] = typer.Option(None, "--env-arg", help="KEY=VALUE passed to the env factory (repeatable)."),
     policy_args: Optional[list[str]] = typer.Option(None, "--policy-arg", help="KEY=VALUE passed to the policy (repeatable)."),
     backend: Optional[str] = typer.Option(None, "--backend", help="Shortcut for --env-arg backend=NAME (sql, browser envs)."),

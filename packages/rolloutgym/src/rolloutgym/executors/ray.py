@@ -63,7 +63,7 @@ __all__ = ["ACTOR_SIDE_POLICIES", "RayExecutor", "RolloutWorker", "WorkersLost"]
 PolicyPlacement = Literal["auto", "actor", "driver"]
 
 # Env-aware built-in policies: they call the env (oracle_action, null_action, action_space).
-ACTOR_SIDE_POLICIES = frozenset({"oracle", "null", "random"})
+ACTOR_SIDE_POLICIES = frozenset({"oracle", "null", "random", "chaos"})
 
 
 def _unwrap_group_failure(failure: BaseExceptionGroup[Any]) -> BaseException:

@@ -46,6 +46,7 @@ KNOWN_PLUGINS = {
     "tinker": "rolloutgym-tinker",
     "hf": "rolloutgym-transformers",
     "bfcl": "rolloutgym-bfcl",
+    "trl": "rolloutgym-trl",
 }
 
 
