@@ -58,3 +58,33 @@ def test_task_table_is_not_clipped_and_plot_labels_do_not_pile_up(report: Path, 
             page.screenshot(path=str(ROOT / "artifacts" / "report" / f"layout-{width}.png"), full_page=True)
         finally:
             browser.close()
+
+
+def test_conversations_show_reliability_and_the_simulated_users_turns(tmp_path: Path) -> None:
+    missing = importlib.util.find_spec("playwright") is None or not CHROMIUM.exists() or importlib.util.find_spec("matplotlib") is None
+    if missing:
+        if os.environ.get("CI") == "true":
+            pytest.fail("needs playwright, /usr/bin/chromium and matplotlib")
+        pytest.skip("needs playwright, /usr/bin/chromium and matplotlib")
+    run = tmp_path / "conv.jsonl"
+    command = [sys.executable, "-m", "rolloutgym"]
+    ran = subprocess.run([*command, "run", "workflow/refund-conv-v0", "--policy", "oracle", "-n", "3", "--limit", "2", "-q", "-o", str(run)], capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    assert "reliability: pass^3 1.000" in ran.stdout
+    subprocess.run([*command, "report", str(run), "-o", str(tmp_path / "report.html")], check=True, timeout=300, capture_output=True)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=["--no-sandbox", "--disable-gpu"])
+        try:
+            page = browser.new_page(viewport={"width": 1400, "height": 1600})
+            page.goto((tmp_path / "report.html").as_uri())
+            assert page.locator('[data-field="pass_hat_k"]').count() == 1
+            page.locator(".task-table tbody tr").first.click()
+            page.locator('.detail-pane [data-testid="members"] button').first.click()
+            page.locator('[data-testid="trajectory"]').wait_for()
+            turns = page.locator(".conversation .msg.simulated-user")
+            assert turns.count() >= 2
+            assert "simulated user" in turns.first.inner_text().lower()
+        finally:
+            browser.close()

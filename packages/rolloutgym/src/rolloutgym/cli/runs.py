@@ -31,6 +31,10 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         f"pass rate {summary.pass_rate:.1%} · mean reward {_fmt(summary.mean_reward)} · "
         f"mean turns {summary.mean_turns:.1f} · errors {summary.num_errors}"
     )
+    if summary.pass_hat and max(summary.pass_hat) > 1:
+        # Reliability (tau-bench's pass^k): what conversational agents are judged on.
+        k = max(summary.pass_hat)
+        console.print(f"reliability: pass^{k} {_fmt(summary.pass_hat[k])} (every one of {k} tries passes)")
     if summary.pass_at:
         ks = shown_ks(summary.pass_at)
         console.print("pass@k: " + "  ".join(f"@{k} {_fmt(summary.pass_at[k])}" for k in ks))

@@ -60,6 +60,17 @@ def _card(field: str, label: str, shown: str, value: Any, sub: str = "") -> str:
     )
 
 
+def _reliability_card(summary: Any) -> list[str]:
+    """pass^k at the largest k: how often every one of k tries passes (tau-bench's reliability)."""
+    if not summary.pass_hat:
+        return []
+    k = max(summary.pass_hat)
+    if k < 2:
+        return []
+    value = summary.pass_hat[k]
+    return [_card("pass_hat_k", f"pass^{k}", _number(value), value, f"all {k} tries pass (reliability)")]
+
+
 def _cards(digest: RunDigest) -> str:
     summary = digest.summary
     header = digest.header
@@ -72,6 +83,7 @@ def _cards(digest: RunDigest) -> str:
             f"threshold {header.get('pass_threshold', 1.0)}",
         ),
         _card("mean_reward", "mean reward", _number(summary.mean_reward), summary.mean_reward),
+        *_reliability_card(summary),
         _card(
             "num_tasks",
             "tasks",

@@ -143,10 +143,17 @@
       (message.tool_calls || []).map(renderToolCall),
       Object.keys(extra).length ? h("details", {}, h("summary", {}, "other fields"), h("pre", {}, pretty(extra))) : null);
   }
-  function renderObservation(observation) {
-    if (Array.isArray(observation)) return observation.map(renderMessage);
+  function renderObservation(observation, afterStep) {
+    // A user message that answers a step is a simulated user's turn (conversational envs).
+    const render = (message) => {
+      if (!afterStep || !message || message.role !== "user") return renderMessage(message);
+      const element = renderMessage({ ...message, name: message.name || "simulated user" });
+      element.classList.add("simulated-user");
+      return element;
+    };
+    if (Array.isArray(observation)) return observation.map(render);
     if (observation === null || observation === undefined || observation === "") return [];
-    return [renderMessage(observation)];
+    return [render(observation)];
   }
   function renderAction(action) {
     if (typeof action === "string") return renderMessage({ role: "assistant", content: action });
@@ -176,7 +183,7 @@
       h("div", { class: "step-head" }, `step ${index + 1} · reward ${fmt(step.reward)}` + (flags.length ? " · " + flags.join(" · ") : "") + (info.invalid_actions ? ` · invalid actions ${info.invalid_actions}` : "")),
       renderAction(step.action),
       step.policy_tokens ? renderTokens(step) : null,
-      renderObservation(step.next_observation),
+      renderObservation(step.next_observation, true),
       Object.keys(info).length ? h("details", {}, h("summary", {}, "step info"), h("pre", {}, pretty(info))) : null,
       Object.keys(policyInfo).length ? h("details", {}, h("summary", {}, "policy info"), h("pre", {}, pretty(policyInfo))) : null);
   }
