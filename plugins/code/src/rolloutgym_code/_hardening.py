@@ -11,6 +11,7 @@
 from __future__ import annotations
 
 import ast
+import threading
 
 __all__ = ["GUARD_MODULE", "expected_tests", "harden_test_source"]
 
@@ -81,21 +82,29 @@ class _Assertions(ast.NodeTransformer):
         return node
 
 
+# CPython 3.11 keeps the AST builder's recursion counter in shared state: two threads
+# parsing at once can fail with "SystemError: AST constructor recursion depth mismatch".
+# Grading runs several episodes in threads, so parsing here is serialised.
+_AST_LOCK = threading.Lock()
+
+
 def harden_test_source(source: str) -> str:
     """``source`` with guarded assertions; returned unchanged when it does not parse."""
-    try:
-        tree = ast.parse(source)
-    except (SyntaxError, ValueError):
-        return source
-    tree = _Assertions().visit(tree)
-    ast.fix_missing_locations(tree)
-    return ast.unparse(tree) + "\n"
+    with _AST_LOCK:
+        try:
+            tree = ast.parse(source)
+        except (SyntaxError, ValueError):
+            return source
+        tree = _Assertions().visit(tree)
+        ast.fix_missing_locations(tree)
+        return ast.unparse(tree) + "\n"
 
 
 def expected_tests(path: str, source: str) -> list[str]:
     """Node-id prefixes of the test functions in ``source`` (pytest's default naming rules)."""
     try:
-        tree = ast.parse(source)
+        with _AST_LOCK:
+            tree = ast.parse(source)
     except (SyntaxError, ValueError):
         return []
     found = []
