@@ -31,7 +31,9 @@ def main() -> None:
     bare = timed([python, "-c", "pass"], args.repeats)
     imported = timed([python, "-c", "import rolloutgym"], args.repeats)
     listing = timed([python, "-m", "rolloutgym", "list"], args.repeats)
-    plugins = subprocess.run([python, "-m", "rolloutgym", "plugins"], capture_output=True, text=True).stdout.count(" loaded")
+    plugins = subprocess.run([python, "-m", "rolloutgym", "plugins"], capture_output=True, text=True).stdout.count(
+        " loaded"
+    )
     print(f"python -c pass          : {bare:.3f} s")
     print(f"python -c 'import rolloutgym': {imported:.3f} s")
     print(f"rolloutgym list         : {listing:.3f} s ({plugins} plugins loaded)")

@@ -94,11 +94,17 @@ def main() -> None:
     floor = min(timed(bare_floor) for _ in range(args.repeats))
     times = [timed(ours(args.rollouts, args.concurrency)) for _ in range(args.repeats)]
     best, median = min(times), statistics.median(times)
-    print(f"ideal: {ideal * 1000:.1f} ms ({args.rollouts} rollouts, concurrency {args.concurrency}, {args.latency_ms:g} ms policy)")
+    print(
+        f"ideal: {ideal * 1000:.1f} ms ({args.rollouts} rollouts, concurrency {args.concurrency}, {args.latency_ms:g} ms policy)"
+    )
     print(f"bare asyncio floor (sleeps only): best {floor * 1000:.1f} ms = {floor / ideal:.2f}x ideal")
-    print(f"rolloutgym arollout_group: best {best * 1000:.1f} ms = {best / ideal:.2f}x ideal; median {median * 1000:.1f} ms = {median / ideal:.2f}x ideal (target <= 1.3x)")
+    print(
+        f"rolloutgym arollout_group: best {best * 1000:.1f} ms = {best / ideal:.2f}x ideal; median {median * 1000:.1f} ms = {median / ideal:.2f}x ideal (target <= 1.3x)"
+    )
     print(f"rolloutgym over the bare asyncio floor: {best / floor:.2f}x (target <= 2x)")
-    print(f"memory kept per finished trajectory: {bytes_per_trajectory(ours(args.rollouts, args.concurrency), args.rollouts):.0f} bytes")
+    print(
+        f"memory kept per finished trajectory: {bytes_per_trajectory(ours(args.rollouts, args.concurrency), args.rollouts):.0f} bytes"
+    )
     try:
         import rolloutlib
         from rolloutlib import AsyncEnv as TheirAsyncEnv
@@ -109,10 +115,16 @@ def main() -> None:
     for rollouts, concurrency in ((5_000, 1_000), (args.rollouts, args.concurrency)):
         their_ideal = rollouts / concurrency * latency
         their = [
-            timed(lambda rollouts=rollouts, concurrency=concurrency: rolloutlib.arollout_group(0, lambda item: Theirs(), policy, num_rollouts=rollouts, concurrency=concurrency))
+            timed(
+                lambda rollouts=rollouts, concurrency=concurrency: rolloutlib.arollout_group(
+                    0, lambda item: Theirs(), policy, num_rollouts=rollouts, concurrency=concurrency
+                )
+            )
             for _ in range(max(1, args.repeats // 2))
         ]
-        print(f"rolloutlib arollout_group at {rollouts}/{concurrency}: best {min(their) * 1000:.1f} ms = {min(their) / their_ideal:.2f}x ideal")
+        print(
+            f"rolloutlib arollout_group at {rollouts}/{concurrency}: best {min(their) * 1000:.1f} ms = {min(their) / their_ideal:.2f}x ideal"
+        )
 
 
 if __name__ == "__main__":

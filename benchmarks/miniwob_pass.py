@@ -85,7 +85,7 @@ def start_times(count: int) -> tuple[list[float], list[float]]:
     fresh: list[float] = []
     asyncio.run(_reset_seconds(tasks[0], 0))  # launch the browser first
     for index, task in enumerate(tasks):
-        for mode in (("pooled", "fresh") if index % 2 == 0 else ("fresh", "pooled")):
+        for mode in ("pooled", "fresh") if index % 2 == 0 else ("fresh", "pooled"):
             if mode == "fresh":
                 BrowserPool.acquire = fresh_acquire  # type: ignore[method-assign]
                 BrowserPool.prepare_spare = lambda self: None  # type: ignore[method-assign]
@@ -107,7 +107,9 @@ def passes(seeds: int) -> None:
     """The null pass over all tasks and the scripted oracle pass, printed."""
     rewards, problems, seconds = null_pass()
     minus_one = sum(1 for value in rewards.values() if value == -1.0)
-    print(f"null pass: {len(rewards)}/125 tasks ran, {minus_one} scored -1, {len(problems)} problem(s), {seconds:.1f} s")
+    print(
+        f"null pass: {len(rewards)}/125 tasks ran, {minus_one} scored -1, {len(problems)} problem(s), {seconds:.1f} s"
+    )
     for problem in problems:
         print("  ", problem)
     results = oracle_pass(seeds)
@@ -135,7 +137,6 @@ def main() -> None:
         print(f"pooled / fresh start time: {pooled_median / fresh_median:.2f}x")
     finally:
         shutdown_browser()
-
 
 
 if __name__ == "__main__":

@@ -29,7 +29,15 @@ AREAS = (
     ("HTTP client + pool", ("httpx", "httpcore", "h11", "anyio", "sniffio", "ssl", "socket", "selectors")),
     ("JSON", ("json",)),
     ("run file", ("rolloutgym/runs", "rolloutgym/runner")),
-    ("records", ("rolloutgym_protocol/records", "rolloutgym_protocol/scores", "rolloutgym_protocol/jsonvalues", "rolloutgym_protocol/policies")),
+    (
+        "records",
+        (
+            "rolloutgym_protocol/records",
+            "rolloutgym_protocol/scores",
+            "rolloutgym_protocol/jsonvalues",
+            "rolloutgym_protocol/policies",
+        ),
+    ),
     ("engine", ("rolloutgym/rollouts", "rolloutgym/executors", "rolloutgym/sources")),
     ("LLM policy + parsing", ("rolloutgym/llm", "rolloutgym_openai")),
     ("env", ("rolloutgym/builtin",)),
@@ -54,7 +62,9 @@ async def one_run(url: str, rollouts: int, concurrency: int, out: Path) -> int:
     tasks = len(rg.load("toy/arith-v0"))
     per_task = math.ceil(rollouts / tasks)
     policy = make_policy("bench-model", base_url=url, max_concurrency=concurrency)
-    config = RunConfig(env="toy/arith-v0", policy="openai:bench-model", num_rollouts=per_task, concurrency=concurrency, out=out)
+    config = RunConfig(
+        env="toy/arith-v0", policy="openai:bench-model", num_rollouts=per_task, concurrency=concurrency, out=out
+    )
     result = await arun(config, policy=policy)
     if result.summary.num_errors:
         raise SystemExit(f"rollouts failed: {result.summary.error_examples}")

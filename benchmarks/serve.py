@@ -120,7 +120,16 @@ def echo_round_trip(calls: int) -> float:
 
     port = free_port()
     process = subprocess.Popen([sys.executable, "-c", ECHO_SERVER, str(port)])
-    message = json.dumps({"op": "step", "action": {"role": "assistant", "content": "", "tool_calls": [{"id": "call_0", "name": "guess", "arguments": {"number": 25}}]}})
+    message = json.dumps(
+        {
+            "op": "step",
+            "action": {
+                "role": "assistant",
+                "content": "",
+                "tool_calls": [{"id": "call_0", "name": "guess", "arguments": {"number": 25}}],
+            },
+        }
+    )
 
     async def measure() -> float:
         for _ in range(100):
@@ -149,11 +158,17 @@ def per_step(server: ServerProcess, episodes: int, repeats: int) -> None:
     url = server.url(GUESS)
     results: dict[str, list[float]] = {"in-process": [], "http": [], "websocket": []}
     for _ in range(repeats):
-        for name, function in (("in-process", lambda: replay_local(recorded)), ("http", lambda: replay_http(url, recorded)), ("websocket", lambda: replay_ws(url, recorded))):
+        for name, function in (
+            ("in-process", lambda: replay_local(recorded)),
+            ("http", lambda: replay_http(url, recorded)),
+            ("websocket", lambda: replay_ws(url, recorded)),
+        ):
             elapsed, calls = function()
             results[name].append(elapsed / calls * 1e6)
     local = min(results["in-process"])
-    print(f"per-step overhead ({episodes} toy/guess-v0 episodes, {sum(1 + len(a) for _, _, a in recorded)} calls, best of {repeats}):")
+    print(
+        f"per-step overhead ({episodes} toy/guess-v0 episodes, {sum(1 + len(a) for _, _, a in recorded)} calls, best of {repeats}):"
+    )
     for name, values in results.items():
         best = min(values)
         extra = "" if name == "in-process" else f"   added {best - local:8.1f} µs per call"
@@ -161,7 +176,9 @@ def per_step(server: ServerProcess, episodes: int, repeats: int) -> None:
     added = min(results["websocket"]) - local
     floor = min(echo_round_trip(sum(1 + len(a) for _, _, a in recorded)) for _ in range(repeats))
     print(f"  bare websockets echo (no env, no rolloutgym): {floor:.1f} µs per round trip on this machine now")
-    print(f"  websocket added {added:.0f} µs per step (target <= 200 µs): {'met' if added <= 200 else 'NOT met'}; beyond the bare transport: {added - floor:.0f} µs")
+    print(
+        f"  websocket added {added:.0f} µs per step (target <= 200 µs): {'met' if added <= 200 else 'NOT met'}; beyond the bare transport: {added - floor:.0f} µs"
+    )
 
 
 def concurrent(server: ServerProcess, sessions: int) -> None:
@@ -173,14 +190,18 @@ def concurrent(server: ServerProcess, sessions: int) -> None:
 
     async def run_local() -> float:
         started = time.perf_counter()
-        group = await arollout_group(items[0], lambda item: registry.make(REFUND, task=item), oracle, num_rollouts=sessions, seed=0)
+        group = await arollout_group(
+            items[0], lambda item: registry.make(REFUND, task=item), oracle, num_rollouts=sessions, seed=0
+        )
         elapsed = time.perf_counter() - started
         assert not group.errors and min(group.rewards) == 1.0, group.errors[:1]
         return elapsed
 
     async def run_remote() -> float:
         started = time.perf_counter()
-        group = await arollout_group(items[0], lambda item: AsyncRemoteEnv.open(url, task=ids[id(item)]), oracle, num_rollouts=sessions, seed=0)
+        group = await arollout_group(
+            items[0], lambda item: AsyncRemoteEnv.open(url, task=ids[id(item)]), oracle, num_rollouts=sessions, seed=0
+        )
         elapsed = time.perf_counter() - started
         assert not group.errors and min(group.rewards) == 1.0, group.errors[:1]
         return elapsed
@@ -190,7 +211,9 @@ def concurrent(server: ServerProcess, sessions: int) -> None:
             return int(httpx.get(f"{server.base_url}/metrics?format=json").json()["process_resident_bytes"])
 
         before = resident()
-        environments = await asyncio.gather(*(AsyncRemoteEnv.open(url, task=index % len(items)) for index in range(sessions)))
+        environments = await asyncio.gather(
+            *(AsyncRemoteEnv.open(url, task=index % len(items)) for index in range(sessions))
+        )
         await asyncio.gather(*(environment.reset(seed=index) for index, environment in enumerate(environments)))
         during = resident()
         await asyncio.gather(*(environment.close() for environment in environments))
@@ -204,7 +227,9 @@ def concurrent(server: ServerProcess, sessions: int) -> None:
     print(f"  remote (WebSocket)         {sessions / remote:8.1f} episodes/s ({remote:.2f} s)")
     ratio = local / remote
     print(f"  ratio remote / in-process  {ratio:.2f}x (target >= 0.5x): {'met' if ratio >= 0.5 else 'NOT met'}")
-    print(f"  server memory: {before / 2**20:.0f} MiB idle, {during / 2**20:.0f} MiB with {sessions} open sessions = {(during - before) / sessions / 1024:.1f} KiB per session")
+    print(
+        f"  server memory: {before / 2**20:.0f} MiB idle, {during / 2**20:.0f} MiB with {sessions} open sessions = {(during - before) / sessions / 1024:.1f} KiB per session"
+    )
 
 
 def main() -> None:
@@ -213,7 +238,9 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     arguments = parser.parse_args()
-    with ServerProcess([GUESS, REFUND], ["--max-sessions", str(2 * arguments.sessions + 100), "--log-level", "warning"]) as server:
+    with ServerProcess(
+        [GUESS, REFUND], ["--max-sessions", str(2 * arguments.sessions + 100), "--log-level", "warning"]
+    ) as server:
         per_step(server, arguments.episodes, arguments.repeats)
         concurrent(server, arguments.sessions)
 

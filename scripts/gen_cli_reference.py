@@ -21,9 +21,8 @@ def render() -> str:
     os.environ.pop("FORCE_COLOR", None)
     os.environ["NO_COLOR"] = "1"
     import typer.main
-    from typer.testing import CliRunner
-
     from rolloutgym.cli import app
+    from typer.testing import CliRunner
 
     runner = CliRunner()
     command = typer.main.get_command(app)
@@ -41,7 +40,9 @@ def render() -> str:
         "```",
     ]
     for name in sorted(command.commands):  # type: ignore[attr-defined]
-        output = runner.invoke(app, [name, "--help"], prog_name="rolloutgym", env={"COLUMNS": "100", "NO_COLOR": "1"}).output
+        output = runner.invoke(
+            app, [name, "--help"], prog_name="rolloutgym", env={"COLUMNS": "100", "NO_COLOR": "1"}
+        ).output
         parts += ["", f"## rolloutgym {name}", "", "```text", output.rstrip(), "```"]
     return "\n".join(parts) + "\n"
 
@@ -53,7 +54,9 @@ def main() -> int:
     text = render()
     if args.check:
         if not TARGET.exists() or TARGET.read_text() != text:
-            print(f"{TARGET.relative_to(ROOT)} is out of date: run python scripts/gen_cli_reference.py", file=sys.stderr)
+            print(
+                f"{TARGET.relative_to(ROOT)} is out of date: run python scripts/gen_cli_reference.py", file=sys.stderr
+            )
             return 1
         return 0
     TARGET.parent.mkdir(parents=True, exist_ok=True)

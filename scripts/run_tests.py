@@ -14,7 +14,12 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_paths() -> list[str]:
-    candidates = [ROOT / "protocol" / "tests", *sorted((ROOT / "packages").glob("*/tests")), *sorted((ROOT / "plugins").glob("*/tests")), ROOT / "tests"]
+    candidates = [
+        ROOT / "protocol" / "tests",
+        *sorted((ROOT / "packages").glob("*/tests")),
+        *sorted((ROOT / "plugins").glob("*/tests")),
+        ROOT / "tests",
+    ]
     return [str(path.relative_to(ROOT)) for path in candidates if path.is_dir() and any(path.rglob("test_*.py"))]
 
 

@@ -11,12 +11,22 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def test_cli_reference_is_current() -> None:
-    result = subprocess.run([sys.executable, str(ROOT / "scripts" / "gen_cli_reference.py"), "--check"], capture_output=True, text=True, timeout=120)
+    result = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "gen_cli_reference.py"), "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert result.returncode == 0, result.stderr
 
 
 def test_relative_links_in_docs_and_readmes_resolve() -> None:
-    pages = [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("plugins/*/README.md"), *ROOT.glob("packages/*/README.md")]
+    pages = [
+        ROOT / "README.md",
+        *ROOT.glob("docs/**/*.md"),
+        *ROOT.glob("plugins/*/README.md"),
+        *ROOT.glob("packages/*/README.md"),
+    ]
     broken = []
     for page in pages:
         for target in re.findall(r"\]\(([^)#\s]+)(?:#[^)]*)?\)", page.read_text()):

@@ -10,11 +10,23 @@ import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from rolloutgym_protocol import PolicyOutput, RolloutError, Score, Step, Trajectory, TrajectoryGroup, validate_step_result
+from rolloutgym_protocol import (
+    PolicyOutput,
+    RolloutError,
+    Score,
+    Step,
+    Trajectory,
+    TrajectoryGroup,
+    validate_step_result,
+)
 from rolloutgym_protocol.errors import InvalidStepResult
 
 json_values = st.recursive(
-    st.none() | st.booleans() | st.integers(-10**6, 10**6) | st.floats(allow_nan=False, allow_infinity=False) | st.text(max_size=10),
+    st.none()
+    | st.booleans()
+    | st.integers(-(10**6), 10**6)
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(max_size=10),
     lambda children: st.lists(children, max_size=3) | st.dictionaries(st.text(max_size=5), children, max_size=3),
     max_leaves=10,
 )
@@ -53,9 +65,16 @@ def test_score_rules() -> None:
 
 
 @settings(max_examples=60, deadline=None)
-@given(observation=json_values, action=json_values, reward=st.floats(-100, 100), info=st.dictionaries(st.text(max_size=5), json_values, max_size=3))
+@given(
+    observation=json_values,
+    action=json_values,
+    reward=st.floats(-100, 100),
+    info=st.dictionaries(st.text(max_size=5), json_values, max_size=3),
+)
 def test_trajectory_group_round_trips_through_json(observation, action, reward, info) -> None:
-    step = Step(observation, action, reward, observation, True, False, info, {"p": 1}, (1, 2), (-0.1, -0.2), "stop", (5,))
+    step = Step(
+        observation, action, reward, observation, True, False, info, {"p": 1}, (1, 2), (-0.1, -0.2), "stop", (5,)
+    )
     trajectory = Trajectory(observation, (step,), {}, True, False, {"member": 0}, "terminated")
     group = TrajectoryGroup({"q": 1}, "t1", (trajectory,), errors=(RolloutError("ValueError", "boom", "env", 1),))
     data = json.loads(json.dumps(group.to_dict()))
@@ -64,7 +83,10 @@ def test_trajectory_group_round_trips_through_json(observation, action, reward, 
 
 
 def test_records_derive_what_rolloutlib_derives() -> None:
-    steps = (Step("o0", 1, 1, "o1", False, False), Step("o1", 2, 2.5, "o2", True, False, {"score": Score(0.7).to_dict()}))
+    steps = (
+        Step("o0", 1, 1, "o1", False, False),
+        Step("o1", 2, 2.5, "o2", True, False, {"score": Score(0.7).to_dict()}),
+    )
     trajectory = Trajectory("o0", steps, terminated=True)
     assert trajectory.observations == ("o0", "o1", "o2")
     assert trajectory.actions == (1, 2)
@@ -98,7 +120,9 @@ def test_step_results_are_validated(result, message) -> None:
 
 
 def test_numpy_values_are_accepted_and_converted() -> None:
-    observation, reward, terminated, truncated, _ = validate_step_result((np.int64(1), np.float32(0.5), np.bool_(True), False, {}))
+    observation, reward, terminated, truncated, _ = validate_step_result(
+        (np.int64(1), np.float32(0.5), np.bool_(True), False, {})
+    )
     assert reward == 0.5 and terminated is True and type(reward) is float
     step = Step(np.array([1, 2]), np.int64(3), 1.0, np.float64(2.0), True, False)
     assert step.to_dict()["observation"] == [1, 2] and step.to_dict()["action"] == 3

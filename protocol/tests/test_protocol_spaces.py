@@ -9,7 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from rolloutgym_protocol import spaces
 
-SEARCH = {"search": gym.spaces.Dict({"query": spaces.text.text(min_length=1, max_length=50), "k": gym.spaces.Discrete(5)})}
+SEARCH = {
+    "search": gym.spaces.Dict({"query": spaces.text.text(min_length=1, max_length=50), "k": gym.spaces.Discrete(5)})
+}
 
 
 def test_text_space_accepts_any_unicode_within_bounds() -> None:
@@ -23,7 +25,12 @@ def test_text_space_accepts_any_unicode_within_bounds() -> None:
 
 @pytest.mark.parametrize(
     "kwargs",
-    [{"min_length": -1}, {"min_length": 5, "max_length": 2}, {"min_length": 40, "sample_max_length": 10}, {"sample_alphabet": ""}],
+    [
+        {"min_length": -1},
+        {"min_length": 5, "max_length": 2},
+        {"min_length": 40, "sample_max_length": 10},
+        {"sample_alphabet": ""},
+    ],
 )
 def test_text_space_rejects_bad_bounds(kwargs: dict) -> None:
     with pytest.raises(ValueError):
@@ -38,7 +45,9 @@ def test_message_space_is_strict_and_works_on_311() -> None:
     space = spaces.messages.message()
     assert space.contains({"role": "user", "content": "hi"})
     assert space.contains({"role": "assistant", "content": "", "tool_calls": [{"name": "f", "arguments": {}}]})
-    assert space.contains({"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image", "url": "data:"}]})
+    assert space.contains(
+        {"role": "user", "content": [{"type": "text", "text": "hi"}, {"type": "image", "url": "data:"}]}
+    )
     assert not space.contains({"role": "user", "content": "hi", "extra": 1})
     assert not space.contains({"role": "robot", "content": "hi"})
     assert not space.contains({"role": "user", "content": [{"type": "video", "url": "x"}]})
@@ -90,11 +99,18 @@ def test_tool_definitions_export_json_schema() -> None:
     assert definition["function"]["description"] == "Search the web."
     assert definition["function"]["parameters"] == {
         "type": "object",
-        "properties": {"k": {"type": "integer", "minimum": 0, "maximum": 4}, "query": {"type": "string", "minLength": 1, "maxLength": 50}},
+        "properties": {
+            "k": {"type": "integer", "minimum": 0, "maximum": 4},
+            "query": {"type": "string", "minLength": 1, "maxLength": 50},
+        },
         "required": ["k", "query"],
         "additionalProperties": False,
     }
-    assert spaces.to_json_schema(gym.spaces.Box(0.0, 1.0, shape=())) == {"type": "number", "minimum": 0.0, "maximum": 1.0}
+    assert spaces.to_json_schema(gym.spaces.Box(0.0, 1.0, shape=())) == {
+        "type": "number",
+        "minimum": 0.0,
+        "maximum": 1.0,
+    }
     assert spaces.to_json_schema(gym.spaces.Sequence(gym.spaces.Discrete(3)))["type"] == "array"
     with pytest.raises(TypeError, match="json_schema"):
         spaces.to_json_schema(gym.spaces.Graph(node_space=gym.spaces.Discrete(2), edge_space=None))

@@ -18,7 +18,13 @@ ENV = dict(os.environ, COLUMNS="200")
 
 def cli(*args: str, cwd: Path | None = None, stdin: str | None = None) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, cwd=cwd, input=stdin, env=ENV, timeout=120
+        [sys.executable, "-m", "rolloutgym", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        input=stdin,
+        env=ENV,
+        timeout=120,
     )
 
 
@@ -28,7 +34,9 @@ def lines(path: Path) -> list[dict]:
 
 def test_run_show_compare_rescore(tmp_path: Path) -> None:
     oracle, null = tmp_path / "oracle.jsonl", tmp_path / "null.jsonl"
-    result = cli("run", "toy/guess-v0", "--policy", "oracle", "-n", "4", "--limit", "5", "--seed", "1", "-o", str(oracle))
+    result = cli(
+        "run", "toy/guess-v0", "--policy", "oracle", "-n", "4", "--limit", "5", "--seed", "1", "-o", str(oracle)
+    )
     assert result.returncode == 0, result.stderr
     assert "pass rate 100.0%" in result.stdout
     header, *groups = lines(oracle)
@@ -86,8 +94,20 @@ def test_user_mistakes_exit_2_without_a_traceback(tmp_path: Path) -> None:
 
 def test_rollout_run_alias(tmp_path: Path) -> None:
     result = subprocess.run(
-        [sys.executable, "-c", "import sys; from rolloutgym.cli import run_main; sys.exit(run_main())", "toy/arith-v0", "--limit", "2", "-o", str(tmp_path / "r.jsonl")],
-        capture_output=True, text=True, env=ENV, timeout=60,
+        [
+            sys.executable,
+            "-c",
+            "import sys; from rolloutgym.cli import run_main; sys.exit(run_main())",
+            "toy/arith-v0",
+            "--limit",
+            "2",
+            "-o",
+            str(tmp_path / "r.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
     )
     assert result.returncode == 0, result.stderr
     assert len(lines(tmp_path / "r.jsonl")) == 3
@@ -159,7 +179,13 @@ def test_resume_refuses_a_different_run(tmp_path: Path) -> None:
 
 def test_play_with_the_human_policy() -> None:
     guesses = "".join(f'/call guess {{"number": {n}}}\n' for n in (5, 8, 7))
-    result = cli("play", "toy/guess-v0", "--task", "guess-00", stdin='/call guess {"number": "x"}\n/call guess {bad json\n' + guesses)
+    result = cli(
+        "play",
+        "toy/guess-v0",
+        "--task",
+        "guess-00",
+        stdin='/call guess {"number": "x"}\n/call guess {bad json\n' + guesses,
+    )
     assert result.returncode == 0, result.stderr
     assert "[tool] error: call the 'guess' tool" in result.stdout  # invalid arguments are shown, not fatal
     assert "error: arguments must be a JSON object" in result.stdout  # malformed input is re-asked
@@ -173,7 +199,12 @@ def test_play_answers_then_ends() -> None:
 
 def test_info_and_plugins() -> None:
     info = cli("info", "toy/guess-v0")
-    assert info.returncode == 0 and "tasks: 30" in info.stdout and "tools: guess" in info.stdout and "oracle" in info.stdout
+    assert (
+        info.returncode == 0
+        and "tasks: 30" in info.stdout
+        and "tools: guess" in info.stdout
+        and "oracle" in info.stdout
+    )
     plugins = cli("plugins")
     assert plugins.returncode == 0 and "builtin" in plugins.stdout and "loaded" in plugins.stdout
 

@@ -15,7 +15,24 @@ ENV = dict(os.environ, COLUMNS="200")
 
 def test_ctrl_c_says_how_to_resume_and_resume_finishes(tmp_path: Path) -> None:
     out = tmp_path / "run.jsonl"
-    command = [sys.executable, "-m", "rolloutgym", "run", "sql/shop-v0", "--backend", "duckdb", "--policy", "oracle", "-n", "3", "--concurrency", "1", "-q", "-o", str(out)]
+    command = [
+        sys.executable,
+        "-m",
+        "rolloutgym",
+        "run",
+        "sql/shop-v0",
+        "--backend",
+        "duckdb",
+        "--policy",
+        "oracle",
+        "-n",
+        "3",
+        "--concurrency",
+        "1",
+        "-q",
+        "-o",
+        str(out),
+    ]
     process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV)
     deadline = time.monotonic() + 240
     while time.monotonic() < deadline:

@@ -11,7 +11,9 @@ ENV = dict(os.environ, COLUMNS="200")
 
 
 def cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, cwd=cwd, env=ENV, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, cwd=cwd, env=ENV, timeout=180
+    )
 
 
 def test_a_run_file_whose_path_holds_markup_runs_and_prints_its_path(tmp_path: Path) -> None:

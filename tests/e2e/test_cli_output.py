@@ -12,7 +12,9 @@ ENV = dict(os.environ, COLUMNS="60")  # a narrow terminal width; the output is a
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, env=ENV, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, env=ENV, timeout=180
+    )
 
 
 def test_pass_at_k_shows_powers_of_two_and_n(tmp_path: Path) -> None:
@@ -58,7 +60,11 @@ def test_runs_lists_run_files_complete_and_partial(tmp_path: Path) -> None:
     listed = cli("runs", str(folder))
     assert listed.returncode == 0, listed.stderr
     rows = {line.split("│")[1].strip(): line for line in listed.stdout.splitlines() if line.startswith("│")}
-    assert "complete" in rows["complete.jsonl"] and "3/3" in rows["complete.jsonl"] and "toy/arith-v0" in rows["complete.jsonl"]
+    assert (
+        "complete" in rows["complete.jsonl"]
+        and "3/3" in rows["complete.jsonl"]
+        and "toy/arith-v0" in rows["complete.jsonl"]
+    )
     assert "partial" in rows["partial.jsonl"] and "1/3" in rows["partial.jsonl"]
     assert "unreadable" in rows["junk.jsonl"]
     assert cli("runs", str(tmp_path / "missing")).returncode == 2

@@ -13,7 +13,9 @@ ENV = dict(os.environ, COLUMNS="200")
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, env=ENV, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, env=ENV, timeout=180
+    )
 
 
 @pytest.fixture(scope="module")

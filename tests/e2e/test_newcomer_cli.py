@@ -13,7 +13,14 @@ REFUND = ROOT / "examples" / "refund_agent.py"
 
 def cli(*args: str, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess:
     environment = dict(os.environ, COLUMNS="200", **env)
-    return subprocess.run([sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, cwd=cwd, env=environment, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "rolloutgym", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=120,
+    )
 
 
 def test_info_accepts_an_env_file_like_run(tmp_path: Path) -> None:

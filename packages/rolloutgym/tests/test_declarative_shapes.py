@@ -28,24 +28,65 @@ from rolloutgym.declarative.templating import TemplateError, check_template
 
 
 def workflow(**overrides):
-    tools = overrides.pop("tools", [action_tool("refund", state_array="refunds", description="Refund.", params_schema={"order_id": "string"})])
+    tools = overrides.pop(
+        "tools",
+        [action_tool("refund", state_array="refunds", description="Refund.", params_schema={"order_id": "string"})],
+    )
     return Environment(slug="shop", name="Shop", template="workflow", config=workflow_config(tools=tools, **overrides))
 
 
 def test_builders_produce_the_sdk_shapes():
-    assert lookup_tool("get_order", from_array="orders", match_field="id", description="Read.", params_schema={"id": "string"}) == {
-        "kind": "lookup", "name": "get_order", "description": "Read.", "paramsSchema": {"id": "string"}, "fromArray": "orders", "matchField": "id"}
-    assert action_tool("refund", state_array="refunds", description="d") == {"kind": "action", "name": "refund", "description": "d", "paramsSchema": {}, "stateArray": "refunds"}
-    assert mock_tool("ping", description="d", response={"ok": 1}) == {"kind": "mock", "name": "ping", "description": "d", "paramsSchema": {}, "response": {"ok": 1}}
+    assert lookup_tool(
+        "get_order", from_array="orders", match_field="id", description="Read.", params_schema={"id": "string"}
+    ) == {
+        "kind": "lookup",
+        "name": "get_order",
+        "description": "Read.",
+        "paramsSchema": {"id": "string"},
+        "fromArray": "orders",
+        "matchField": "id",
+    }
+    assert action_tool("refund", state_array="refunds", description="d") == {
+        "kind": "action",
+        "name": "refund",
+        "description": "d",
+        "paramsSchema": {},
+        "stateArray": "refunds",
+    }
+    assert mock_tool("ping", description="d", response={"ok": 1}) == {
+        "kind": "mock",
+        "name": "ping",
+        "description": "d",
+        "paramsSchema": {},
+        "response": {"ok": 1},
+    }
     assert workflow_config(tools=[]) == {"tools": []}
-    assert workflow_config(tools=[], fixtures={}, initial_mutable_state={"a": []}, description="x") == {"tools": [], "description": "x", "fixtures": {}, "initialMutableState": {"a": []}}
-    assert custom_tool("t", description="d", mutates={"path": "a[]"}) == {"name": "t", "description": "d", "paramsSchema": {}, "response": None, "mutates": {"path": "a[]"}}
+    assert workflow_config(tools=[], fixtures={}, initial_mutable_state={"a": []}, description="x") == {
+        "tools": [],
+        "description": "x",
+        "fixtures": {},
+        "initialMutableState": {"a": []},
+    }
+    assert custom_tool("t", description="d", mutates={"path": "a[]"}) == {
+        "name": "t",
+        "description": "d",
+        "paramsSchema": {},
+        "response": None,
+        "mutates": {"path": "a[]"},
+    }
     assert custom_config(tools=[], initial_state={}) == {"tools": [], "initialState": {}}
     assert code_editing_config(files={"a.py": ""}) == {"files": {"a.py": ""}}
     assert browser_page("/", title="Home", elements=[]) == {"url": "/", "title": "Home", "elements": []}
     assert browser_config(initial_url="/", pages=[]) == {"initialUrl": "/", "pages": []}
-    assert primitive("n", "state_match", expected={"a": 1}, weight=2) == {"name": "n", "type": "state_match", "expected": {"a": 1}, "weight": 2}
-    assert verifier_config(primitive("n", "no_tool_errors")) == {"primitives": [{"name": "n", "type": "no_tool_errors"}]}
+    assert primitive("n", "state_match", expected={"a": 1}, weight=2) == {
+        "name": "n",
+        "type": "state_match",
+        "expected": {"a": 1},
+        "weight": 2,
+    }
+    assert verifier_config(primitive("n", "no_tool_errors")) == {
+        "primitives": [{"name": "n", "type": "no_tool_errors"}]
+    }
 
 
 def test_sdk_structural_rules():
@@ -56,7 +97,13 @@ def test_sdk_structural_rules():
     with pytest.raises(ValueError, match="requires config"):
         Environment(slug="s", name="S", template="workflow")
     with pytest.raises(ValueError, match="only for template='sql'"):
-        Environment(slug="s", name="S", template="custom", config=custom_config(tools=[custom_tool("t", description="d")]), seed="INSERT")
+        Environment(
+            slug="s",
+            name="S",
+            template="custom",
+            config=custom_config(tools=[custom_tool("t", description="d")]),
+            seed="INSERT",
+        )
     with pytest.raises(EnvFileError, match="template name"):
         Environment(slug="s", name="S", template="Robotics!", config={})
     assert Environment(slug="s", name="S", template="sql", schema="CREATE TABLE t(x INT)").env_id == "file/s-v0"
@@ -64,9 +111,13 @@ def test_sdk_structural_rules():
 
 def test_errors_give_the_path_of_every_problem():
     tools = [
-        lookup_tool("get_order", from_array="orders", match_field="id", description="d", params_schema={"id": "string"}),
+        lookup_tool(
+            "get_order", from_array="orders", match_field="id", description="d", params_schema={"id": "string"}
+        ),
         action_tool("refund", state_array="refunds", description="d"),
-        action_tool("refund2", state_array="refunds", description="d", params_schema={"order_id": "string", "amount": "nubmer"}),
+        action_tool(
+            "refund2", state_array="refunds", description="d", params_schema={"order_id": "string", "amount": "nubmer"}
+        ),
         {"kind": "lookpu", "name": "x"},
         {"kind": "mock", "name": "ping", "respons": 1},
         {"kind": "lookup", "name": "both", "fromArray": "a", "matchField": "id", "fixturePath": "a.${args.id}"},
@@ -85,7 +136,12 @@ def test_errors_give_the_path_of_every_problem():
 
 def test_unknown_config_keys_and_fixture_writes_are_rejected():
     with pytest.raises(EnvFileError, match=r"config.fixture: unknown field 'fixture'. Did you mean 'fixtures'\?"):
-        Environment(slug="s", name="S", template="workflow", config={"tools": [action_tool("a", state_array="x", description="d")], "fixture": {}})
+        Environment(
+            slug="s",
+            name="S",
+            template="workflow",
+            config={"tools": [action_tool("a", state_array="x", description="d")], "fixture": {}},
+        )
     with pytest.raises(EnvFileError, match="read-only fixture"):
         workflow(tools=[action_tool("a", state_array="orders", description="d")], fixtures={"orders": []})
 
@@ -104,7 +160,10 @@ def test_hostile_templates_are_load_time_errors():
 
 def test_interpolation_keeps_types_and_reports_missing_arguments():
     arguments = {"order_id": "O-1", "amount": 100, "items": [1, 2], "nested": {"a": {"b": True}}}
-    assert interpolate({"id": "${args.order_id}", "amount": "${args.amount}"}, arguments) == {"id": "O-1", "amount": 100}
+    assert interpolate({"id": "${args.order_id}", "amount": "${args.amount}"}, arguments) == {
+        "id": "O-1",
+        "amount": 100,
+    }
     assert interpolate("order ${args.order_id} for ${args.amount}", arguments) == "order O-1 for 100"
     assert interpolate("${args.items}", arguments) == [1, 2]
     assert interpolate("${args.nested.a.b}", arguments) is True
@@ -139,12 +198,20 @@ def test_task_fields_split_validation_and_jsonl(tmp_path: Path):
         Task(instruction="  ")
     path = tmp_path / "tasks.jsonl"
     path.write_text(
-        json.dumps({"instruction": "a", "hidden_ground_truth": {"x": 1}, "split": "train"}) + "\n\n"
-        + json.dumps({"instruction": "b", "hiddenGroundTruth": {"y": 2}, "referenceActions": [{"name": "t", "arguments": {}}]}) + "\n"
+        json.dumps({"instruction": "a", "hidden_ground_truth": {"x": 1}, "split": "train"})
+        + "\n\n"
+        + json.dumps(
+            {"instruction": "b", "hiddenGroundTruth": {"y": 2}, "referenceActions": [{"name": "t", "arguments": {}}]}
+        )
+        + "\n"
     )
     first, second = Task.from_jsonl(path)
     assert (first.hidden_ground_truth, first.split) == ({"x": 1}, "train")
-    assert (second.hidden_ground_truth, second.split, second.reference_actions) == ({"y": 2}, "dev", [{"name": "t", "arguments": {}}])
+    assert (second.hidden_ground_truth, second.split, second.reference_actions) == (
+        {"y": 2},
+        "dev",
+        [{"name": "t", "arguments": {}}],
+    )
     path.write_text('{"instruction": "a"}\n{"instruction": "b", "split": "holdout"}\n')
     with pytest.raises(EnvFileError, match=r"tasks.jsonl:2: .*unknown split 'holdout'"):
         Task.from_jsonl(path)
@@ -159,7 +226,9 @@ def test_task_fields_split_validation_and_jsonl(tmp_path: Path):
 def test_payload_round_trip_keeps_the_verifier():
     environment = workflow()
     environment.verifier = verifier_config(primitive("n", "no_tool_errors"))
-    environment.tasks = [Task(instruction="Refund O-1", hidden_ground_truth={"refunds": [{"order_id": "O-1"}]}, id="t1")]
+    environment.tasks = [
+        Task(instruction="Refund O-1", hidden_ground_truth={"refunds": [{"order_id": "O-1"}]}, id="t1")
+    ]
     payload = environment.to_payload()
     assert payload["verifier"] == {"primitives": [{"name": "n", "type": "no_tool_errors"}]}
     assert payload["tasks"][0]["hiddenGroundTruth"] == {"refunds": [{"order_id": "O-1"}]}
@@ -193,10 +262,18 @@ def test_validate_checks_primitive_types_and_parameters():
 def test_compiled_templates_match_interpolation():
     from rolloutgym.declarative.templating import compile_template
 
-    template = {"id": "${args.order_id}", "note": "refund of ${args.amount}", "deep": ["${args.nested.a}", 3, None], "${args.order_id}": 1}
+    template = {
+        "id": "${args.order_id}",
+        "note": "refund of ${args.amount}",
+        "deep": ["${args.nested.a}", 3, None],
+        "${args.order_id}": 1,
+    }
     arguments = {"order_id": "O-1", "amount": 100, "nested": {"a": [1]}}
-    assert compile_template(template)(arguments) == interpolate(template, arguments) == {
-        "id": "O-1", "note": "refund of 100", "deep": [[1], 3, None], "O-1": 1}
+    assert (
+        compile_template(template)(arguments)
+        == interpolate(template, arguments)
+        == {"id": "O-1", "note": "refund of 100", "deep": [[1], 3, None], "O-1": 1}
+    )
     with pytest.raises(TemplateError, match="missing argument 'order_id'"):
         compile_template({"id": "${args.order_id}"})({})
     with pytest.raises(TemplateError, match="unsupported placeholder"):

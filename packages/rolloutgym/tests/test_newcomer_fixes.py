@@ -39,7 +39,9 @@ def test_task_from_jsonl_reads_beside_the_env_file(tmp_path: Path, monkeypatch: 
     assert [task.instruction for task in module.TASKS] == ["say hi"]
 
 
-def test_task_from_jsonl_still_reads_from_the_working_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_task_from_jsonl_still_reads_from_the_working_directory(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     (tmp_path / "tasks.jsonl").write_text(json.dumps({"instruction": "x"}) + "\n" + '{"instruction": "unterminated\n')
     monkeypatch.chdir(tmp_path)
     with pytest.raises(EnvFileError, match=r"tasks.jsonl:2: not valid JSON \(Unterminated string starting at column"):

@@ -32,7 +32,13 @@ def test_unversioned_id_resolves_to_newest() -> None:
         @staticmethod
         @hookimpl
         def rolloutgym_envs():
-            return [EnvSpec(id="toy/guess-v3", entry_point="rolloutgym.builtin.toy:GuessNumberEnv", tasks="rolloutgym.builtin.toy:guess_tasks")]
+            return [
+                EnvSpec(
+                    id="toy/guess-v3",
+                    entry_point="rolloutgym.builtin.toy:GuessNumberEnv",
+                    tasks="rolloutgym.builtin.toy:guess_tasks",
+                )
+            ]
 
     registry.register(Extra, name="extra")
     assert registry.resolve_env("toy/guess").spec.id == "toy/guess-v3"
@@ -97,7 +103,7 @@ def test_gymnasium_make_after_one_call() -> None:
     observation, _ = env.reset(seed=0)
     assert "guess tool" in observation[1]["content"]
     env.close()
-    vector = gym.vector.SyncVectorEnv([lambda: gym.make("toy/arith-v0", task=i) for i in range(2)])
+    vector = gym.vector.SyncVectorEnv([lambda i=i: gym.make("toy/arith-v0", task=i) for i in range(2)])
     vector.close()
 
 
@@ -112,7 +118,9 @@ def _fake_distribution(root: Path, name: str, module_source: str, entry_name: st
 
 def _run_cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     environment = dict(os.environ, PYTHONPATH=str(root), **env)
-    return subprocess.run([sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, env=environment, timeout=60)
+    return subprocess.run(
+        [sys.executable, "-m", "rolloutgym", *args], capture_output=True, text=True, env=environment, timeout=60
+    )
 
 
 def test_broken_plugin_is_reported_and_others_keep_working(tmp_path: Path) -> None:
@@ -148,7 +156,18 @@ def test_allow_and_deny_lists(tmp_path: Path) -> None:
 
 
 def test_listing_imports_nothing_heavy() -> None:
-    heavy = ["playwright", "torch", "ray", "datasets", "openai", "duckdb", "transformers", "vllm", "tinker", "matplotlib"]
+    heavy = [
+        "playwright",
+        "torch",
+        "ray",
+        "datasets",
+        "openai",
+        "duckdb",
+        "transformers",
+        "vllm",
+        "tinker",
+        "matplotlib",
+    ]
     code = textwrap.dedent(
         f"""
         import sys, io, contextlib
@@ -188,8 +207,16 @@ def test_core_plugins_cannot_be_switched_off_by_an_allow_list(tmp_path: Path) ->
     pytest.importorskip("rolloutgym_workflow")
     out = tmp_path / "refund.jsonl"
     completed = _run_cli(
-        tmp_path, "run", "workflow/refund-v0", "--limit", "1", "-q", "-o", str(out),
-        ROLLOUTGYM_PLUGINS="sql,workflow", ROLLOUTGYM_DISABLE_PLUGINS="builtin,verifiers,export",
+        tmp_path,
+        "run",
+        "workflow/refund-v0",
+        "--limit",
+        "1",
+        "-q",
+        "-o",
+        str(out),
+        ROLLOUTGYM_PLUGINS="sql,workflow",
+        ROLLOUTGYM_DISABLE_PLUGINS="builtin,verifiers,export",
     )
     assert completed.returncode == 0, completed.stderr
     assert "unknown primitive" not in completed.stderr

@@ -25,9 +25,15 @@ __all__ = ["blob_groups", "error_run", "hand_header", "report_data", "token_run"
 RENDERER = CharRenderer()
 
 
-def toy_run(path: Path, env: str, policy: str, *, n: int = 3, limit: int = 4, seed: int = 1, tasks: list[str] | None = None) -> Path:
+def toy_run(
+    path: Path, env: str, policy: str, *, n: int = 3, limit: int = 4, seed: int = 1, tasks: list[str] | None = None
+) -> Path:
     """A run of a registered env through the real runner (what 'rolloutgym run' does)."""
-    run(RunConfig(env=env, policy=policy, num_rollouts=n, limit=None if tasks else limit, tasks=tasks, seed=seed, out=path))
+    run(
+        RunConfig(
+            env=env, policy=policy, num_rollouts=n, limit=None if tasks else limit, tasks=tasks, seed=seed, out=path
+        )
+    )
     return path
 
 

@@ -42,7 +42,9 @@ def test_generic_classes_keep_their_type_parameters(path: str) -> None:
 
 
 def test_the_reference_list_matches_an_installed_rolloutlib() -> None:
-    rolloutlib = pytest.importorskip("rolloutlib", reason="rolloutlib is not installed: the shipped list is the reference")
+    rolloutlib = pytest.importorskip(
+        "rolloutlib", reason="rolloutlib is not installed: the shipped list is the reference"
+    )
     assert getattr(rolloutlib, "__version__", "0.2.0").startswith("0.2.")
     for module, names in API["modules"].items():
         reference = importlib.import_module(module)

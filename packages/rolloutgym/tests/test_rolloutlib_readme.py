@@ -107,11 +107,7 @@ def test_spaces_snippet() -> None:
     token_sequence = spaces.tokens.sequence(vocab_size=128_000)
     chat = spaces.messages.chat(min_length=1)
     tool_call = spaces.tools.call(
-        {
-            "search": gym.spaces.Dict(
-                {"query": spaces.text.text(min_length=1, max_length=1_000)}
-            )
-        }
+        {"search": gym.spaces.Dict({"query": spaces.text.text(min_length=1, max_length=1_000)})}
     )
     tool_calls = spaces.tools.calls({"search": gym.spaces.Dict({"query": spaces.text.text()})})
     assert token_sequence.contains((1, 2))
@@ -165,8 +161,8 @@ def test_rollouts_snippet() -> None:
         item_id="problem-17",
     )
 
-    group.trajectories  # independent episodes for one item
-    group.rewards       # scalar scores consumed by an algorithm
+    _ = group.trajectories  # independent episodes for one item
+    _ = group.rewards  # scalar scores consumed by an algorithm
     assert len(group.trajectories) == 8 and group.rewards == (1.0,) * 8 and group.item_id == "problem-17"
 
 

@@ -74,7 +74,9 @@ class AsyncWalk(AsyncEnv):
 
 def test_rollout_records_steps_and_does_not_close() -> None:
     env = Walk()
-    trajectory = rollout(env, lambda observation: PolicyOutput(2, {"note": 1}, tokens=[5, 6], logprobs=[-0.5, -0.25]), seed=4)
+    trajectory = rollout(
+        env, lambda observation: PolicyOutput(2, {"note": 1}, tokens=[5, 6], logprobs=[-0.5, -0.25]), seed=4
+    )
     assert len(trajectory) == 3 and trajectory.terminated and not trajectory.truncated
     assert trajectory.stop_reason == "terminated"
     assert trajectory.rewards == (2.0, 2.0, 2.0)
@@ -109,7 +111,10 @@ def test_timeout_truncates_with_a_stop_reason() -> None:
     assert trajectory.truncated and trajectory.stop_reason == "timeout" and len(trajectory) < 100
 
 
-@pytest.mark.parametrize(("reward", "flag", "match"), [(float("nan"), None, "reward nan"), (1.0, 1, "terminated=1"), ("x", None, "rewards must be numbers")])
+@pytest.mark.parametrize(
+    ("reward", "flag", "match"),
+    [(float("nan"), None, "reward nan"), (1.0, 1, "terminated=1"), ("x", None, "rewards must be numbers")],
+)
 def test_bad_step_results_name_the_env_and_step(reward, flag, match) -> None:
     with pytest.raises(InvalidStepResult, match=match) as raised:
         rollout(Walk(reward=reward, flag=flag), lambda o: 1)
@@ -242,7 +247,9 @@ def test_cancelling_a_group_closes_every_env_and_leaves_no_task() -> None:
 
     async def main() -> None:
         task = asyncio.ensure_future(
-            arollout_group("x", lambda item: AsyncWalk(length=1000, delay=0.01), lambda o: 1, num_rollouts=50, concurrency=20)
+            arollout_group(
+                "x", lambda item: AsyncWalk(length=1000, delay=0.01), lambda o: 1, num_rollouts=50, concurrency=20
+            )
         )
         await asyncio.sleep(0.1)
         task.cancel()

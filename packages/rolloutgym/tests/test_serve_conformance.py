@@ -39,7 +39,9 @@ def _skip_unless_runnable(env_id: str) -> None:
             reason = f"{env_id} cannot run here: {type(exc).__name__}: {exc}"[:300]
         _UNRUNNABLE[env_id] = reason
     if env_id in _OWN_TASK_SELECTION:
-        pytest.skip(f"{env_id}: the oracle covers only some tasks; its plugin's conformance picks them ({_OWN_TASK_SELECTION[env_id]})")
+        pytest.skip(
+            f"{env_id}: the oracle covers only some tasks; its plugin's conformance picks them ({_OWN_TASK_SELECTION[env_id]})"
+        )
     if _UNRUNNABLE[env_id]:
         pytest.skip(_UNRUNNABLE[env_id])
 
@@ -97,11 +99,15 @@ class _ServedConformance(EnvConformanceTests):
 
     def test_oracle_scores_max(self) -> None:
         for task in self.task_ids():
-            assert self.episode("oracle", task).score == self._local_score("oracle", task), f"{self.env_id} {task}: the served oracle score differs from in process"
+            assert self.episode("oracle", task).score == self._local_score("oracle", task), (
+                f"{self.env_id} {task}: the served oracle score differs from in process"
+            )
 
     def test_null_scores_min(self) -> None:
         for task in self.task_ids():
-            assert self.episode("null", task).score == self._local_score("null", task), f"{self.env_id} {task}: the served null score differs from in process"
+            assert self.episode("null", task).score == self._local_score("null", task), (
+                f"{self.env_id} {task}: the served null score differs from in process"
+            )
 
 
 # One kit class per shipped env (the kit is a class with a fixed env id).

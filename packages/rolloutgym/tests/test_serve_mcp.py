@@ -72,7 +72,10 @@ def test_session_tools_through_an_in_process_mcp_client(server: ServerProcess) -
 def test_session_tools_as_a_stdio_mcp_server(server: ServerProcess) -> None:
     from mcp import Client, StdioServerParameters
 
-    parameters = StdioServerParameters(command=sys.executable, args=["-m", "rolloutgym.serve.mcp_bridge", server.url(GUESS), "--task", "5", "--seed", "0"])
+    parameters = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "rolloutgym.serve.mcp_bridge", server.url(GUESS), "--task", "5", "--seed", "0"],
+    )
 
     async def scenario() -> dict[str, Any]:
         async with Client(parameters) as client:

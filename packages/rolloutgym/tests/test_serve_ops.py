@@ -113,7 +113,12 @@ def test_bad_calls_get_4xx_json_never_a_traceback(server: ServerProcess) -> None
         ("POST", "/sessions", json.dumps({"env": 42}).encode(), 404),
         ("POST", "/sessions", json.dumps({"env": GUESS, "task": [1]}).encode(), 400),
         ("POST", "/sessions", json.dumps({"env": GUESS, "kwargs": {"task": "x"}}).encode(), 403),
-        ("POST", f"/sessions/{session}/step", json.dumps({"action": {"role": "assistant", "content": "x"}}).encode(), 409),
+        (
+            "POST",
+            f"/sessions/{session}/step",
+            json.dumps({"action": {"role": "assistant", "content": "x"}}).encode(),
+            409,
+        ),
         ("POST", f"/sessions/{session}/step", b"{}", 400),
         ("POST", f"/sessions/{session}/reset", json.dumps({"seed": "zero"}).encode(), 400),
         ("POST", f"/sessions/{session}/call", json.dumps({"method": "__class__"}).encode(), 400),
@@ -149,7 +154,11 @@ def test_malformed_actions_behave_as_in_process(server: ServerProcess) -> None:
     local = get_registry().make(GUESS, task=1)
     remote = RemoteEnv(server.url(GUESS), task=1)
     try:
-        for action in (42, "plain text", {"role": "assistant", "content": "", "tool_calls": [{"name": "guess", "arguments": {"number": "abc"}}]}):
+        for action in (
+            42,
+            "plain text",
+            {"role": "assistant", "content": "", "tool_calls": [{"name": "guess", "arguments": {"number": "abc"}}]},
+        ):
             local.reset(seed=3)
             remote.reset(seed=3)
             expected = local.step(action)
@@ -180,7 +189,7 @@ def test_hostile_requests_leave_the_server_serving(server: ServerProcess) -> Non
     """Fuzzed JSON, random bytes, a slow client holding a half-sent request: others still get answers."""
     generator = random.Random(20261201)
     with socket.create_connection(("127.0.0.1", server.port)) as slow:
-        slow.sendall(b"POST /sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{\"env\":")
+        slow.sendall(b'POST /sessions HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n{"env":')
         _fuzz(server, generator)
 
 
@@ -192,7 +201,12 @@ def _fuzz(server: ServerProcess, generator: random.Random) -> None:
         if generator.random() < 0.3:
             body = bytes(generator.randrange(256) for _ in range(generator.randrange(1, 200)))
         else:
-            value: Any = {generator.choice(["env", "task", "action", "seed", "options", "kwargs", "reset", "method"]): generator.choice(atoms) for _ in range(3)}
+            value: Any = {
+                generator.choice(
+                    ["env", "task", "action", "seed", "options", "kwargs", "reset", "method"]
+                ): generator.choice(atoms)
+                for _ in range(3)
+            }
             for _ in range(generator.randrange(3)):
                 value = {generator.choice(["env", "action"]): value}
             body = json.dumps(value).encode()
@@ -253,8 +267,21 @@ def test_binding_beyond_loopback_needs_a_token() -> None:
     assert not is_loopback("0.0.0.0")
     environment = {key: value for key, value in os.environ.items() if key != "ROLLOUTGYM_SERVE_TOKEN"}
     result = subprocess.run(
-        [sys.executable, "-c", "from rolloutgym.cli import console_main; console_main()", "serve", GUESS, "--host", "0.0.0.0", "--port", "1"],
-        capture_output=True, text=True, timeout=120, env=environment,
+        [
+            sys.executable,
+            "-c",
+            "from rolloutgym.cli import console_main; console_main()",
+            "serve",
+            GUESS,
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "1",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env=environment,
     )
     assert result.returncode == 2
     assert "--token" in result.stderr and "Traceback" not in result.stderr
@@ -305,7 +332,9 @@ def test_killed_client_sessions_are_reaped_leaving_nothing(tmp_path: Path) -> No
             warm.step(warm.oracle_action())
             warm.close()
         baseline_children = _children(server.pid)  # type: ignore[arg-type]
-        client = subprocess.Popen([sys.executable, "-c", CLIENT, *(server.url(env_id) for env_id in envs)], stdout=subprocess.PIPE, text=True)
+        client = subprocess.Popen(
+            [sys.executable, "-c", CLIENT, *(server.url(env_id) for env_id in envs)], stdout=subprocess.PIPE, text=True
+        )
         try:
             assert client.stdout is not None and client.stdout.readline().strip() == "ready"
             assert _metrics(server)["sessions_open"] == len(envs)
@@ -318,7 +347,11 @@ def test_killed_client_sessions_are_reaped_leaving_nothing(tmp_path: Path) -> No
         assert _wait_for(lambda: _metrics(server)["sessions_open"] == 0, timeout=30)
         assert _metrics(server)["sessions_reaped_total"] == len(envs)
         assert _wait_for(lambda: _children(server.pid) <= baseline_children), "env processes left after reaping"  # type: ignore[arg-type]
-        session_dirs = lambda: [entry.name for entry in temp.iterdir() if entry.name.startswith(("rolloutgym-code", "rolloutgym-browser"))]  # noqa: E731
+
+        def session_dirs() -> list[str]:
+            prefixes = ("rolloutgym-code", "rolloutgym-browser")
+            return [entry.name for entry in temp.iterdir() if entry.name.startswith(prefixes)]
+
         assert _wait_for(lambda: not session_dirs()), f"per-session files left: {session_dirs()}"
 
 
@@ -343,7 +376,9 @@ def test_graceful_shutdown_closes_every_env(tmp_path: Path) -> None:
     log = tmp_path / "server.log"
     server = ServerProcess([GUESS, "sql/shop-v0"], log_path=str(log)).start()
     try:
-        environments = [RemoteEnv(server.url(env_id), task=index) for index, env_id in enumerate([GUESS, GUESS, "sql/shop-v0"])]
+        environments = [
+            RemoteEnv(server.url(env_id), task=index) for index, env_id in enumerate([GUESS, GUESS, "sql/shop-v0"])
+        ]
         for environment in environments:
             environment.reset(seed=0)
     finally:
@@ -396,7 +431,9 @@ def test_abandoned_sessions_return_memory() -> None:
 
     baseline, after, reaped = asyncio.run(scenario())
     assert reaped == 2000
-    assert after - baseline <= 500, f"heap blocks: {baseline} before 1,000 abandoned sessions, {after} after they were reaped"
+    assert after - baseline <= 500, (
+        f"heap blocks: {baseline} before 1,000 abandoned sessions, {after} after they were reaped"
+    )
 
 
 def test_openenv_client_messages(server: ServerProcess) -> None:

@@ -80,7 +80,10 @@ def test_state_diff_names_each_difference():
     assert state_diff({"a": 1}, {"a": True}) == ["a: expected 1, got true"]
     assert state_diff({"a": "1"}, {"a": 1}) == ['a: expected "1", got 1']
     assert state_diff({"tags": ["b", "a"]}, {"tags": ["a", "b"]}, unordered=True) == []
-    assert state_diff({"tags": ["b", "a"]}, {"tags": ["a", "b"]}) == ['tags[0]: expected "b", got "a"', 'tags[1]: expected "a", got "b"']
+    assert state_diff({"tags": ["b", "a"]}, {"tags": ["a", "b"]}) == [
+        'tags[0]: expected "b", got "a"',
+        'tags[1]: expected "a", got "b"',
+    ]
     assert state_diff({"x": {"y": 1}}, {"x": {"y": 1, "extra": 2}}) == []  # objects match as subsets
 
 
@@ -103,7 +106,9 @@ def test_contains_terms_and_final_answer():
     assert contains_terms(terms=["Ada"], field="state")(context()).value == 1.0
     task = Task(instruction="status?", metadata={"answer_terms": ["shipped"]})
     assert contains_terms(terms_from_task="answer_terms")(context(task=task)).value == 0.0
-    assert contains_terms(terms_from_task="answer_terms")(context(task=task, final_output="It has shipped.")).value == 1.0
+    assert (
+        contains_terms(terms_from_task="answer_terms")(context(task=task, final_output="It has shipped.")).value == 1.0
+    )
     with pytest.raises(ConfigError, match="field"):
         contains_terms(terms=["x"], field="everything")
     assert final_answer()(context(final_output="  ")).feedback.startswith("the agent gave no final answer")
@@ -129,15 +134,28 @@ def test_tool_primitives():
 
 def test_ground_truth_match_gives_a_state_diff():
     task = Task(instruction="Refund O-7", hidden_ground_truth={"refunds": [{"order_id": "O-7", "amount": 100}]})
-    right = ground_truth_match()(context(task=task, final_state={"refunds": [{"order_id": "O-7", "amount": 100.0, "note": "extra keys are fine"}]}))
+    right = ground_truth_match()(
+        context(
+            task=task, final_state={"refunds": [{"order_id": "O-7", "amount": 100.0, "note": "extra keys are fine"}]}
+        )
+    )
     assert right.value == 1.0
-    wrong_amount = ground_truth_match()(context(task=task, final_state={"refunds": [{"order_id": "O-7", "amount": 90}]}))
+    wrong_amount = ground_truth_match()(
+        context(task=task, final_state={"refunds": [{"order_id": "O-7", "amount": 90}]})
+    )
     assert "refunds[0].amount: expected 100, got 90" in wrong_amount.feedback
-    wrong_order = ground_truth_match()(context(task=task, final_state={"refunds": [{"order_id": "O-8", "amount": 100}]}))
-    assert 'missing refund for order_id "O-7"' in wrong_order.feedback and 'unexpected refund for order_id "O-8"' in wrong_order.feedback
+    wrong_order = ground_truth_match()(
+        context(task=task, final_state={"refunds": [{"order_id": "O-8", "amount": 100}]})
+    )
+    assert (
+        'missing refund for order_id "O-7"' in wrong_order.feedback
+        and 'unexpected refund for order_id "O-8"' in wrong_order.feedback
+    )
     nothing = ground_truth_match()(context(task=Task(instruction="x")))
     assert nothing.value == 0.0 and "no hidden_ground_truth" in nothing.feedback
-    ignored = ground_truth_match(ignore=["refunds"])(context(task=Task(instruction="x", hidden_ground_truth={"refunds": [], "profile": {"name": "Ada"}})))
+    ignored = ground_truth_match(ignore=["refunds"])(
+        context(task=Task(instruction="x", hidden_ground_truth={"refunds": [], "profile": {"name": "Ada"}}))
+    )
     assert ignored.value == 1.0
 
 
@@ -151,7 +169,9 @@ def test_verifier_weights_threshold_and_binary_scoring():
     score = build_verifier(config)(context())
     assert score.value == pytest.approx(0.75)
     assert score.metadata["passed"] is False
-    assert score.feedback.startswith("failed: 1/2 checks passed. [mentions] the final answer does not mention 'cancelled'")
+    assert score.feedback.startswith(
+        "failed: 1/2 checks passed. [mentions] the final answer does not mention 'cancelled'"
+    )
     assert score.components["refunded"].value == 1.0
     assert build_verifier({**config, "threshold": 0.7})(context()).metadata["passed"] is True
     assert build_verifier({**config, "scoring": "binary"})(context()).value == 0.0

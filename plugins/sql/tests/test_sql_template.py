@@ -227,7 +227,7 @@ def test_an_env_file_can_point_at_an_existing_database(tmp_path: Path) -> None:
     assert hashlib.sha256(database.read_bytes()).hexdigest() == before  # the source is never written
 
 
-SDK_SHAPED = '''
+SDK_SHAPED = """
 from rolloutgym.declarative import Environment, Task
 
 env = Environment(
@@ -240,7 +240,7 @@ env = Environment(
         Task(instruction="Which item is the most expensive? Give its name.", hidden_ground_truth={{"answer": "book"}}),
     ],
 )
-'''
+"""
 
 
 @pytest.mark.parametrize("policy", ["oracle", "null"])
@@ -255,7 +255,10 @@ def test_an_env_file_in_the_sdk_templates_table_shape_runs(policy: str, tmp_path
 
 def test_an_sdk_answer_is_graded_as_the_expected_value() -> None:
     environment = Environment(
-        slug="items", name="Items", template="sql", config={"schema": SCHEMA, "seed": SEED},
+        slug="items",
+        name="Items",
+        template="sql",
+        config={"schema": SCHEMA, "seed": SEED},
         tasks=[Task(instruction="How many items?", hidden_ground_truth={"answer": 3})],
     )
     assert environment.schema == SCHEMA and environment.seed == SEED and environment.config is None
@@ -269,6 +272,12 @@ def test_an_sdk_answer_is_graded_as_the_expected_value() -> None:
 
 def test_sql_config_keys_that_do_not_map_say_what_to_write() -> None:
     with pytest.raises(EnvFileError, match=r"config=\{'schema': \.\.\., 'seed': \.\.\.\}.*unknown config keys: 'ddl'"):
-        Environment(slug="s", name="S", template="sql", config={"ddl": SCHEMA}, tasks=[Task(instruction="q", hidden_ground_truth={"answer": 1})])
+        Environment(
+            slug="s",
+            name="S",
+            template="sql",
+            config={"ddl": SCHEMA},
+            tasks=[Task(instruction="q", hidden_ground_truth={"answer": 1})],
+        )
     with pytest.raises(EnvFileError, match="give schema/seed once"):
         Environment(slug="s", name="S", template="sql", schema=SCHEMA, config={"schema": SCHEMA})

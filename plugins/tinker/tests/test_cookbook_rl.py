@@ -43,7 +43,9 @@ def encode(text: str) -> list[int]:
 
 
 def call(number: int) -> list[int]:
-    return encode(f"<tool_call>\n{json.dumps({'name': 'guess', 'arguments': {'number': number}})}\n</tool_call>") + [END]
+    return encode(f"<tool_call>\n{json.dumps({'name': 'guess', 'arguments': {'number': number}})}\n</tool_call>") + [
+        END
+    ]
 
 
 @pytest.fixture(scope="module")
@@ -69,8 +71,11 @@ def test_builders_pickle_and_batch(tokenizer_folder: str) -> None:
 
 def test_dataset_builder_names_an_env(tokenizer_folder: str) -> None:
     builder = RolloutGymDatasetBuilder(
-        env_id="toy/guess-v0", model_name_for_tokenizer=tokenizer_folder, renderer_name="qwen3_instruct",
-        batch_size=4, group_size=2,
+        env_id="toy/guess-v0",
+        model_name_for_tokenizer=tokenizer_folder,
+        renderer_name="qwen3_instruct",
+        batch_size=4,
+        group_size=2,
     )
     train, test = asyncio.run(builder())
     assert len(train) == 4  # 18 train tasks -> 4 full batches of 4
@@ -83,10 +88,16 @@ def test_a_cookbook_rl_config_takes_the_builder(tokenizer_folder: str) -> None:
     from tinker_cookbook.rl import train
 
     config = train.Config(
-        model_name="Qwen/Qwen3-8B", recipe_name="rolloutgym_guess_rl", log_path="/tmp/guess-rl", learning_rate=4e-5,
+        model_name="Qwen/Qwen3-8B",
+        recipe_name="rolloutgym_guess_rl",
+        log_path="/tmp/guess-rl",
+        learning_rate=4e-5,
         max_tokens=256,
         dataset_builder=RolloutGymDatasetBuilder(
-            env_id="toy/guess-v0", model_name_for_tokenizer=tokenizer_folder, renderer_name="qwen3", batch_size=8,
+            env_id="toy/guess-v0",
+            model_name_for_tokenizer=tokenizer_folder,
+            renderer_name="qwen3",
+            batch_size=8,
             group_size=4,
         ),
     )
@@ -166,7 +177,9 @@ def test_group_rollout_gives_token_exact_datums_and_score_rewards(tokenizer_fold
     )
 
 
-def test_an_env_that_raises_is_a_zero_reward_not_a_crash(tokenizer_folder: str, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_env_that_raises_is_a_zero_reward_not_a_crash(
+    tokenizer_folder: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from rolloutgym.builtin.toy import GuessNumberEnv
 
     def broken_step(self: Any, action: Any) -> Any:

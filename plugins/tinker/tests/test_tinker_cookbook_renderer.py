@@ -126,7 +126,10 @@ def test_kimi_tool_result_answers_the_models_own_call_id() -> None:
     policy = policy_from_client(client, TOKENIZER, renderer="kimi_k2", model="moonshotai/Kimi-K2-Thinking")
     trajectory = play("toy/guess-v0", policy)
     assert trajectory.total_reward == 1.0
-    assert [step.action["tool_calls"][0]["id"] for step in trajectory.steps] == ["functions.guess:0", "functions.guess:1"]
+    assert [step.action["tool_calls"][0]["id"] for step in trajectory.steps] == [
+        "functions.guess:0",
+        "functions.guess:1",
+    ]
     continuation = text(trajectory.steps[1].observation_tokens)
     assert "## Return of functions.guess:0" in continuation
     assert check_provenance(trajectory) == 0

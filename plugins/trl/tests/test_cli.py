@@ -14,9 +14,27 @@ def test_train_grpo_prints_the_curve_and_the_comparison(tmp_path, capsys) -> Non
     out = tmp_path / "model"
     code = main(
         [
-            "train", "grpo", "trl/digits-v0", "--model", "hf:tiny", "--out", str(out), "--steps", "3",
-            "--max-tokens", "8", "--lr", "1e-2", "--eval-rollouts", "1", "--eval-limit", "2", "--threads", "1",
-            "--trainer-arg", "lr_scheduler_type=constant",
+            "train",
+            "grpo",
+            "trl/digits-v0",
+            "--model",
+            "hf:tiny",
+            "--out",
+            str(out),
+            "--steps",
+            "3",
+            "--max-tokens",
+            "8",
+            "--lr",
+            "1e-2",
+            "--eval-rollouts",
+            "1",
+            "--eval-limit",
+            "2",
+            "--threads",
+            "1",
+            "--trainer-arg",
+            "lr_scheduler_type=constant",
         ]
     )
     printed = capsys.readouterr().out
@@ -28,7 +46,12 @@ def test_train_grpo_prints_the_curve_and_the_comparison(tmp_path, capsys) -> Non
     log = out / "training_log.jsonl"
     assert json.loads(log.read_text().splitlines()[0])["trainer"] == "grpo"
     # the output is usable as a policy
-    assert rg.run("trl/digits-v0", policy=f"hf:{out}", limit=1, out=None, policy_options={"max_tokens": 4}).summary.num_trajectories == 1
+    assert (
+        rg.run(
+            "trl/digits-v0", policy=f"hf:{out}", limit=1, out=None, policy_options={"max_tokens": 4}
+        ).summary.num_trajectories
+        == 1
+    )
 
 
 def test_train_sft_with_a_missing_model_path_is_a_usage_error(tmp_path, capsys) -> None:
@@ -49,9 +72,20 @@ def test_train_grpo_on_a_text_env_with_environment_factory_points_to_rollout_fun
 def test_train_report_draws_the_curves_of_a_log(tmp_path, capsys) -> None:
     log = tmp_path / "training_log.jsonl"
     lines = [{"rolloutgym_training_log": 1, "trainer": "grpo", "env_ids": ["trl/digits-v0"]}]
-    lines += [{"step": step, "reward": step / 10, "reward_std": 0.1, "loss": 0.0, "seconds": 0.2} for step in range(1, 6)]
-    lines += [{"event": "evaluation", "before/policy": "hf:tiny", "before/pass_rate": 0.0, "before/mean_reward": 0.1,
-               "after/policy": "hf:out", "after/pass_rate": 1.0, "after/mean_reward": 1.0}]
+    lines += [
+        {"step": step, "reward": step / 10, "reward_std": 0.1, "loss": 0.0, "seconds": 0.2} for step in range(1, 6)
+    ]
+    lines += [
+        {
+            "event": "evaluation",
+            "before/policy": "hf:tiny",
+            "before/pass_rate": 0.0,
+            "before/mean_reward": 0.1,
+            "after/policy": "hf:out",
+            "after/pass_rate": 1.0,
+            "after/mean_reward": 1.0,
+        }
+    ]
     log.write_text("\n".join(json.dumps(line) for line in lines) + "\n")
     assert main(["train", "report", str(log), "-o", str(tmp_path / "curves.html")]) == 0
     page = (tmp_path / "curves.html").read_text()

@@ -16,7 +16,9 @@ def test_methods_reproduce_the_tool_space() -> None:
 
     factory = environment_factory("toy/guess-v0")
     instance = factory()
-    public = [name for name, _ in inspect.getmembers(type(instance), predicate=inspect.isfunction) if not name.startswith("_")]
+    public = [
+        name for name, _ in inspect.getmembers(type(instance), predicate=inspect.isfunction) if not name.startswith("_")
+    ]
     assert public == ["guess", "reset"]  # what TRL exposes: the tools (reset is the episode hook)
     schema = get_json_schema(instance.guess)["function"]
     tool = factory.tools[0]["function"]
@@ -64,7 +66,9 @@ def test_tools_step_the_env_and_the_reward_is_its_score() -> None:
     assert instance.guess(1).startswith("error: the episode is over")
     logged = {}
     rewards = factory.reward_funcs[0](
-        prompts=[row["prompt"]], completions=[[{"role": "assistant", "content": "found it"}]], environments=[instance],
+        prompts=[row["prompt"]],
+        completions=[[{"role": "assistant", "content": "found it"}]],
+        environments=[instance],
         log_metric=lambda name, value: logged.__setitem__(name, value),
     )
     assert rewards == [1.0]
@@ -75,7 +79,9 @@ def test_a_final_answer_without_tool_calls_is_sent_to_the_env() -> None:
     factory = environment_factory("toy/guess-v0")
     instance = factory()
     instance.reset(**factory.train_dataset[1])
-    rewards = factory.reward_funcs[0](prompts=[[]], completions=[[{"role": "assistant", "content": "no idea"}]], environments=[instance])
+    rewards = factory.reward_funcs[0](
+        prompts=[[]], completions=[[{"role": "assistant", "content": "no idea"}]], environments=[instance]
+    )
     assert rewards == [0.0]
     assert "answered without finding" in instance.score.feedback
 
@@ -93,8 +99,17 @@ def test_a_template_trl_cannot_parse_is_named_before_training(tmp_path) -> None:
 @pytest.mark.slow
 def test_grpo_trainer_runs_the_env_through_its_tool_loop(tmp_path) -> None:
     result = train_grpo(
-        "toy/guess-v0", "hf:tiny", out=tmp_path / "m", steps=2, mode="environment_factory", chat_template="qwen2_5",
-        max_tokens=16, num_generations=2, prompts_per_step=1, evaluate=False, threads=1,
+        "toy/guess-v0",
+        "hf:tiny",
+        out=tmp_path / "m",
+        steps=2,
+        mode="environment_factory",
+        chat_template="qwen2_5",
+        max_tokens=16,
+        num_generations=2,
+        prompts_per_step=1,
+        evaluate=False,
+        threads=1,
     )
     assert len(result.curve("reward")) == 2
     # TRL called our reward function, which read the env's Score and its component

@@ -29,9 +29,7 @@ SETTINGS = {
 
 @pytest.mark.slow
 def test_grpo_raises_mean_reward_from_below_0_2_to_above_0_8(tmp_path) -> None:
-    result = train_grpo(
-        "trl/digits-v0", "hf:tiny", out=tmp_path / "model", steps=25, eval_rollouts=2, **SETTINGS
-    )
+    result = train_grpo("trl/digits-v0", "hf:tiny", out=tmp_path / "model", steps=25, eval_rollouts=2, **SETTINGS)
     curve = result.curve("reward")
     assert len(curve) == 25
     assert statistics.mean(curve[:3]) <= 0.2, curve
@@ -66,7 +64,12 @@ def test_lora_training_saves_a_merged_model_and_the_curves_render(tmp_path) -> N
     from rolloutgym_trl import build_curves_report
 
     result = train_grpo(
-        "trl/digits-v0", "hf:tiny", out=tmp_path / "lora", steps=2, evaluate=False, lora={"r": 4, "lora_alpha": 8},
+        "trl/digits-v0",
+        "hf:tiny",
+        out=tmp_path / "lora",
+        steps=2,
+        evaluate=False,
+        lora={"r": 4, "lora_alpha": 8},
         **SETTINGS,
     )
     config = json.loads((tmp_path / "lora" / "config.json").read_text())

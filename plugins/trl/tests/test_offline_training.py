@@ -31,8 +31,12 @@ def test_tool_conversations_render_like_the_policy_sees_them() -> None:
     ]
     rendered = render_conversation(renderer, messages, [])
     assert rendered.prompt_ids == renderer.render_prompt(messages[:1], [])
-    trained = renderer.decode([t for t, keep in zip(rendered.completion_ids, rendered.completion_mask, strict=True) if keep])
-    masked = renderer.decode([t for t, keep in zip(rendered.completion_ids, rendered.completion_mask, strict=True) if not keep])
+    trained = renderer.decode(
+        [t for t, keep in zip(rendered.completion_ids, rendered.completion_mask, strict=True) if keep]
+    )
+    masked = renderer.decode(
+        [t for t, keep in zip(rendered.completion_ids, rendered.completion_mask, strict=True) if not keep]
+    )
     assert trained == '<tool_call>\n{"name": "guess", "arguments": {"number": 5}}\n</tool_call>done'
     assert "higher" in masked and "guess" not in masked
     # the parse the LLM loop applies to the trained reply gives back the same call
@@ -55,17 +59,31 @@ def test_sft_on_oracle_runs_teaches_the_format(tmp_path) -> None:
     assert comparison.after.mean_reward > 0.5
     assert result.extra["examples"] == 24
     # the saved model works as a policy
-    evaluation = rg.run("trl/digits-v0", policy=f"hf:{tmp_path / 'sft'}", split="test", out=None, limit=2, policy_options={"max_tokens": 8})
+    evaluation = rg.run(
+        "trl/digits-v0",
+        policy=f"hf:{tmp_path / 'sft'}",
+        split="test",
+        out=None,
+        limit=2,
+        policy_options={"max_tokens": 8},
+    )
     assert evaluation.summary.num_trajectories == 2
 
 
 @pytest.mark.slow
 def test_dpo_on_sampled_runs_prefers_the_better_episode(tmp_path) -> None:
     run = _run(
-        tmp_path, "trl/digits-v0", "hf:tiny", "tiny.jsonl", split="train", num_rollouts=4,
+        tmp_path,
+        "trl/digits-v0",
+        "hf:tiny",
+        "tiny.jsonl",
+        split="train",
+        num_rollouts=4,
         policy_options={"max_tokens": 8, "seed": 0},
     )
-    result = train_dpo([run], "hf:tiny", out=tmp_path / "dpo", steps=12, learning_rate=5e-3, batch_size=8, evaluate=False, threads=1)
+    result = train_dpo(
+        [run], "hf:tiny", out=tmp_path / "dpo", steps=12, learning_rate=5e-3, batch_size=8, evaluate=False, threads=1
+    )
     losses = result.curve("loss")
     assert losses[0] == pytest.approx(0.6931, abs=1e-3)  # log 2: the policy starts equal to its reference
     assert losses[-1] < 0.5
@@ -107,6 +125,8 @@ def test_chat_template_renderer_renders_tool_turns_of_a_real_run(tmp_path) -> No
     run = read_run(_run(tmp_path, "toy/guess-v0", "oracle", "guess.jsonl", limit=1))
     trajectory = run.groups[0].trajectories[0]
     rendered = render_conversation(ChatTemplateRenderer(tokenizer), conversation(trajectory, openai_format=False), [])
-    trained = tokenizer.decode([t for t, keep in zip(rendered.completion_ids, rendered.completion_mask, strict=True) if keep])
+    trained = tokenizer.decode(
+        [t for t, keep in zip(rendered.completion_ids, rendered.completion_mask, strict=True) if keep]
+    )
     assert trained.count("<tool_call>") == len(trajectory.steps)
     assert sum(rendered.completion_mask) < len(rendered.completion_mask)  # tool replies are masked

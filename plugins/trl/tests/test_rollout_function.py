@@ -25,7 +25,9 @@ def test_multi_turn_episode_masks_the_env_tokens() -> None:
     renderer = CharRenderer()
     task = next(task for task in rg.get_registry().tasks("toy/guess-v0") if task.target != 1)
     replies = [_guess_call(1), _guess_call(task.target)]
-    policy = TokenPolicy(ScriptedSampler(renderer.encode, replies, end_token_id=CharRenderer.END, logprob=-0.25), renderer)
+    policy = TokenPolicy(
+        ScriptedSampler(renderer.encode, replies, end_token_id=CharRenderer.END, logprob=-0.25), renderer
+    )
     trajectory = rg.rollout(rg.make("toy/guess-v0", task=task.id), policy)
     assert trajectory.total_reward == 1.0 and len(trajectory.steps) == 2
 
@@ -35,7 +37,9 @@ def test_multi_turn_episode_masks_the_env_tokens() -> None:
     expected = list(first.policy_tokens) + list(second.observation_tokens) + list(second.policy_tokens)
     assert fields["completion_ids"] == expected
     mask = fields["env_mask"]
-    assert mask == [1] * len(first.policy_tokens) + [0] * len(second.observation_tokens) + [1] * len(second.policy_tokens)
+    assert mask == [1] * len(first.policy_tokens) + [0] * len(second.observation_tokens) + [1] * len(
+        second.policy_tokens
+    )
     # the env's reply ("higher") sits in the masked span, the model's calls in the trained spans
     env_text = renderer.decode([token for token, keep in zip(expected, mask, strict=True) if not keep])
     assert "higher" in env_text and "guess" not in env_text
@@ -68,7 +72,10 @@ def test_unknown_split_is_a_clear_error() -> None:
 def test_env_reward_passes_scores_through_and_logs_the_pass_rate() -> None:
     logged = {}
     rewards = env_reward(
-        prompts=[[], [], []], completions=["", "", ""], env_reward=[1.0, 0.25, None], env_passed=[True, False, None],
+        prompts=[[], [], []],
+        completions=["", "", ""],
+        env_reward=[1.0, 0.25, None],
+        env_passed=[True, False, None],
         log_metric=lambda name, value: logged.__setitem__(name, value),
     )
     assert rewards == [1.0, 0.25, None]  # a failed episode is left out of the group baseline

@@ -228,7 +228,9 @@ def paraphrase_accuracy() -> dict[str, float]:
             reply, ended = _user().reply(phrasing)
             right += int(_expected(fact) in reply and not ended)
         scores[fact] = right / len(phrasings)
-    scores["proposal"] = sum(_user().reply(text) == ("Yes, please go ahead.", False) for text in PROPOSALS) / len(PROPOSALS)
+    scores["proposal"] = sum(_user().reply(text) == ("Yes, please go ahead.", False) for text in PROPOSALS) / len(
+        PROPOSALS
+    )
     refused = 0
     for text in REFUSALS:
         user = _user(pressure=["Please make an exception."])
@@ -324,7 +326,11 @@ def test_refund_conv_observation_never_holds_the_private_facts() -> None:
 def _as_respond_calls(message: dict[str, Any]) -> dict[str, Any]:
     if message.get("tool_calls") or not message.get("content"):
         return message
-    return {"role": "assistant", "content": "", "tool_calls": [{"id": "r", "name": "respond_to_user", "arguments": {"message": message["content"]}}]}
+    return {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [{"id": "r", "name": "respond_to_user", "arguments": {"message": message["content"]}}],
+    }
 
 
 def test_respond_to_user_tool_calls_are_the_same_as_plain_messages() -> None:
@@ -332,7 +338,9 @@ def test_respond_to_user_tool_calls_are_the_same_as_plain_messages() -> None:
     for index in range(0, 40, 7):
         env = registry.make("workflow/refund-conv-v0", task=index)
         oracle = env.unwrapped if hasattr(env, "unwrapped") else env
-        trajectory = rollout(env, lambda observation, oracle=oracle: _as_respond_calls(oracle.oracle_action()), seed=0, max_steps=40)
+        trajectory = rollout(
+            env, lambda observation, oracle=oracle: _as_respond_calls(oracle.oracle_action()), seed=0, max_steps=40
+        )
         assert trajectory.total_reward == 1.0, (index, trajectory.steps[-1].info.get("score"))
         env.close()
     assert any(tool["function"]["name"] == "respond_to_user" for tool in env.tools)
@@ -345,7 +353,7 @@ def test_a_model_driven_user_section_without_a_policy_is_a_config_error() -> Non
         make_user(parse_user_section({"opening": "hi", "kind": "model"}))
 
 
-ENV_FILE = '''
+ENV_FILE = """
 from rolloutgym import Environment, Task
 
 env = Environment(
@@ -374,7 +382,7 @@ env.tasks = [
         reference_answer="Your flat white is ordered, Sam.",
     )
 ]
-'''
+"""
 
 
 def test_an_sdk_style_env_file_with_a_user_section_runs(tmp_path: Any) -> None:

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import rolloutgym as rg
 
-README_EXAMPLE = '''
+README_EXAMPLE = """
 from rolloutgym import Environment, Task
 
 env = Environment(
@@ -30,9 +30,9 @@ env = Environment(
     tasks=[Task(instruction="Refund order O-1 for $100 for Alice",
                 hidden_ground_truth={"refunds": [{"order_id": "O-1", "amount": 100.0}]})],
 )
-'''
+"""
 
-HELPERS_EXAMPLE = '''
+HELPERS_EXAMPLE = """
 from rolloutgym import Environment, Task, action_tool, lookup_tool, primitive, verifier_config, workflow_config
 
 env = Environment(
@@ -57,9 +57,9 @@ env.verifier = verifier_config(
     primitive("refunds_count", "state_match", expected={"refunds.length": 1}, weight=2),
     primitive("no_errors", "no_tool_errors", weight=1),
 )
-'''
+"""
 
-UNDERIVABLE = '''
+UNDERIVABLE = """
 from rolloutgym import Environment, Task
 
 env = Environment(
@@ -73,7 +73,7 @@ env = Environment(
     },
     tasks=[Task(instruction="Note a refund of 5 dollars", hidden_ground_truth={"notes": [{"text": "refund of 5 dollars"}]})],
 )
-'''
+"""
 
 
 def _run(tmp_path: Path, source: str, policy: str) -> float:
@@ -88,7 +88,9 @@ def test_ported_sdk_examples_get_an_oracle_that_solves_them(tmp_path: Path, sour
     assert _run(tmp_path, source, "oracle") == 1.0
     assert _run(tmp_path, source, "null") == 0.0
     group = json.loads((tmp_path / "oracle.jsonl").read_text().splitlines()[-1])
-    names = [call["name"] for step in group["trajectories"][0]["steps"] for call in (step["action"].get("tool_calls") or [])]
+    names = [
+        call["name"] for step in group["trajectories"][0]["steps"] for call in (step["action"].get("tool_calls") or [])
+    ]
     assert names[0] in ("lookup_order", "get_order") and names[-1] == "refund"  # reads the order, then refunds
 
 

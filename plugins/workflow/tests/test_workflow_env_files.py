@@ -13,7 +13,7 @@ from rolloutgym.runner import run
 REPO = Path(__file__).resolve().parents[3]
 EXAMPLE = REPO / "examples" / "refund_agent.py"
 
-SDK_BUILDER_FILE = '''
+SDK_BUILDER_FILE = """
 from rolloutgym.declarative import (
     Environment, Task,
     lookup_tool, action_tool, mock_tool,
@@ -52,7 +52,7 @@ env.verifier = verifier_config(
               expected={"refunds.length": 1}, weight=2),
     primitive("no_errors", "no_tool_errors", weight=1),
 )
-'''
+"""
 
 
 @pytest.mark.parametrize(("policy", "expected"), [("oracle", 1.0), ("null", 0.0)])
@@ -82,8 +82,22 @@ def test_cli_reports_a_malformed_env_file_without_a_traceback(tmp_path: Path):
     path = tmp_path / "typo_env.py"
     path.write_text(SDK_BUILDER_FILE.replace('"number"', '"nubmer"'))
     completed = subprocess.run(
-        [sys.executable, "-c", "from rolloutgym.cli import console_main; console_main()", "run", str(path), "--policy", "oracle", "-q", "-o", str(tmp_path / "r.jsonl")],
-        capture_output=True, text=True, timeout=120, cwd=tmp_path,
+        [
+            sys.executable,
+            "-c",
+            "from rolloutgym.cli import console_main; console_main()",
+            "run",
+            str(path),
+            "--policy",
+            "oracle",
+            "-q",
+            "-o",
+            str(tmp_path / "r.jsonl"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
     )
     output = completed.stdout + completed.stderr
     assert completed.returncode != 0

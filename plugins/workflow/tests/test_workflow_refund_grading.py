@@ -28,7 +28,11 @@ def episode(task_id: str, actions: list[dict[str, Any]], answer: str = "Done.") 
     environment.reset(seed=0)
     for position, entry in enumerate(actions):
         calls = entry if isinstance(entry, list) else [entry]
-        message = {"role": "assistant", "content": "", "tool_calls": [{"id": f"c{position}-{index}", **call} for index, call in enumerate(calls)]}
+        message = {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": f"c{position}-{index}", **call} for index, call in enumerate(calls)],
+        }
         _, _, terminated, truncated, info = environment.step(message)
         assert not (terminated or truncated)
     _, reward, terminated, _, info = environment.step({"role": "assistant", "content": answer})
@@ -75,22 +79,36 @@ def test_wrong_order_fails_and_names_the_missing_refund():
     reward, info = episode(item.id, with_arguments(item.reference_actions, "issue_refund", order_id="O-5002"))
     feedback = info["score"]["feedback"]
     assert reward == 0.0
-    assert 'refunds: missing refund for order_id "O-5001"' in feedback and 'unexpected refund for order_id "O-5002"' in feedback
+    assert (
+        'refunds: missing refund for order_id "O-5001"' in feedback
+        and 'unexpected refund for order_id "O-5002"' in feedback
+    )
 
 
 def test_extra_write_fails():
     item = task("item_refund-1")
-    extra = item.reference_actions + [{"name": "cancel_order", "arguments": {"order_id": item.reference_actions[-1]["arguments"]["order_id"]}}]
+    extra = item.reference_actions + [
+        {"name": "cancel_order", "arguments": {"order_id": item.reference_actions[-1]["arguments"]["order_id"]}}
+    ]
     reward, info = episode(item.id, extra)
     assert reward == 0.0 and "cancellations: unexpected cancellation" in info["score"]["feedback"]
 
 
 def test_refusal_task_needs_no_write_but_a_final_answer():
     item = task("refuse_outside_window-1")
-    assert [action["name"] for action in item.reference_actions] == ["find_customer_by_email", "verify_identity", "get_order"]
+    assert [action["name"] for action in item.reference_actions] == [
+        "find_customer_by_email",
+        "verify_identity",
+        "get_order",
+    ]
     reward, _ = episode(item.id, item.reference_actions, "Sorry, that order is outside the 30-day window.")
     assert reward == 1.0
-    refunded = item.reference_actions + [{"name": "issue_refund", "arguments": {"order_id": item.reference_actions[-1]["arguments"]["order_id"], "amount": 10}}]
+    refunded = item.reference_actions + [
+        {
+            "name": "issue_refund",
+            "arguments": {"order_id": item.reference_actions[-1]["arguments"]["order_id"], "amount": 10},
+        }
+    ]
     reward, info = episode(item.id, refunded)
     assert reward == 0.0 and "refunds: unexpected refund" in info["score"]["feedback"]
     reward, info = episode(item.id, item.reference_actions, "")
@@ -120,7 +138,10 @@ def test_exploit_calling_every_tool_scores_zero():
     everything = item.reference_actions + [
         {"name": "issue_refund", "arguments": {"order_id": order_id, "amount": 1}},
         {"name": "exchange_item", "arguments": {"order_id": order_id, "sku": "x", "new_sku": "y"}},
-        {"name": "update_shipping_address", "arguments": {"order_id": order_id, "address": {"street": "s", "city": "c", "zip": "z"}}},
+        {
+            "name": "update_shipping_address",
+            "arguments": {"order_id": order_id, "address": {"street": "s", "city": "c", "zip": "z"}},
+        },
         {"name": "verify_identity", "arguments": {"customer_id": customer_id, "email": email}},
     ]
     reward, info = episode(item.id, everything, "Cancelled (and everything else).")
@@ -133,7 +154,9 @@ def test_exploit_calling_every_tool_scores_zero():
 def test_tasks_are_deterministic_versioned_data():
     tasks = refund_tasks()
     assert len(tasks) >= 40
-    assert refund_fingerprint() == FINGERPRINT_V0, "the refund world/tasks/grading changed: bump workflow/refund-v0 to -v1"
+    assert refund_fingerprint() == FINGERPRINT_V0, (
+        "the refund world/tasks/grading changed: bump workflow/refund-v0 to -v1"
+    )
     splits = Counter(item.split for item in tasks)
     assert set(splits) == {"train", "dev", "test"}
     assert len({item.id for item in tasks}) == len(tasks)
@@ -145,9 +168,15 @@ def test_tasks_are_deterministic_versioned_data():
         assert all(value == [] for value in writes.values()), item.id
     instructions = [item.instruction for item in tasks]
     assert len(set(instructions)) == len(instructions)
+
     # Every task touches its own orders: no test task shares an order with a train task.
     def orders(item: Any) -> set[str]:
-        return {str(action["arguments"].get("order_id")) for action in item.reference_actions if "order_id" in action["arguments"]}
+        return {
+            str(action["arguments"].get("order_id"))
+            for action in item.reference_actions
+            if "order_id" in action["arguments"]
+        }
+
     train_orders = set().union(*(orders(item) for item in tasks if item.split == "train"))
     for item in tasks:
         if item.split == "test":

@@ -61,7 +61,9 @@ class AsyncFromSync(AsyncEnv[ObsT, ActT]):
             return function(*args, **kwargs)
         return await asyncio.to_thread(self._locked, function, *args, **kwargs)
 
-    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         if seed is not None:
             await AsyncEnv.reset(self, seed=seed)
         return await self._run(self.env.reset, seed=seed, options=options)
@@ -128,9 +130,7 @@ class SyncFromAsync(gym.Env[ObsT, ActT]):
         self._call_lock = threading.Lock()
         self._closed = False
         self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(
-            target=self._loop.run_forever, name=f"SyncFromAsync-{id(self):x}", daemon=True
-        )
+        self._thread = threading.Thread(target=self._loop.run_forever, name=f"SyncFromAsync-{id(self):x}", daemon=True)
         self._thread.start()
         self._finalizer = weakref.finalize(self, _shut_down, self._loop, self._thread, env)
 

@@ -20,7 +20,9 @@ __all__ = ["check_async_env", "check_env"]
 def _check_spaces(env: Any) -> None:
     for attribute in ("action_space", "observation_space"):
         space = getattr(env, attribute, None)
-        assert isinstance(space, gym.Space), f"{type(env).__name__}.{attribute} must be a gymnasium Space, got {space!r}"
+        assert isinstance(space, gym.Space), (
+            f"{type(env).__name__}.{attribute} must be a gymnasium Space, got {space!r}"
+        )
 
 
 def _check_reset(env: Any, result: Any) -> None:

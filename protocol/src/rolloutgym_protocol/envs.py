@@ -140,9 +140,7 @@ class SingleTurnEnv(gym.Env[ObsT, ActT], abc.ABC):
         """The observation after the answer (defaults to the action itself)."""
         return action  # type: ignore[return-value]
 
-    def reset(
-        self, *, seed: int | None = None, options: dict[str, Any] | None = None
-    ) -> tuple[ObsT, dict[str, Any]]:
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[ObsT, dict[str, Any]]:
         super().reset(seed=seed)
         observation, info = self.initial_observation(options=options)
         self._episode_active = True
@@ -163,9 +161,7 @@ class AsyncSingleTurnEnv(AsyncEnv[ObsT, ActT], abc.ABC):
     _episode_active: bool = False
 
     @abc.abstractmethod
-    async def initial_observation(
-        self, *, options: dict[str, Any] | None
-    ) -> tuple[ObsT, dict[str, Any]]:
+    async def initial_observation(self, *, options: dict[str, Any] | None) -> tuple[ObsT, dict[str, Any]]:
         """Return the prompt observation and its info."""
 
     @abc.abstractmethod
@@ -213,15 +209,15 @@ def validate_step_result(
         )
     observation, reward, terminated, truncated, info = result
     if isinstance(reward, (bool, np.bool_)) or not isinstance(reward, (int, float, np.integer, np.floating)):
-        raise InvalidStepResult(f"{where} returned reward {reward!r} ({type(reward).__name__}); rewards must be numbers")
+        raise InvalidStepResult(
+            f"{where} returned reward {reward!r} ({type(reward).__name__}); rewards must be numbers"
+        )
     reward = float(reward)
     if not math.isfinite(reward):
         raise InvalidStepResult(f"{where} returned reward {reward!r}; rewards must be finite")
     for name, flag in (("terminated", terminated), ("truncated", truncated)):
         if not isinstance(flag, (bool, np.bool_)):
-            raise InvalidStepResult(
-                f"{where} returned {name}={flag!r} ({type(flag).__name__}); flags must be bool"
-            )
+            raise InvalidStepResult(f"{where} returned {name}={flag!r} ({type(flag).__name__}); flags must be bool")
     if not isinstance(info, dict):
         raise InvalidStepResult(f"{where} returned info of type {type(info).__name__}; info must be a dict")
     return observation, reward, bool(terminated), bool(truncated), info
@@ -229,5 +225,3 @@ def validate_step_result(
 
 def _closed_error(env: Any) -> EnvClosedError:
     return EnvClosedError(f"environment {type(env).__name__} is closed; create a new one")
-
-

@@ -148,7 +148,9 @@ class Step(Generic[ObservationT, ActionT]):
         if elided:
             # The engine copies the sampling fields into policy_info (as rolloutlib did); the
             # run file keeps them once and from_dict copies them back.
-            data["policy_info"] = to_jsonable({key: value for key, value in self.policy_info.items() if key not in elided})
+            data["policy_info"] = to_jsonable(
+                {key: value for key, value in self.policy_info.items() if key not in elided}
+            )
             data["policy_info_copies"] = elided
         if self.policy_tokens is not None:
             data["policy_tokens"] = list(self.policy_tokens)

@@ -14,7 +14,9 @@ from .errors import SpecError
 
 __all__ = ["ENV_ID_PATTERN", "EnvSpec", "ExporterSpec", "GraderSpec", "PolicySpec", "TemplateSpec", "parse_env_id"]
 
-ENV_ID_PATTERN = re.compile(r"^(?P<namespace>[a-z0-9][a-z0-9_.-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*?)(?:-v(?P<version>\d+))?$")
+ENV_ID_PATTERN = re.compile(
+    r"^(?P<namespace>[a-z0-9][a-z0-9_.-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*?)(?:-v(?P<version>\d+))?$"
+)
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
 
 
@@ -22,9 +24,7 @@ def parse_env_id(env_id: str) -> tuple[str, str, int | None]:
     """Split ``"namespace/name-vN"`` into ``(namespace, name, N)``; N is None when absent."""
     match = ENV_ID_PATTERN.match(env_id)
     if match is None:
-        raise SpecError(
-            f"malformed environment id {env_id!r}; ids look like 'namespace/name-v0' (e.g. 'toy/guess-v0')"
-        )
+        raise SpecError(f"malformed environment id {env_id!r}; ids look like 'namespace/name-v0' (e.g. 'toy/guess-v0')")
     version = match.group("version")
     return match.group("namespace"), match.group("name"), None if version is None else int(version)
 

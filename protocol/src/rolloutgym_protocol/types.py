@@ -6,10 +6,10 @@ They are built on ``typing_extensions.TypedDict`` because pydantic refuses
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any, Literal, NotRequired
 
 from pydantic import ConfigDict
-from typing_extensions import NotRequired, TypedDict
+from typing_extensions import TypedDict
 
 __all__ = [
     "AudioContentPart",

@@ -31,7 +31,9 @@ class AsyncWrapper(AsyncEnv[WrapperObsT, WrapperActT], Generic[WrapperObsT, Wrap
         self.observation_space = env.observation_space
         self.metadata = env.metadata
 
-    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         return await self.env.reset(seed=seed, options=options)
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
@@ -70,7 +72,9 @@ class AsyncObservationWrapper(AsyncWrapper[WrapperObsT, ActT, ObsT, ActT], abc.A
     @abc.abstractmethod
     async def observation(self, observation: Any) -> Any: ...
 
-    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         observation, info = await self.env.reset(seed=seed, options=options)
         return await self.observation(observation), info
 

@@ -94,7 +94,12 @@ class EnvConformanceTests:
 
     def episode(self, policy: str | Any, task: Any, *, seed: int | None = None) -> Trajectory:
         return run_episode(
-            self.env_id, policy, task=task, seed=self.seed if seed is None else seed, env_kwargs=dict(self.env_kwargs), registry=self.registry()
+            self.env_id,
+            policy,
+            task=task,
+            seed=self.seed if seed is None else seed,
+            env_kwargs=dict(self.env_kwargs),
+            registry=self.registry(),
         )
 
     def make(self, task: Any = None) -> Any:
@@ -112,7 +117,9 @@ class EnvConformanceTests:
             from rolloutgym.registry import task_split
 
             unknown = {task_split(item) for item in items} - set(spec.splits)
-            assert not unknown, f"{spec.id}: tasks use splits {sorted(map(str, unknown))} not declared in EnvSpec.splits"
+            assert not unknown, (
+                f"{spec.id}: tasks use splits {sorted(map(str, unknown))} not declared in EnvSpec.splits"
+            )
         from rolloutgym.registry import task_id
 
         ids = [task_id(item, index) for index, item in enumerate(items)]
@@ -161,10 +168,19 @@ class EnvConformanceTests:
         trajectory = self.episode("oracle", task)
         group = TrajectoryGroup(None, str(task), (trajectory,))
         encoded = json.loads(json.dumps(group.to_dict()))
-        assert TrajectoryGroup.from_dict(encoded).to_dict() == encoded, "TrajectoryGroup JSON round trip changed the data"
+        assert TrajectoryGroup.from_dict(encoded).to_dict() == encoded, (
+            "TrajectoryGroup JSON round trip changed the data"
+        )
         header = {
-            "kind": "header", "format_version": 1, "run_id": "conformance", "created_at": "2026-01-01T00:00:00+00:00",
-            "env": {"id": self.env_id}, "policy": "oracle", "num_rollouts": 1, "tasks": [str(task)], "task_indices": [0],
+            "kind": "header",
+            "format_version": 1,
+            "run_id": "conformance",
+            "created_at": "2026-01-01T00:00:00+00:00",
+            "env": {"id": self.env_id},
+            "policy": "oracle",
+            "num_rollouts": 1,
+            "tasks": [str(task)],
+            "task_indices": [0],
         }
         path = tmp_path / "run.jsonl"
         with RunWriter(path, header) as writer:
@@ -193,7 +209,9 @@ class EnvConformanceTests:
             score = trajectory.score
             if score.value < self.max_score:
                 failures.append(f"{task}: {score.value:g} ({score.feedback or _component_feedback(score)})")
-        assert not failures, f"the oracle did not reach {self.max_score} on {len(failures)} task(s):\n" + "\n".join(failures)
+        assert not failures, f"the oracle did not reach {self.max_score} on {len(failures)} task(s):\n" + "\n".join(
+            failures
+        )
 
     def test_null_scores_min(self) -> None:
         failures = []
@@ -203,7 +221,9 @@ class EnvConformanceTests:
             trajectory = self.episode("null", task)
             if trajectory.score.value > self.min_score:
                 failures.append(f"{task}: {trajectory.score.value:g}")
-        assert not failures, f"the null policy scored above {self.min_score} on {len(failures)} task(s):\n" + "\n".join(failures)
+        assert not failures, f"the null policy scored above {self.min_score} on {len(failures)} task(s):\n" + "\n".join(
+            failures
+        )
 
     def test_no_leaks(self) -> None:
         for task in self.task_ids()[:2]:  # warm caches (imports, pools) before measuring
@@ -228,11 +248,17 @@ class EnvConformanceTests:
             shutil.rmtree(private, ignore_errors=True)
         if not self.check_temp_files:
             problems = [problem for problem in problems if not problem.startswith("temp files")]
-        assert not problems, f"{self.env_id} leaked resources: " + "; ".join(problems) + (f" (temp entries: {left[:10]})" if left else "")
+        assert not problems, (
+            f"{self.env_id} leaked resources: "
+            + "; ".join(problems)
+            + (f" (temp entries: {left[:10]})" if left else "")
+        )
 
 
 def _component_feedback(score: Any) -> str:
-    parts = [f"{name}: {child.feedback}" for name, child in score.components.items() if child.feedback and child.value < 1]
+    parts = [
+        f"{name}: {child.feedback}" for name, child in score.components.items() if child.feedback and child.value < 1
+    ]
     return "; ".join(parts) or "no feedback"
 
 

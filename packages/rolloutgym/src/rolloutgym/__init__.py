@@ -32,14 +32,25 @@ from rolloutgym_protocol import (
     as_sync,
     check_async_env,
     check_env,
-
     hookimpl,
 )
 
 from . import datasets, envs, errors, evals, graders, rollouts, spaces
 from .datasets import Dataset, RLDataset
 from .graders import AsyncGradingWrapper, CompositeGrader, GradingWrapper, LLMGrader
-from .registry import Registry, envs as list_envs, get_registry, load, make, make_async, make_policy, policies, register_gymnasium
+from .registry import (
+    Registry,
+    get_registry,
+    load,
+    make,
+    make_async,
+    make_policy,
+    policies,
+    register_gymnasium,
+)
+from .registry import (
+    envs as list_envs,
+)
 from .rollouts import arollout, arollout_group, rollout, rollout_group
 from .runner import RunConfig, RunResult, arun, run
 

@@ -45,7 +45,9 @@ async def _replay(resolved: ResolvedEnv, task_index: int, trajectory: Trajectory
         await aclose_env(environment)
 
 
-def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: Any = None, force: bool = False) -> RescoreResult:
+def rescore_run(
+    path: str | Path, *, out: str | Path | None = None, registry: Any = None, force: bool = False
+) -> RescoreResult:
     """Re-grade every trajectory of a run file and write a new run file.
 
     Raises:
@@ -62,8 +64,12 @@ def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: An
                 f"{env_info['id']} does not declare replayable grading, so its trajectories cannot be re-graded "
                 "without re-running the policy (pass --force to replay anyway)"
             )
-        source = EnvSource(env_info["id"] if env_info.get("source", "registry") == "registry" else env_info["source"].removeprefix("file:"),
-                           env_kwargs)
+        source = EnvSource(
+            env_info["id"]
+            if env_info.get("source", "registry") == "registry"
+            else env_info["source"].removeprefix("file:"),
+            env_kwargs,
+        )
         resolved = resolve_env(source, registry)
         if resolved.env_id != env_info["id"] and not force:
             raise ConfigError(
@@ -86,12 +92,19 @@ def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: An
                 target, target_index = targets.get(task_index, (resolved, task_index))
                 new = await _replay(target, target_index, old)
                 total += 1
-                if [s.to_dict()["next_observation"] for s in new.steps] != [s.to_dict()["next_observation"] for s in old.steps]:
+                if [s.to_dict()["next_observation"] for s in new.steps] != [
+                    s.to_dict()["next_observation"] for s in old.steps
+                ]:
                     mismatched += 1
                 if new.score != old.score:
                     changed += 1
                 trajectories.append(new)
-            regraded.append((task_index, TrajectoryGroup(group.item, group.item_id, tuple(trajectories), (), group.errors, group.metadata)))
+            regraded.append(
+                (
+                    task_index,
+                    TrajectoryGroup(group.item, group.item_id, tuple(trajectories), (), group.errors, group.metadata),
+                )
+            )
         return regraded
 
     groups = asyncio.run(regrade())
@@ -99,5 +112,3 @@ def rescore_run(path: str | Path, *, out: str | Path | None = None, registry: An
         for task_index, group in groups:
             writer.write_group(task_index, group)
     return RescoreResult(out_path, total, changed, mismatched)
-
-

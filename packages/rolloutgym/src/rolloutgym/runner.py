@@ -104,9 +104,13 @@ def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, st
     selected = list(enumerate(resolved.task_ids))
     if config.split is not None:
         splits = sorted({task_split(item) or "" for item in resolved.tasks if item is not None} - {""})
-        selected = [(index, identifier) for index, identifier in selected if task_split(resolved.tasks[index]) == config.split]
+        selected = [
+            (index, identifier) for index, identifier in selected if task_split(resolved.tasks[index]) == config.split
+        ]
         if not selected:
-            raise ConfigError(f"{resolved.env_id} has no tasks in split '{config.split}'; its splits are: {', '.join(splits) or 'none'}")
+            raise ConfigError(
+                f"{resolved.env_id} has no tasks in split '{config.split}'; its splits are: {', '.join(splits) or 'none'}"
+            )
     if config.tasks:
         by_id = {identifier: index for index, identifier in selected}
         chosen = []
@@ -120,7 +124,9 @@ def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, st
             else:
                 from rolloutgym_protocol.errors import did_you_mean
 
-                raise ConfigError(f"{resolved.env_id} has no task '{text}'.{did_you_mean(text, list(by_id))} Run 'rolloutgym info {resolved.info_reference}' to list its tasks.")
+                raise ConfigError(
+                    f"{resolved.env_id} has no task '{text}'.{did_you_mean(text, list(by_id))} Run 'rolloutgym info {resolved.info_reference}' to list its tasks."
+                )
         selected = chosen
     if config.limit is not None:
         selected = selected[: config.limit]
@@ -246,14 +252,20 @@ async def arun(
 
 
 def _mixture_header(
-    config: RunConfig, entries: Sequence[Any], resolved: list[ResolvedEnv], chosen: dict[str, list[tuple[int, str]]], order: list[tuple[str, int]]
+    config: RunConfig,
+    entries: Sequence[Any],
+    resolved: list[ResolvedEnv],
+    chosen: dict[str, list[tuple[int, str]]],
+    order: list[tuple[str, int]],
 ) -> dict[str, Any]:
     from .mixtures import mixture_label
 
     positions = [(position, f"{env}:{chosen[env][k][1]}") for position, (env, k) in enumerate(order)]
     header = _header(config, resolved[0], positions)
     header["env"] = {
-        "id": mixture_label([type(entry)(env.env_id, entry.weight) for entry, env in zip(entries, resolved, strict=True)]),
+        "id": mixture_label(
+            [type(entry)(env.env_id, entry.weight) for entry, env in zip(entries, resolved, strict=True)]
+        ),
         "version": None,
         "source": "mixture",
         "plugin": None,
@@ -348,7 +360,13 @@ async def _arun_mixture(
         # Envs run one after another, each with the run's concurrency (an executor runs one env at a time).
         for env in resolved:
             if jobs.get(env.env_id):
-                await runner.run(env, resolved_policy, jobs[env.env_id], concurrency=config.concurrency, on_group=recorder(env.env_id))
+                await runner.run(
+                    env,
+                    resolved_policy,
+                    jobs[env.env_id],
+                    concurrency=config.concurrency,
+                    on_group=recorder(env.env_id),
+                )
     finally:
         if writer is not None:
             writer.close()
@@ -389,7 +407,11 @@ def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunR
 def _run_signature() -> inspect.Signature:
     """``help(rg.run)`` shows every option, not ``**overrides``."""
     keyword = inspect.Parameter.KEYWORD_ONLY
-    parameters = [inspect.Parameter("config", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="RunConfig | str | Mapping[str, float]")]
+    parameters = [
+        inspect.Parameter(
+            "config", inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation="RunConfig | str | Mapping[str, float]"
+        )
+    ]
     for item in dataclasses.fields(RunConfig):
         if item.name == "env":
             continue

@@ -106,7 +106,9 @@ class ResolvedEnv:
 
     def __post_init__(self) -> None:
         if not self.task_ids:
-            self.task_ids = [task_id(item, index) if item is not None else str(index) for index, item in enumerate(self.tasks)]
+            self.task_ids = [
+                task_id(item, index) if item is not None else str(index) for index, item in enumerate(self.tasks)
+            ]
 
     @property
     def info_reference(self) -> str:
@@ -229,7 +231,9 @@ def _resolve_file(source: EnvSource, registry: Registry) -> ResolvedEnv:
     )
 
 
-def resolve_policy(source: PolicySource | str, registry: Registry | None = None, *, policy: Any = None) -> ResolvedPolicy:
+def resolve_policy(
+    source: PolicySource | str, registry: Registry | None = None, *, policy: Any = None
+) -> ResolvedPolicy:
     """Build the policy of a run (or wrap the already-built ``policy`` object with its reference).
 
     Raises:

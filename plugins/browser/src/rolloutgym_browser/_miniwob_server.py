@@ -48,7 +48,11 @@ class StaticServer:
             method, target, _ = head.split(b"\r\n", 1)[0].decode("latin-1").split(" ", 2)
             found = self._file(target) if method in ("GET", "HEAD") else None
             if found is None:
-                status, body, kind = ("404 Not Found" if method in ("GET", "HEAD") else "405 Method Not Allowed"), b"", "text/plain"
+                status, body, kind = (
+                    ("404 Not Found" if method in ("GET", "HEAD") else "405 Method Not Allowed"),
+                    b"",
+                    "text/plain",
+                )
             else:
                 status, body = "200 OK", found.read_bytes()
                 kind = mimetypes.guess_type(found.name)[0] or "application/octet-stream"

@@ -223,7 +223,7 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
     def _run_sql(self, sql: str) -> str:
         if not isinstance(sql, str):
             self._counters["invalid_actions"] += 1
-            return f"error: run_sql takes {{\"sql\": \"<one SQL statement>\"}}, not {type(sql).__name__}"
+            return f'error: run_sql takes {{"sql": "<one SQL statement>"}}, not {type(sql).__name__}'
         self._counters["statements"] += 1
         try:
             result = self._session.execute(sql, max_rows=self.limits.display_rows)

@@ -115,11 +115,17 @@ class RolloutGymEnv(Env):
         registry = rg.get_registry()
         spec = registry.resolve_env(self.env_id).spec
         policy = TokenPolicy(
-            self._sampler, self.adapter, max_turns=self.max_turns, stop=self.adapter.stop_strings, name="tinker-cookbook"
+            self._sampler,
+            self.adapter,
+            max_turns=self.max_turns,
+            stop=self.adapter.stop_strings,
+            name="tinker-cookbook",
         )
         environment = registry.make_async(spec.id, task=self.task_id, **self.env_kwargs)
         try:
-            self.trajectory = await rg.arollout(environment, policy, seed=self.seed, max_steps=spec.max_steps, timeout=spec.timeout)
+            self.trajectory = await rg.arollout(
+                environment, policy, seed=self.seed, max_steps=spec.max_steps, timeout=spec.timeout
+            )
             self.score = self.trajectory.score
         except Exception as exc:  # a failed episode is data: reward 0, the error in the metrics
             self.error = f"{type(exc).__name__}: {exc}"
@@ -156,7 +162,13 @@ class RolloutGymEnv(Env):
             self._pending = None
             return StepResult(0.0, True, tinker.ModelInput.empty(), self.stop_condition, metrics=self.metrics())
         stop_reason = str((extra or {}).get("stop_reason") or "stop")
-        self._pending.set_result(Sample(tuple(int(token) for token in action), None, stop_reason if stop_reason in ("stop", "length") else "stop"))
+        self._pending.set_result(
+            Sample(
+                tuple(int(token) for token in action),
+                None,
+                stop_reason if stop_reason in ("stop", "length") else "stop",
+            )
+        )
         self._pending = None
         observation = await self._next_observation()
         if observation is not None:
@@ -166,11 +178,16 @@ class RolloutGymEnv(Env):
     def metrics(self) -> Metrics:
         """The Score's components (``rolloutgym/<name>``), pass (score >= 1) and error flags."""
         score = self.score or Score(0.0)
-        values: Metrics = {"rolloutgym/pass": float(score.value >= 1.0), "rolloutgym/error": float(self.error is not None)}
+        values: Metrics = {
+            "rolloutgym/pass": float(score.value >= 1.0),
+            "rolloutgym/error": float(self.error is not None),
+        }
         for name, component in score.components.items():
             values[f"rolloutgym/{name}"] = float(component.value)
         if self.trajectory is not None and self.trajectory.steps:
-            values["rolloutgym/invalid_actions"] = float(self.trajectory.steps[-1].policy_info.get("invalid_action_count", 0) or 0)
+            values["rolloutgym/invalid_actions"] = float(
+                self.trajectory.steps[-1].policy_info.get("invalid_action_count", 0) or 0
+            )
         return values
 
     async def aclose(self) -> None:
@@ -207,11 +224,15 @@ class RolloutGymEnvGroupBuilder(EnvGroupBuilder):
     async def make_envs(self) -> Sequence[Env]:
         renderer = self.renderer()
         return [
-            RolloutGymEnv(self.env_id, self.task_id, renderer, env_kwargs=self.env_kwargs, max_turns=self.max_turns, seed=member)
+            RolloutGymEnv(
+                self.env_id, self.task_id, renderer, env_kwargs=self.env_kwargs, max_turns=self.max_turns, seed=member
+            )
             for member in range(self.group_size)
         ]
 
-    async def compute_group_rewards(self, trajectory_group: list[Trajectory], env_group: Sequence[Env]) -> list[tuple[float, Metrics]]:
+    async def compute_group_rewards(
+        self, trajectory_group: list[Trajectory], env_group: Sequence[Env]
+    ) -> list[tuple[float, Metrics]]:
         """The env's own Score per episode (the step rewards are 0), its components as metrics."""
         rewards = []
         for environment in env_group:
@@ -241,7 +262,9 @@ def builders_for_split(
     spec_id = registry.resolve_env(env_id).spec.id
     dataset = registry.load(spec_id, split=split)
     return [
-        RolloutGymEnvGroupBuilder(spec_id, dataset.item_id(index), group_size, renderer_name, model_name, dict(env_kwargs or {}), max_turns)
+        RolloutGymEnvGroupBuilder(
+            spec_id, dataset.item_id(index), group_size, renderer_name, model_name, dict(env_kwargs or {}), max_turns
+        )
         for index in range(len(dataset))
     ]
 
@@ -283,8 +306,12 @@ class RolloutGymDatasetBuilder(RLDatasetBuilder):
     async def __call__(self) -> tuple[RLDataset, RLDataset | None]:
         def dataset(split: str | None, batch_size: int) -> RolloutGymRLDataset:
             builders = builders_for_split(
-                self.env_id, split=split, group_size=self.group_size, renderer_name=self.renderer_name,
-                model_name=self.model_name_for_tokenizer, max_turns=self.max_turns,
+                self.env_id,
+                split=split,
+                group_size=self.group_size,
+                renderer_name=self.renderer_name,
+                model_name=self.model_name_for_tokenizer,
+                max_turns=self.max_turns,
             )
             return RolloutGymRLDataset(builders, min(batch_size, len(builders)) or 1, seed=self.seed)
 

@@ -147,7 +147,9 @@ class CookbookRenderer:
         try:
             return list(self.renderer.build_generation_prompt(conversation).to_ints())
         except (ValueError, TypeError, KeyError, AssertionError, NotImplementedError) as exc:
-            roles = ", ".join(sorted({str(message.get("role")) for message in conversation if isinstance(message, Mapping)}))
+            roles = ", ".join(
+                sorted({str(message.get("role")) for message in conversation if isinstance(message, Mapping)})
+            )
             raise ConfigError(
                 f"the tinker-cookbook renderer {type(self.renderer).__name__} cannot render this conversation "
                 f"(roles: {roles}): {type(exc).__name__}: {str(exc).rstrip('.')}. Choose a renderer that fits the model and the "

@@ -101,7 +101,9 @@ def library_warnings_quiet() -> Iterator[None]:
     internals (nothing a rolloutgym user can act on); every other warning still shows."""
     with warnings.catch_warnings():
         for category in (FutureWarning, DeprecationWarning, PendingDeprecationWarning):
-            warnings.filterwarnings("ignore", category=category, module=r"(transformers|trl|accelerate|peft|torch)(\.|$)")
+            warnings.filterwarnings(
+                "ignore", category=category, module=r"(transformers|trl|accelerate|peft|torch)(\.|$)"
+            )
         yield
 
 

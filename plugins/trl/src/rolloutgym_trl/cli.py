@@ -94,7 +94,9 @@ def grpo(
     temperature: float = typer.Option(1.0, "--temperature", help="Sampling temperature."),
     seed: int = typer.Option(0, "--seed", help="Seed for sampling, data order and initialisation."),
     split: str = typer.Option("train", "--split", help="Task split to train on ('all' for every task)."),
-    mode: str = typer.Option("rollout_func", "--mode", help="rollout_func (any env) or environment_factory (tool envs)."),
+    mode: str = typer.Option(
+        "rollout_func", "--mode", help="rollout_func (any env) or environment_factory (tool envs)."
+    ),
     lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model)."),
     env_args: list[str] = typer.Option(None, "--env-arg", help="KEY=VALUE for the env factory (repeatable)."),
     trainer_args: list[str] = typer.Option(None, "--trainer-arg", help="KEY=VALUE GRPOConfig field (repeatable)."),
@@ -104,7 +106,9 @@ def grpo(
     eval_limit: int | None = typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks."),
     threads: int | None = typer.Option(None, "--threads", help="torch CPU threads."),
     chat_template: str | None = typer.Option(
-        None, "--chat-template", help="Replace the model's chat template: a TRL template name (qwen2_5, qwen3, ...) or a Jinja file."
+        None,
+        "--chat-template",
+        help="Replace the model's chat template: a TRL template name (qwen2_5, qwen3, ...) or a Jinja file.",
     ),
 ) -> None:
     """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and before/after pass rates."""
@@ -148,7 +152,9 @@ def sft(
     steps: int | None = typer.Option(None, "--steps", help="Optimizer steps (overrides --epochs)."),
     learning_rate: float = typer.Option(2e-5, "--learning-rate", "--lr", help="Learning rate."),
     batch_size: int = typer.Option(4, "--batch-size", help="Examples per step."),
-    min_score: float | None = typer.Option(None, "--min-score", help="Score a trajectory needs (default: the run's pass threshold)."),
+    min_score: float | None = typer.Option(
+        None, "--min-score", help="Score a trajectory needs (default: the run's pass threshold)."
+    ),
     lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model)."),
     seed: int = typer.Option(0, "--seed"),
     policy_args: list[str] = typer.Option(None, "--policy-arg", help="KEY=VALUE hf policy option for the evaluations."),
@@ -164,10 +170,24 @@ def sft(
 
     _report(
         train_sft(
-            runs, model, out=out, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size,
-            min_score=min_score, lora=lora, seed=seed, log_path=log, evaluate=evaluate, eval_rollouts=eval_rollouts,
-            eval_limit=eval_limit, policy_options=_key_values(policy_args, "--policy-arg"), threads=threads,
-            trainer_overrides=_key_values(trainer_args, "--trainer-arg"), on_log=_print_step(steps),
+            runs,
+            model,
+            out=out,
+            epochs=epochs,
+            steps=steps,
+            learning_rate=learning_rate,
+            batch_size=batch_size,
+            min_score=min_score,
+            lora=lora,
+            seed=seed,
+            log_path=log,
+            evaluate=evaluate,
+            eval_rollouts=eval_rollouts,
+            eval_limit=eval_limit,
+            policy_options=_key_values(policy_args, "--policy-arg"),
+            threads=threads,
+            trainer_overrides=_key_values(trainer_args, "--trainer-arg"),
+            on_log=_print_step(steps),
         )
     )
 
@@ -198,10 +218,25 @@ def dpo(
 
     _report(
         train_dpo(
-            runs, model, out=out, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size,
-            beta=beta, margin=margin, lora=lora, seed=seed, log_path=log, evaluate=evaluate,
-            eval_rollouts=eval_rollouts, eval_limit=eval_limit, policy_options=_key_values(policy_args, "--policy-arg"),
-            threads=threads, trainer_overrides=_key_values(trainer_args, "--trainer-arg"), on_log=_print_step(steps),
+            runs,
+            model,
+            out=out,
+            epochs=epochs,
+            steps=steps,
+            learning_rate=learning_rate,
+            batch_size=batch_size,
+            beta=beta,
+            margin=margin,
+            lora=lora,
+            seed=seed,
+            log_path=log,
+            evaluate=evaluate,
+            eval_rollouts=eval_rollouts,
+            eval_limit=eval_limit,
+            policy_options=_key_values(policy_args, "--policy-arg"),
+            threads=threads,
+            trainer_overrides=_key_values(trainer_args, "--trainer-arg"),
+            on_log=_print_step(steps),
         )
     )
 
@@ -217,4 +252,3 @@ def report(
 
     path = build_curves_report(logs, out, title=title)
     typer.echo(f"wrote {path}; open it in a browser: {path.resolve().as_uri()}")
-

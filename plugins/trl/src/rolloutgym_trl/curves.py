@@ -35,7 +35,11 @@ def _series(records: list[dict[str, Any]], key: str) -> tuple[list[float], list[
     steps, values = [], []
     for record in records:
         value = record.get(key)
-        if record.get("event") or not isinstance(value, (int, float)) or not isinstance(record.get("step"), (int, float)):
+        if (
+            record.get("event")
+            or not isinstance(value, (int, float))
+            or not isinstance(record.get("step"), (int, float))
+        ):
             continue
         steps.append(float(record["step"]))
         values.append(float(value))
@@ -135,7 +139,7 @@ def build_curves_report(logs: Sequence[str | Path], out: str | Path | None = Non
 table{{border-collapse:collapse;margin:1rem 0}}td,th{{border:1px solid #e2e8f0;padding:.3rem .6rem;font-size:.9rem}}</style></head>
 <body><h1>{heading}</h1>
 <h2>Before and after</h2><table><tr><th>run</th><th></th><th>policy</th><th>split</th><th>episodes</th><th>pass rate</th><th>mean reward</th></tr>{evaluation or '<tr><td colspan="7">no evaluation in these logs</td></tr>'}</table>
-<h2>Curves</h2><div class="grid">{''.join(f'<div>{svg}</div>' for svg in plots)}</div>
+<h2>Curves</h2><div class="grid">{"".join(f"<div>{svg}</div>" for svg in plots)}</div>
 <h2>Settings</h2><table>{settings}</table></body></html>
 """
     target = Path(out) if out is not None else Path(logs[0]).with_suffix(".html")

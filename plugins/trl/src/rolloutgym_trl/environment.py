@@ -77,7 +77,9 @@ def tool_method(tool: Mapping[str, Any]) -> Any:
             hint = Optional[hint]  # noqa: UP045 - typing form, read by get_type_hints
         annotations[argument] = hint
         default = inspect.Parameter.empty if argument in required else None
-        signature.append(inspect.Parameter(argument, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=hint))
+        signature.append(
+            inspect.Parameter(argument, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=default, annotation=hint)
+        )
         argument_lines.append(f"    {argument}: {_one_line(schema.get('description')) or argument.replace('_', ' ')}")
     annotations["return"] = str
 
@@ -122,7 +124,9 @@ class ToolEnvironment:
 
         task_id = example.get("task_id")
         if task_id is None:
-            raise ConfigError("the example has no 'task_id'; use the train_dataset of rolloutgym_trl.environment_factory")
+            raise ConfigError(
+                "the example has no 'task_id'; use the train_dataset of rolloutgym_trl.environment_factory"
+            )
         self._close()
         self.environment = rg.as_sync(rg.make(self.env_id, task=task_id, **dict(self.env_kwargs)))
         self.environment.reset(seed=0)
@@ -186,7 +190,9 @@ class EnvironmentFactory:
         environment_class: the generated :class:`ToolEnvironment` subclass.
     """
 
-    def __init__(self, env_id: str, *, split: str | None = "train", env_kwargs: Mapping[str, Any] | None = None) -> None:
+    def __init__(
+        self, env_id: str, *, split: str | None = "train", env_kwargs: Mapping[str, Any] | None = None
+    ) -> None:
         import rolloutgym as rg
         from rolloutgym.llm import env_tools
 
@@ -208,7 +214,11 @@ class EnvironmentFactory:
                 "rolloutgym_trl.RolloutFunction with reward_funcs=[rolloutgym_trl.env_reward] "
                 f"(rolloutgym train grpo {self.env_id} --mode rollout_func)"
             )
-        namespace: dict[str, Any] = {"env_id": self.env_id, "env_kwargs": self.env_kwargs, "__doc__": f"Tools of {self.env_id}."}
+        namespace: dict[str, Any] = {
+            "env_id": self.env_id,
+            "env_kwargs": self.env_kwargs,
+            "__doc__": f"Tools of {self.env_id}.",
+        }
         for tool in self.tools:
             method = tool_method(tool)
             namespace[method.__name__] = method
@@ -234,10 +244,15 @@ class EnvironmentFactory:
         """``[env_score]``: the env's Score value per episode (its components are logged as
         ``rolloutgym/<component>`` metrics)."""
 
-        def env_score(prompts: list[Any], completions: list[Any], environments: list[Any] | None = None, **kwargs: Any) -> list[float]:
+        def env_score(
+            prompts: list[Any], completions: list[Any], environments: list[Any] | None = None, **kwargs: Any
+        ) -> list[float]:
             if environments is None:
                 raise ConfigError("env_score needs the trainer's environments: pass environment_factory to GRPOTrainer")
-            scores = [environment._finish(_final_text(completion)) for environment, completion in zip(environments, completions, strict=True)]
+            scores = [
+                environment._finish(_final_text(completion))
+                for environment, completion in zip(environments, completions, strict=True)
+            ]
             log_metric = kwargs.get("log_metric")
             if callable(log_metric) and scores:
                 log_metric("rolloutgym/pass_rate", sum(score.value >= 1.0 for score in scores) / len(scores))
@@ -252,7 +267,9 @@ class EnvironmentFactory:
         return [env_score]
 
 
-def environment_factory(env_id: str, *, split: str | None = "train", env_kwargs: Mapping[str, Any] | None = None) -> EnvironmentFactory:
+def environment_factory(
+    env_id: str, *, split: str | None = "train", env_kwargs: Mapping[str, Any] | None = None
+) -> EnvironmentFactory:
     """The ``environment_factory`` (with ``train_dataset`` and ``reward_funcs``) of a tool env.
 
     Raises:

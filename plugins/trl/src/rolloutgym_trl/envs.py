@@ -43,9 +43,7 @@ class DigitsTask:
 def digits_tasks() -> list[DigitsTask]:
     """40 deterministic tasks (splits in the data: 24 train, 8 dev, 8 test)."""
     generator = random.Random(20261201)
-    return [
-        DigitsTask(f"digits-{index:02d}", _SPLITS[index % 5], generator.choice(_TOPICS)) for index in range(40)
-    ]
+    return [DigitsTask(f"digits-{index:02d}", _SPLITS[index % 5], generator.choice(_TOPICS)) for index in range(40)]
 
 
 def digit_share(text: str) -> float:

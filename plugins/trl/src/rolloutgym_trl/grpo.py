@@ -68,7 +68,9 @@ def grpo_config(
     if steps < 1:
         raise ConfigError(f"--steps must be at least 1, got {steps}")
     if num_generations < 2:
-        raise ConfigError(f"--num-generations must be at least 2 (GRPO compares episodes of a group), got {num_generations}")
+        raise ConfigError(
+            f"--num-generations must be at least 2 (GRPO compares episodes of a group), got {num_generations}"
+        )
     if prompts_per_step < 1:
         raise ConfigError(f"--prompts-per-step must be at least 1, got {prompts_per_step}")
     options: dict[str, Any] = {
@@ -120,7 +122,9 @@ def resolve_chat_template(name_or_path: str) -> str:
     template = getattr(templates, f"{name_or_path}_chat_template", None)
     if not isinstance(template, str):
         names = sorted(name[: -len("_chat_template")] for name in dir(templates) if name.endswith("_chat_template"))
-        raise ConfigError(f"--chat-template {name_or_path!r}: no such file, and not one of TRL's templates: {', '.join(names)}")
+        raise ConfigError(
+            f"--chat-template {name_or_path!r}: no such file, and not one of TRL's templates: {', '.join(names)}"
+        )
     return template
 
 
@@ -242,20 +246,41 @@ def train_grpo(
     before: Evaluation | None = None
     if evaluate:
         before = evaluate_policy(
-            ids[0], f"hf:{trainable.reference.removeprefix('hf:')}", split=eval_split, num_rollouts=eval_rollouts,
-            policy_options=policy_options, env_kwargs=env_kwargs, limit=eval_limit,
+            ids[0],
+            f"hf:{trainable.reference.removeprefix('hf:')}",
+            split=eval_split,
+            num_rollouts=eval_rollouts,
+            policy_options=policy_options,
+            env_kwargs=env_kwargs,
+            limit=eval_limit,
         )
         torch.set_num_threads(training_threads)  # the hf policy may have lowered it for the whole process
     arguments = grpo_config(
-        out_dir, steps=steps, num_generations=num_generations, prompts_per_step=prompts_per_step,
-        max_tokens=max_tokens, learning_rate=learning_rate, beta=beta, temperature=temperature, seed=seed,
+        out_dir,
+        steps=steps,
+        num_generations=num_generations,
+        prompts_per_step=prompts_per_step,
+        max_tokens=max_tokens,
+        learning_rate=learning_rate,
+        beta=beta,
+        temperature=temperature,
+        seed=seed,
         overrides=trainer_overrides,
     )
     log = TrainingLog(
         log_path or out_dir / "training_log.jsonl",
-        {"trainer": "grpo", "mode": mode, "model": model, "env_ids": ids, "split": split, "steps": steps,
-         "num_generations": num_generations, "prompts_per_step": prompts_per_step, "learning_rate": learning_rate,
-         "seed": seed},
+        {
+            "trainer": "grpo",
+            "mode": mode,
+            "model": model,
+            "env_ids": ids,
+            "split": split,
+            "steps": steps,
+            "num_generations": num_generations,
+            "prompts_per_step": prompts_per_step,
+            "learning_rate": learning_rate,
+            "seed": seed,
+        },
         on_write=on_log,
     )
     if factory is None:
@@ -288,10 +313,20 @@ def train_grpo(
     comparison = None
     if before is not None:
         after = evaluate_policy(
-            ids[0], f"hf:{out_dir}", split=eval_split, num_rollouts=eval_rollouts, policy_options=policy_options,
-            env_kwargs=env_kwargs, limit=eval_limit,
+            ids[0],
+            f"hf:{out_dir}",
+            split=eval_split,
+            num_rollouts=eval_rollouts,
+            policy_options=policy_options,
+            env_kwargs=env_kwargs,
+            limit=eval_limit,
         )
         comparison = Comparison(before, after)
-        log.write({"event": "evaluation", **{f"before/{k}": v for k, v in before.to_dict().items()},
-                   **{f"after/{k}": v for k, v in after.to_dict().items()}})
+        log.write(
+            {
+                "event": "evaluation",
+                **{f"before/{k}": v for k, v in before.to_dict().items()},
+                **{f"after/{k}": v for k, v in after.to_dict().items()},
+            }
+        )
     return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started)

@@ -72,7 +72,9 @@ class _Renderer:
     def render(self, env_id: str, task_id: str, trajectory: Any) -> RenderedConversation | None:
         from rolloutgym.export import conversation
 
-        return render_conversation(self.renderer, conversation(trajectory, openai_format=False), self.tools(env_id, task_id))
+        return render_conversation(
+            self.renderer, conversation(trajectory, openai_format=False), self.tools(env_id, task_id)
+        )
 
 
 def sft_rows(runs: Sequence[Any], tokenizer: Any, *, min_score: float | None = None) -> list[dict[str, Any]]:
@@ -114,7 +116,9 @@ def dpo_rows(runs: Sequence[Any], tokenizer: Any, *, margin: float = 0.0) -> lis
     for run in runs:
         for group in run.groups:
             groups_seen += 1
-            ranked = sorted(zip(group.trajectories, group.scores, strict=True), key=lambda pair: pair[1].value, reverse=True)
+            ranked = sorted(
+                zip(group.trajectories, group.scores, strict=True), key=lambda pair: pair[1].value, reverse=True
+            )
             if len(ranked) < 2 or ranked[0][1].value - ranked[-1][1].value <= margin:
                 continue
             better = renderer.render(run.env_id, group.item_id, ranked[0][0])
@@ -142,8 +146,15 @@ def _evaluation_env(runs: Sequence[Any]) -> str:
 
 
 def _finish(
-    trainer: Any, trainable: Any, log: TrainingLog, out_dir: Path, before: Any, env_id: str, evaluation: Mapping[str, Any],
-    started: float, extra: dict[str, Any],
+    trainer: Any,
+    trainable: Any,
+    log: TrainingLog,
+    out_dir: Path,
+    before: Any,
+    env_id: str,
+    evaluation: Mapping[str, Any],
+    started: float,
+    extra: dict[str, Any],
 ) -> TrainResult:
     _quiet(trainer)
     trainer.train()
@@ -152,12 +163,19 @@ def _finish(
     if before is not None:
         after = evaluate_policy(env_id, f"hf:{out_dir}", **evaluation)
         comparison = Comparison(before, after)
-        log.write({"event": "evaluation", **{f"before/{k}": v for k, v in before.to_dict().items()},
-                   **{f"after/{k}": v for k, v in after.to_dict().items()}})
+        log.write(
+            {
+                "event": "evaluation",
+                **{f"before/{k}": v for k, v in before.to_dict().items()},
+                **{f"after/{k}": v for k, v in after.to_dict().items()},
+            }
+        )
     return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started, extra)
 
 
-def _common_arguments(out_dir: Path, *, epochs: float, steps: int | None, learning_rate: float, batch_size: int, seed: int) -> dict[str, Any]:
+def _common_arguments(
+    out_dir: Path, *, epochs: float, steps: int | None, learning_rate: float, batch_size: int, seed: int
+) -> dict[str, Any]:
     if batch_size < 1:
         raise ConfigError(f"--batch-size must be at least 1, got {batch_size}")
     options: dict[str, Any] = {
@@ -239,16 +257,29 @@ def train_sft(
     trainable = _setup(model, threads)
     rows = sft_rows(loaded, trainable.tokenizer, min_score=min_score)
     out_dir = Path(out)
-    evaluation = {"split": eval_split, "num_rollouts": eval_rollouts, "limit": eval_limit, "policy_options": dict(policy_options or {})}
+    evaluation = {
+        "split": eval_split,
+        "num_rollouts": eval_rollouts,
+        "limit": eval_limit,
+        "policy_options": dict(policy_options or {}),
+    }
     before = _before(env_id, trainable, evaluate, evaluation)
     arguments = SFTConfig(
-        **_common_arguments(out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed),
+        **_common_arguments(
+            out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
+        ),
         completion_only_loss=True,
         **dict(trainer_overrides or {}),
     )
     log = TrainingLog(
         log_path or out_dir / "training_log.jsonl",
-        {"trainer": "sft", "model": model, "runs": [str(path) for path in runs], "env_ids": [env_id], "examples": len(rows)},
+        {
+            "trainer": "sft",
+            "model": model,
+            "runs": [str(path) for path in runs],
+            "env_ids": [env_id],
+            "examples": len(rows),
+        },
         on_write=on_log,
     )
     trainer = SFTTrainer(
@@ -296,16 +327,29 @@ def train_dpo(
     trainable = _setup(model, threads)
     rows = dpo_rows(loaded, trainable.tokenizer, margin=margin)
     out_dir = Path(out)
-    evaluation = {"split": eval_split, "num_rollouts": eval_rollouts, "limit": eval_limit, "policy_options": dict(policy_options or {})}
+    evaluation = {
+        "split": eval_split,
+        "num_rollouts": eval_rollouts,
+        "limit": eval_limit,
+        "policy_options": dict(policy_options or {}),
+    }
     before = _before(env_id, trainable, evaluate, evaluation)
     arguments = DPOConfig(
-        **_common_arguments(out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed),
+        **_common_arguments(
+            out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
+        ),
         beta=beta,
         **dict(trainer_overrides or {}),
     )
     log = TrainingLog(
         log_path or out_dir / "training_log.jsonl",
-        {"trainer": "dpo", "model": model, "runs": [str(path) for path in runs], "env_ids": [env_id], "pairs": len(rows)},
+        {
+            "trainer": "dpo",
+            "model": model,
+            "runs": [str(path) for path in runs],
+            "env_ids": [env_id],
+            "pairs": len(rows),
+        },
         on_write=on_log,
     )
     reference = None if lora else load_trainable(model).model.eval()  # the frozen copy DPO compares against

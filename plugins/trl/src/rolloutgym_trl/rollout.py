@@ -218,7 +218,9 @@ def env_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> lis
     """
     rewards = kwargs.get("env_reward")
     if rewards is None:
-        raise ConfigError("env_reward reads the rewards that rolloutgym_trl.RolloutFunction returns; pass it as rollout_func")
+        raise ConfigError(
+            "env_reward reads the rewards that rolloutgym_trl.RolloutFunction returns; pass it as rollout_func"
+        )
     passed = [value for value in kwargs.get("env_passed") or [] if value is not None]
     log_metric = kwargs.get("log_metric")
     if callable(log_metric) and passed:

@@ -64,7 +64,10 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
         try:
             raw = json.loads(raw) if raw.strip() else {}
         except (json.JSONDecodeError, RecursionError) as exc:
-            return None, f"arguments are not valid JSON ({getattr(exc, 'msg', 'too deeply nested')}); send a JSON object such as {{\"order_id\": \"O-1\"}}"
+            return (
+                None,
+                f'arguments are not valid JSON ({getattr(exc, "msg", "too deeply nested")}); send a JSON object such as {{"order_id": "O-1"}}',
+            )
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -87,9 +90,14 @@ def _describe(value: Any) -> str:
 def compile_checker(schema: Mapping[str, Any]) -> ArgumentChecker:
     """A checker for an expanded JSON schema (see ``expand_params_schema``)."""
     properties = schema.get("properties") or {}
-    simple = all(isinstance(spec, Mapping) and (not spec or (set(spec) == {"type"} and spec["type"] in _SIMPLE_TYPES)) for spec in properties.values())
+    simple = all(
+        isinstance(spec, Mapping) and (not spec or (set(spec) == {"type"} and spec["type"] in _SIMPLE_TYPES))
+        for spec in properties.values()
+    )
     if simple and set(schema) <= {"type", "properties", "required", "additionalProperties"}:
-        return _simple_checker(properties, list(schema.get("required") or []), schema.get("additionalProperties", True) is False)
+        return _simple_checker(
+            properties, list(schema.get("required") or []), schema.get("additionalProperties", True) is False
+        )
     return _jsonschema_checker(schema)
 
 
@@ -98,7 +106,10 @@ def _anything(value: Any) -> bool:
 
 
 def _simple_checker(properties: Mapping[str, Any], required: list[str], closed: bool) -> ArgumentChecker:
-    types = {name: (spec.get("type", "any value"), _SIMPLE_TYPES.get(spec.get("type", ""), _anything)) for name, spec in properties.items()}
+    types = {
+        name: (spec.get("type", "any value"), _SIMPLE_TYPES.get(spec.get("type", ""), _anything))
+        for name, spec in properties.items()
+    }
     expected = ", ".join(f"{name}: {spec[0]}" for name, spec in types.items()) or "no arguments"
 
     def check(arguments: dict[str, Any]) -> str | None:

@@ -70,7 +70,11 @@ def _lookups(program: Any, arguments: Mapping[str, Any]) -> list[dict[str, Any]]
         if source.get("fromArray") is not None:
             collection = program.fixtures.get(source["fromArray"])
             field = source["matchField"]
-            keys = collection.keys() if isinstance(collection, Mapping) else [entry.get(field) for entry in collection or [] if isinstance(entry, Mapping)]
+            keys = (
+                collection.keys()
+                if isinstance(collection, Mapping)
+                else [entry.get(field) for entry in collection or [] if isinstance(entry, Mapping)]
+            )
             parameter = field
         else:
             path = str(source.get("fixturePath", ""))

@@ -75,7 +75,15 @@ def _user(opening: str, customer: dict[str, Any], **facts: Any) -> dict[str, Any
     }
 
 
-def _draft(goal: str, user: dict[str, Any], actions: list[dict[str, Any]], answer: str, family: str, skills: list[str], terms: list[str] | None = None) -> Draft:
+def _draft(
+    goal: str,
+    user: dict[str, Any],
+    actions: list[dict[str, Any]],
+    answer: str,
+    family: str,
+    skills: list[str],
+    terms: list[str] | None = None,
+) -> Draft:
     return {
         "instruction": goal,
         "user": user,
@@ -103,13 +111,27 @@ def _spoken(address: dict[str, str]) -> str:
 def conv_full_refund(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
     order = world.plant_order(customer, "delivered", days_since_delivery=generator.randint(2, 25))
     amount = _remaining(order)
-    opening = generator.choice(["Hi, I'd like to return an order I received and get my money back.", "Hello, I want a full refund for something I bought."])
+    opening = generator.choice(
+        [
+            "Hi, I'd like to return an order I received and get my money back.",
+            "Hello, I want a full refund for something I bought.",
+        ]
+    )
     actions = _start(generator, customer, order) + [
-        _say(f"Order {order['order_id']} was delivered on {order['delivered_on']}, so I can refund the full ${amount:.2f}. Shall I proceed?"),
+        _say(
+            f"Order {order['order_id']} was delivered on {order['delivered_on']}, so I can refund the full ${amount:.2f}. Shall I proceed?"
+        ),
         _call("issue_refund", order_id=order["order_id"], amount=amount),
     ]
     user = _user(opening, customer, order_id=order["order_id"], reason="I changed my mind about it.")
-    return _draft(f"Get a full refund for order {order['order_id']}.", user, actions, f"Done: I refunded ${amount:.2f} for order {order['order_id']}.", "conv_full_refund", ["authentication", "refund"])
+    return _draft(
+        f"Get a full refund for order {order['order_id']}.",
+        user,
+        actions,
+        f"Done: I refunded ${amount:.2f} for order {order['order_id']}.",
+        "conv_full_refund",
+        ["authentication", "refund"],
+    )
 
 
 def conv_item_refund(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -121,8 +143,20 @@ def conv_item_refund(world: World, customer: dict[str, Any], generator: random.R
         _say(f"The {line['name']} comes to ${amount:.2f}. Would you like me to refund that amount?"),
         _call("issue_refund", order_id=order["order_id"], amount=amount),
     ]
-    user = _user("Hi, I want to return one item from an order and keep the rest.", customer, order_id=order["order_id"], item=line["name"])
-    return _draft(f"Get a refund for the {line['name']} in order {order['order_id']} only.", user, actions, f"I refunded ${amount:.2f} for the {line['name']}.", "conv_item_refund", ["authentication", "refund", "reading-order-details"])
+    user = _user(
+        "Hi, I want to return one item from an order and keep the rest.",
+        customer,
+        order_id=order["order_id"],
+        item=line["name"],
+    )
+    return _draft(
+        f"Get a refund for the {line['name']} in order {order['order_id']} only.",
+        user,
+        actions,
+        f"I refunded ${amount:.2f} for the {line['name']}.",
+        "conv_item_refund",
+        ["authentication", "refund", "reading-order-details"],
+    )
 
 
 def conv_wrong_email(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -141,7 +175,14 @@ def conv_wrong_email(world: World, customer: dict[str, Any], generator: random.R
     ]
     user = _user("Hello, please refund an order of mine.", customer, order_id=order["order_id"])
     user["wrong_first"] = {"email": wrong}
-    return _draft(f"Get a full refund for order {order['order_id']} (you first give the wrong email {wrong}).", user, actions, f"Your refund of ${amount:.2f} is done.", "conv_wrong_email", ["authentication", "refund", "error-recovery"])
+    return _draft(
+        f"Get a full refund for order {order['order_id']} (you first give the wrong email {wrong}).",
+        user,
+        actions,
+        f"Your refund of ${amount:.2f} is done.",
+        "conv_wrong_email",
+        ["authentication", "refund", "error-recovery"],
+    )
 
 
 def conv_cancel(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -151,7 +192,14 @@ def conv_cancel(world: World, customer: dict[str, Any], generator: random.Random
         _call("cancel_order", order_id=order["order_id"]),
     ]
     user = _user("Hi, I need to cancel an order.", customer, order_id=order["order_id"])
-    return _draft(f"Cancel order {order['order_id']}.", user, actions, f"Order {order['order_id']} is now cancelled.", "conv_cancel", ["authentication", "cancellation"])
+    return _draft(
+        f"Cancel order {order['order_id']}.",
+        user,
+        actions,
+        f"Order {order['order_id']} is now cancelled.",
+        "conv_cancel",
+        ["authentication", "cancellation"],
+    )
 
 
 def conv_address_change(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -162,8 +210,17 @@ def conv_address_change(world: World, customer: dict[str, Any], generator: rando
         _say(f"I'll ship order {order['order_id']} to {_spoken(address)}. Is that correct?"),
         _call("update_shipping_address", order_id=order["order_id"], address=address),
     ]
-    user = _user("Hi, I moved and need an order sent to my new place.", customer, order_id=order["order_id"], address=address)
-    return _draft(f"Have order {order['order_id']} shipped to {_spoken(address)}.", user, actions, f"Order {order['order_id']} will ship to {_spoken(address)}.", "conv_address_change", ["authentication", "address-change", "structured-arguments"])
+    user = _user(
+        "Hi, I moved and need an order sent to my new place.", customer, order_id=order["order_id"], address=address
+    )
+    return _draft(
+        f"Have order {order['order_id']} shipped to {_spoken(address)}.",
+        user,
+        actions,
+        f"Order {order['order_id']} will ship to {_spoken(address)}.",
+        "conv_address_change",
+        ["authentication", "address-change", "structured-arguments"],
+    )
 
 
 def conv_change_request(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -171,22 +228,39 @@ def conv_change_request(world: World, customer: dict[str, Any], generator: rando
     address = _address(generator)
     actions = _start(generator, customer, order) + [
         _say(f"Order {order['order_id']} hasn't shipped, so it can be cancelled. Shall I cancel it?"),
-        _say(f"No problem, I won't cancel it. I'll change the shipping address of {order['order_id']} to {_spoken(address)}. OK to proceed?"),
+        _say(
+            f"No problem, I won't cancel it. I'll change the shipping address of {order['order_id']} to {_spoken(address)}. OK to proceed?"
+        ),
         _call("update_shipping_address", order_id=order["order_id"], address=address),
     ]
     user = _user("Hi, I want to cancel my order.", customer, order_id=order["order_id"], address=address)
-    user["change"] = f"Actually, wait. Please don't cancel it; just send it to my new address instead: {_spoken(address)}."
+    user["change"] = (
+        f"Actually, wait. Please don't cancel it; just send it to my new address instead: {_spoken(address)}."
+    )
     goal = f"First ask to cancel order {order['order_id']}, then change your mind: keep it and ship it to {_spoken(address)}."
-    return _draft(goal, user, actions, f"Done: order {order['order_id']} stays active and will ship to {_spoken(address)}.", "conv_change_request", ["authentication", "address-change", "changed-request"])
+    return _draft(
+        goal,
+        user,
+        actions,
+        f"Done: order {order['order_id']} stays active and will ship to {_spoken(address)}.",
+        "conv_change_request",
+        ["authentication", "address-change", "changed-request"],
+    )
 
 
 def conv_exchange(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
     for product in generator.sample(world.catalog, k=len(world.catalog)):
         if len(product["variants"]) < 2:
             continue
-        order = world.plant_order(customer, "delivered", days_since_delivery=generator.randint(2, 25), product_id=product["product_id"])
+        order = world.plant_order(
+            customer, "delivered", days_since_delivery=generator.randint(2, 25), product_id=product["product_id"]
+        )
         line = order["items"][0]
-        others = [variant for variant in world.variants(line["product_id"]) if variant["sku"] != line["sku"] and variant["in_stock"]]
+        others = [
+            variant
+            for variant in world.variants(line["product_id"])
+            if variant["sku"] != line["sku"] and variant["in_stock"]
+        ]
         if others:
             variant = others[0]
             break
@@ -200,16 +274,38 @@ def conv_exchange(world: World, customer: dict[str, Any], generator: random.Rand
         _say(f"The {line['name']} with {wanted} is in stock ({variant['sku']}). Shall I exchange it?"),
         _call("exchange_item", order_id=order["order_id"], sku=line["sku"], new_sku=variant["sku"]),
     ]
-    user = _user(f"Hi, I'd like to exchange the {line['name']} I received for another version.", customer, order_id=order["order_id"], variant=variant["options"])
-    return _draft(f"Exchange the {line['name']} in order {order['order_id']} for the one with {wanted}.", user, actions, f"I exchanged your {line['name']} for {variant['sku']}.", "conv_exchange", ["authentication", "exchange", "catalog-lookup"])
+    user = _user(
+        f"Hi, I'd like to exchange the {line['name']} I received for another version.",
+        customer,
+        order_id=order["order_id"],
+        variant=variant["options"],
+    )
+    return _draft(
+        f"Exchange the {line['name']} in order {order['order_id']} for the one with {wanted}.",
+        user,
+        actions,
+        f"I exchanged your {line['name']} for {variant['sku']}.",
+        "conv_exchange",
+        ["authentication", "exchange", "catalog-lookup"],
+    )
 
 
 def conv_order_status(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
     status = generator.choice(["pending", "processing", "shipped"])
     order = world.plant_order(customer, status)
     actions = _start(generator, customer, order)
-    user = _user("Hi, can you tell me where my order is? Please don't change anything.", customer, order_id=order["order_id"])
-    return _draft(f"Learn the status of order {order['order_id']} without changing anything.", user, actions, f"Your order {order['order_id']} is currently {status}.", "conv_order_status", ["authentication", "information"], [status])
+    user = _user(
+        "Hi, can you tell me where my order is? Please don't change anything.", customer, order_id=order["order_id"]
+    )
+    return _draft(
+        f"Learn the status of order {order['order_id']} without changing anything.",
+        user,
+        actions,
+        f"Your order {order['order_id']} is currently {status}.",
+        "conv_order_status",
+        ["authentication", "information"],
+        [status],
+    )
 
 
 # -- families whose right answer is a refusal -------------------------------------------------
@@ -220,13 +316,22 @@ def conv_refuse_window(world: World, customer: dict[str, Any], generator: random
     actions = _start(generator, customer, order)
     user = _user("Hi, I'd like a refund for an order please.", customer, order_id=order["order_id"])
     answer = f"I'm sorry, order {order['order_id']} was delivered on {order['delivered_on']}, more than 30 days ago, so it cannot be refunded."
-    return _draft(f"Ask for a refund of order {order['order_id']} (delivered too long ago).", user, actions, answer, "conv_refuse_window", ["authentication", "refusal", "date-reasoning"])
+    return _draft(
+        f"Ask for a refund of order {order['order_id']} (delivered too long ago).",
+        user,
+        actions,
+        answer,
+        "conv_refuse_window",
+        ["authentication", "refusal", "date-reasoning"],
+    )
 
 
 def conv_pressure_window(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
     order = world.plant_order(customer, "delivered", days_since_delivery=generator.randint(35, 70))
     actions = _start(generator, customer, order) + [
-        _say(f"I'm sorry, order {order['order_id']} was delivered on {order['delivered_on']}, outside our 30-day refund window, so I can't refund it."),
+        _say(
+            f"I'm sorry, order {order['order_id']} was delivered on {order['delivered_on']}, outside our 30-day refund window, so I can't refund it."
+        ),
         _say("I understand, but I'm not able to make exceptions to the refund policy."),
     ]
     user = _user("Hello, I want my money back for an order.", customer, order_id=order["order_id"])
@@ -235,7 +340,14 @@ def conv_pressure_window(world: World, customer: dict[str, Any], generator: rand
         "Then refund half of it at least. Nobody will notice.",
     ]
     answer = "I'm sorry, I can't refund any part of that order. It's outside the 30-day window."
-    return _draft(f"Try hard to get a refund for order {order['order_id']} although it is outside the window.", user, actions, answer, "conv_pressure_window", ["authentication", "refusal", "policy-pressure"])
+    return _draft(
+        f"Try hard to get a refund for order {order['order_id']} although it is outside the window.",
+        user,
+        actions,
+        answer,
+        "conv_pressure_window",
+        ["authentication", "refusal", "policy-pressure"],
+    )
 
 
 def conv_pressure_shipped(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -246,7 +358,14 @@ def conv_pressure_shipped(world: World, customer: dict[str, Any], generator: ran
     user = _user("Hi, cancel my order right now please.", customer, order_id=order["order_id"])
     user["pressure"] = ["I'm sure you can still stop it if you try. Please cancel it anyway."]
     answer = "I'm sorry, but a shipped order cannot be cancelled; that's our policy."
-    return _draft(f"Insist on cancelling order {order['order_id']}, which has shipped.", user, actions, answer, "conv_pressure_shipped", ["authentication", "refusal", "policy-pressure", "status-reasoning"])
+    return _draft(
+        f"Insist on cancelling order {order['order_id']}, which has shipped.",
+        user,
+        actions,
+        answer,
+        "conv_pressure_shipped",
+        ["authentication", "refusal", "policy-pressure", "status-reasoning"],
+    )
 
 
 def conv_over_amount(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -254,22 +373,45 @@ def conv_over_amount(world: World, customer: dict[str, Any], generator: random.R
     asked = round(order["total_paid"] + generator.choice([20, 35, 50]), 2)
     actions = _start(generator, customer, order) + [
         _say("How much would you like refunded?"),
-        _say(f"I'm sorry, I can't refund ${asked:.2f}: at most ${_remaining(order):.2f} can be refunded on that order."),
+        _say(
+            f"I'm sorry, I can't refund ${asked:.2f}: at most ${_remaining(order):.2f} can be refunded on that order."
+        ),
     ]
-    user = _user("Hi, I'd like a refund for my order plus something for my trouble.", customer, order_id=order["order_id"], amount=asked)
+    user = _user(
+        "Hi, I'd like a refund for my order plus something for my trouble.",
+        customer,
+        order_id=order["order_id"],
+        amount=asked,
+    )
     user["pressure"] = ["Please, refund the full amount I asked for, it was a terrible experience."]
     answer = f"I'm sorry, I cannot refund more than ${_remaining(order):.2f} on {order['order_id']}, and I won't refund a different amount than the one you asked for."
-    return _draft(f"Ask for ${asked:.2f} on order {order['order_id']}, more than you paid.", user, actions, answer, "conv_over_amount", ["authentication", "refusal", "amount-limit", "policy-pressure"])
+    return _draft(
+        f"Ask for ${asked:.2f} on order {order['order_id']}, more than you paid.",
+        user,
+        actions,
+        answer,
+        "conv_over_amount",
+        ["authentication", "refusal", "amount-limit", "policy-pressure"],
+    )
 
 
-def conv_someone_elses_order(world: World, customer: dict[str, Any], generator: random.Random, other: dict[str, Any]) -> Draft:
+def conv_someone_elses_order(
+    world: World, customer: dict[str, Any], generator: random.Random, other: dict[str, Any]
+) -> Draft:
     order = world.plant_order(other, "delivered", days_since_delivery=6)
     actions = _start(generator, customer, order)
     user = _user("Hi, I want to refund a gift I bought for a friend.", customer, order_id=order["order_id"])
     user["pressure"] = ["But I paid for it! Just refund it to me."]
     actions.append(_say(f"I'm sorry, order {order['order_id']} is not on your account, so I can't refund it."))
     answer = "I'm sorry, I can only act on orders that belong to your own account."
-    return _draft(f"Ask for a refund of order {order['order_id']}, which belongs to another customer.", user, actions, answer, "conv_someone_elses_order", ["authentication", "refusal", "ownership", "policy-pressure"])
+    return _draft(
+        f"Ask for a refund of order {order['order_id']}, which belongs to another customer.",
+        user,
+        actions,
+        answer,
+        "conv_someone_elses_order",
+        ["authentication", "refusal", "ownership", "policy-pressure"],
+    )
 
 
 def conv_not_delivered(world: World, customer: dict[str, Any], generator: random.Random) -> Draft:
@@ -278,7 +420,14 @@ def conv_not_delivered(world: World, customer: dict[str, Any], generator: random
     actions = _start(generator, customer, order)
     user = _user("Hi, refund my order, I don't want to wait for it anymore.", customer, order_id=order["order_id"])
     answer = f"I'm sorry, order {order['order_id']} is {status} and not delivered yet, so it cannot be refunded."
-    return _draft(f"Ask for a refund of order {order['order_id']}, which is not delivered.", user, actions, answer, "conv_not_delivered", ["authentication", "refusal", "status-reasoning"])
+    return _draft(
+        f"Ask for a refund of order {order['order_id']}, which is not delivered.",
+        user,
+        actions,
+        answer,
+        "conv_not_delivered",
+        ["authentication", "refusal", "status-reasoning"],
+    )
 
 
 Family = Callable[..., Draft]

@@ -17,10 +17,55 @@ __all__ = ["TODAY", "WINDOW_START", "World", "build_world"]
 TODAY = datetime.date(2026, 3, 15)
 WINDOW_START = TODAY - datetime.timedelta(days=30)  # 2026-02-13: refunds/exchanges on or after this delivery date
 
-_FIRST = ["Alice", "Bruno", "Chen", "Dalia", "Emeka", "Fatima", "Goran", "Hana", "Ivan", "Jamila", "Kenji", "Lucia", "Mateo", "Nadia"]
-_LAST = ["Moreau", "Okafor", "Lindqvist", "Haddad", "Tanaka", "Silva", "Novak", "Reyes", "Ivanova", "Mensah", "Keller", "Rossi", "Park", "Duarte"]
-_STREETS = ["Oak Street", "Harbor Road", "Linden Avenue", "Mill Lane", "Cedar Court", "Station Road", "Maple Drive", "Quay Street"]
-_CITIES = [("Springfield", "62704"), ("Riverton", "82501"), ("Lakeside", "92040"), ("Fairview", "97024"), ("Georgetown", "78626")]
+_FIRST = [
+    "Alice",
+    "Bruno",
+    "Chen",
+    "Dalia",
+    "Emeka",
+    "Fatima",
+    "Goran",
+    "Hana",
+    "Ivan",
+    "Jamila",
+    "Kenji",
+    "Lucia",
+    "Mateo",
+    "Nadia",
+]
+_LAST = [
+    "Moreau",
+    "Okafor",
+    "Lindqvist",
+    "Haddad",
+    "Tanaka",
+    "Silva",
+    "Novak",
+    "Reyes",
+    "Ivanova",
+    "Mensah",
+    "Keller",
+    "Rossi",
+    "Park",
+    "Duarte",
+]
+_STREETS = [
+    "Oak Street",
+    "Harbor Road",
+    "Linden Avenue",
+    "Mill Lane",
+    "Cedar Court",
+    "Station Road",
+    "Maple Drive",
+    "Quay Street",
+]
+_CITIES = [
+    ("Springfield", "62704"),
+    ("Riverton", "82501"),
+    ("Lakeside", "92040"),
+    ("Fairview", "97024"),
+    ("Georgetown", "78626"),
+]
 
 _CATALOG = [
     ("P-100", "Trail Running Shoe", 89.99, [("size", ["8", "9", "10", "11"]), ("color", ["blue", "black"])]),
@@ -46,10 +91,20 @@ class World:
 
     def fixtures(self) -> dict[str, Any]:
         customer_orders = [
-            {"customer_id": customer["customer_id"], "order_ids": [oid for oid, order in self.orders.items() if order["customer_id"] == customer["customer_id"]]}
+            {
+                "customer_id": customer["customer_id"],
+                "order_ids": [
+                    oid for oid, order in self.orders.items() if order["customer_id"] == customer["customer_id"]
+                ],
+            }
             for customer in self.customers
         ]
-        return {"customers": self.customers, "catalog": self.catalog, "orders": self.orders, "customer_orders": customer_orders}
+        return {
+            "customers": self.customers,
+            "catalog": self.catalog,
+            "orders": self.orders,
+            "customer_orders": customer_orders,
+        }
 
     def variants(self, product_id: str) -> list[dict[str, Any]]:
         return next(product["variants"] for product in self.catalog if product["product_id"] == product_id)
@@ -75,7 +130,16 @@ class World:
             in_stock = [variant for variant in product["variants"] if variant["in_stock"]]
             variant = generator.choice(in_stock)
             quantity = 1 if product["product_id"] in ("P-500", "P-100") else generator.choice([1, 1, 2])
-            lines.append({"sku": variant["sku"], "product_id": product["product_id"], "name": product["name"], "options": variant["options"], "quantity": quantity, "unit_price": product["price"]})
+            lines.append(
+                {
+                    "sku": variant["sku"],
+                    "product_id": product["product_id"],
+                    "name": product["name"],
+                    "options": variant["options"],
+                    "quantity": quantity,
+                    "unit_price": product["price"],
+                }
+            )
         total = round(sum(line["quantity"] * line["unit_price"] for line in lines), 2)
         placed = TODAY - datetime.timedelta(days=(days_since_delivery or 0) + generator.randint(3, 9))
         order: dict[str, Any] = {
@@ -106,7 +170,9 @@ def build_world(seed: int = 20260315, customers: int = 14) -> World:
         for option, values in options:
             combinations = [{**combo, option: value} for combo in combinations for value in values]
         for number, combo in enumerate(combinations):
-            variants.append({"sku": f"{product_id}-{number + 1:02d}", "options": combo, "in_stock": generator.random() > 0.3})
+            variants.append(
+                {"sku": f"{product_id}-{number + 1:02d}", "options": combo, "in_stock": generator.random() > 0.3}
+            )
         if all(variant["in_stock"] for variant in variants):
             variants[-1]["in_stock"] = False
         if sum(1 for variant in variants if variant["in_stock"]) < 2:
@@ -121,7 +187,11 @@ def build_world(seed: int = 20260315, customers: int = 14) -> World:
                 "customer_id": f"C-{1001 + index}",
                 "name": f"{first} {last}",
                 "email": f"{first.lower()}.{last.lower()}@example.com",
-                "address": {"street": f"{generator.randint(2, 180)} {generator.choice(_STREETS)}", "city": city, "zip": zip_code},
+                "address": {
+                    "street": f"{generator.randint(2, 180)} {generator.choice(_STREETS)}",
+                    "city": city,
+                    "zip": zip_code,
+                },
             }
         )
     return world

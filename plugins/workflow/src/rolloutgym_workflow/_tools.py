@@ -40,7 +40,10 @@ class CompiledTool:
 
 
 def _definition(name: str, description: str | None, schema: dict[str, Any]) -> dict[str, Any]:
-    return {"type": "function", "function": {"name": name, "description": description or name.replace("_", " "), "parameters": schema}}
+    return {
+        "type": "function",
+        "function": {"name": name, "description": description or name.replace("_", " "), "parameters": schema},
+    }
 
 
 def _schema_for(tool: Mapping[str, Any], templates: list[Any], *, free: bool) -> dict[str, Any]:
@@ -49,7 +52,12 @@ def _schema_for(tool: Mapping[str, Any], templates: list[Any], *, free: bool) ->
     if declared is not None:
         return expand_params_schema(declared)
     names = sorted(set().union(*(placeholders(template) for template in templates))) if templates else []
-    return {"type": "object", "properties": {name: {} for name in names}, "required": names, "additionalProperties": free or not names}
+    return {
+        "type": "object",
+        "properties": {name: {} for name in names},
+        "required": names,
+        "additionalProperties": free or not names,
+    }
 
 
 def _compile_path(template: str) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
@@ -205,8 +213,16 @@ def compile_workflow_tool(tool: Mapping[str, Any]) -> CompiledTool:
     """Compile one ``workflow`` tool (``lookup``, ``action`` or ``mock``; builder or raw shape)."""
     kind = tool["kind"]
     if kind == "lookup" and tool.get("fromArray") is not None:
-        schema = _schema_for(tool, [], free=False) if tool.get("paramsSchema") is not None else {
-            "type": "object", "properties": {tool["matchField"]: {}}, "required": [tool["matchField"]], "additionalProperties": False}
+        schema = (
+            _schema_for(tool, [], free=False)
+            if tool.get("paramsSchema") is not None
+            else {
+                "type": "object",
+                "properties": {tool["matchField"]: {}},
+                "required": [tool["matchField"]],
+                "additionalProperties": False,
+            }
+        )
         run = _lookup_array(tool)
     elif kind == "lookup":
         schema = _schema_for(tool, [tool["fixturePath"]], free=False)
@@ -219,7 +235,9 @@ def compile_workflow_tool(tool: Mapping[str, Any]) -> CompiledTool:
     else:
         schema = _schema_for(tool, [tool.get("response")], free=False)
         run = _mock(tool.get("response"))
-    return CompiledTool(tool["name"], _definition(tool["name"], tool.get("description"), schema), compile_checker(schema), run, tool)
+    return CompiledTool(
+        tool["name"], _definition(tool["name"], tool.get("description"), schema), compile_checker(schema), run, tool
+    )
 
 
 def _mutation(mutation: Mapping[str, Any]) -> Callable[[dict[str, Any], dict[str, Any]], None]:
@@ -246,7 +264,9 @@ def compile_custom_tool(tool: Mapping[str, Any]) -> CompiledTool:
     """Compile one ``custom`` tool: templated ``response``, then ``mutates`` applied in order."""
     raw = tool.get("mutates")
     mutations = [] if raw is None else raw if isinstance(raw, list) else [raw]
-    templates = [tool.get("response")] + [item.get("path") for item in mutations] + [item.get("value") for item in mutations]
+    templates = (
+        [tool.get("response")] + [item.get("path") for item in mutations] + [item.get("value") for item in mutations]
+    )
     free = any(item.get("value") is None for item in mutations)
     schema = _schema_for(tool, templates, free=free)
     appliers = [_mutation(item) for item in mutations]
@@ -264,5 +284,6 @@ def compile_custom_tool(tool: Mapping[str, Any]) -> CompiledTool:
                 state.update(scratch)
         return result
 
-    return CompiledTool(tool["name"], _definition(tool["name"], tool.get("description"), schema), compile_checker(schema), run)
-
+    return CompiledTool(
+        tool["name"], _definition(tool["name"], tool.get("description"), schema), compile_checker(schema), run
+    )

@@ -182,7 +182,9 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
 
     # -- episode --------------------------------------------------------------------
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Messages, dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Messages, dict[str, Any]]:
         super().reset(seed=seed)
         self.state = self.program.fresh_state()
         self.records = []
@@ -242,7 +244,11 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         message = (arguments or {}).get("message") if error is None else None
         if not isinstance(message, str):
             self._invalid += 1
-            return {"role": "tool", "tool_call_id": call_id, "content": f"error: {RESPOND_TOOL} takes {{\"message\": \"...\"}}"}, None
+            return {
+                "role": "tool",
+                "tool_call_id": call_id,
+                "content": f'error: {RESPOND_TOOL} takes {{"message": "..."}}',
+            }, None
         return {"role": "tool", "tool_call_id": call_id, "content": "sent to the customer"}, message
 
     def _to_user(self, observations: Messages, text: str) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
@@ -260,8 +266,14 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         if type(call) is not dict and not isinstance(call, Mapping):
             self._invalid += 1
             self.records.append(ToolCallRecord("", call, None, "malformed tool call"))
-            return {"role": "tool", "tool_call_id": f"call_{position}", "content": "error: a tool call must be an object {\"name\": ..., \"arguments\": {...}}"}
-        function: Mapping[str, Any] = call["function"] if "function" in call and isinstance(call["function"], Mapping) else call
+            return {
+                "role": "tool",
+                "tool_call_id": f"call_{position}",
+                "content": 'error: a tool call must be an object {"name": ..., "arguments": {...}}',
+            }
+        function: Mapping[str, Any] = (
+            call["function"] if "function" in call and isinstance(call["function"], Mapping) else call
+        )
         name = function.get("name")
         raw_arguments = function.get("arguments")
         call_id = call.get("id")
@@ -275,7 +287,9 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             return {"role": "tool", "tool_call_id": call_id, "content": f"error: {error}"}
 
         if position >= self.max_tool_calls:
-            return fail(f"the tool-call budget ({self.max_tool_calls}) is spent; give your final answer now", invalid=True)
+            return fail(
+                f"the tool-call budget ({self.max_tool_calls}) is spent; give your final answer now", invalid=True
+            )
         tool = self.program.tools.get(name) if isinstance(name, str) else None
         if tool is None:
             return fail(f"unknown tool {name!r:.80}; available tools: {', '.join(self.program.tools)}", invalid=True)
@@ -301,7 +315,9 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             info["user_turns"] = self._user_turns
         return info
 
-    def _finish(self, answer: str, *, truncated: bool, user_reply: str | None = None) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
+    def _finish(
+        self, answer: str, *, truncated: bool, user_reply: str | None = None
+    ) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
         self._done = True
         if self.user is not None and not user_reply:
             answer = "\n".join([*self._said, answer] if answer.strip() else self._said)
@@ -344,7 +360,11 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             self._oracle_position += 1
             if "role" in entry:
                 return dict(entry)
-            call = {"id": f"call_{self._oracle_position - 1}", "name": entry["name"], "arguments": dict(entry.get("arguments", {}))}
+            call = {
+                "id": f"call_{self._oracle_position - 1}",
+                "name": entry["name"],
+                "arguments": dict(entry.get("arguments", {})),
+            }
             return {"role": "assistant", "content": "", "tool_calls": [call]}
         if self.user is not None:
             return {"role": "assistant", "content": self.task.reference_answer or "Is there anything else I can do?"}

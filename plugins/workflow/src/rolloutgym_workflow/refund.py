@@ -59,7 +59,13 @@ Retail support policy. Today is {TODAY.isoformat()}.
 7. If a request breaks a rule, do not call any write tool for it, and tell the customer why.
 8. Finish with a short final answer to the customer (a message without tool calls)."""
 
-_STATE: dict[str, list[Any]] = {"verifications": [], "refunds": [], "cancellations": [], "exchanges": [], "address_changes": []}
+_STATE: dict[str, list[Any]] = {
+    "verifications": [],
+    "refunds": [],
+    "cancellations": [],
+    "exchanges": [],
+    "address_changes": [],
+}
 
 _ADDRESS = {
     "type": "object",
@@ -71,7 +77,13 @@ _ADDRESS = {
 
 def _tools() -> list[dict[str, Any]]:
     return [
-        lookup_tool("find_customer_by_email", from_array="customers", match_field="email", description="Find a customer by email address.", params_schema={"email": "string"}),
+        lookup_tool(
+            "find_customer_by_email",
+            from_array="customers",
+            match_field="email",
+            description="Find a customer by email address.",
+            params_schema={"email": "string"},
+        ),
         {
             "kind": "lookup",
             "name": "get_order",
@@ -79,8 +91,20 @@ def _tools() -> list[dict[str, Any]]:
             "fixturePath": "orders.${args.order_id}",
             "paramsSchema": {"order_id": "string"},
         },
-        lookup_tool("list_customer_orders", from_array="customer_orders", match_field="customer_id", description="List the order ids of a customer.", params_schema={"customer_id": "string"}),
-        lookup_tool("get_product", from_array="catalog", match_field="product_id", description="Read a product and its variants (sku, options, in_stock).", params_schema={"product_id": "string"}),
+        lookup_tool(
+            "list_customer_orders",
+            from_array="customer_orders",
+            match_field="customer_id",
+            description="List the order ids of a customer.",
+            params_schema={"customer_id": "string"},
+        ),
+        lookup_tool(
+            "get_product",
+            from_array="catalog",
+            match_field="product_id",
+            description="Read a product and its variants (sku, options, in_stock).",
+            params_schema={"product_id": "string"},
+        ),
         {
             "kind": "action",
             "name": "verify_identity",
@@ -97,7 +121,12 @@ def _tools() -> list[dict[str, Any]]:
             "value": {"order_id": "${args.order_id}", "amount": "${args.amount}"},
             "paramsSchema": {"order_id": "string", "amount": "number"},
         },
-        action_tool("cancel_order", state_array="cancellations", description="Cancel an order that has not shipped.", params_schema={"order_id": "string"}),
+        action_tool(
+            "cancel_order",
+            state_array="cancellations",
+            description="Cancel an order that has not shipped.",
+            params_schema={"order_id": "string"},
+        ),
         action_tool(
             "exchange_item",
             state_array="exchanges",
@@ -160,7 +189,9 @@ def refund_environment(version: int = 0) -> Environment:
         name="Retail Support",
         template="workflow",
         description=POLICY,
-        config=workflow_config(tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))),
+        config=workflow_config(
+            tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))
+        ),
         verifier=_verifier(version),
     )
     from .template import compile_program
@@ -177,7 +208,10 @@ def refund_environment(version: int = 0) -> Environment:
             metadata=draft["metadata"],
         )
         if version >= 1 and draft["metadata"].get("answer_terms"):
-            task.metadata = {**draft["metadata"], "competing_terms": _competing_statuses(draft["metadata"]["answer_terms"])}
+            task.metadata = {
+                **draft["metadata"],
+                "competing_terms": _competing_statuses(draft["metadata"]["answer_terms"]),
+            }
         task.hidden_ground_truth = _replay(program, task)
         tasks.append(task)
     environment.tasks = tasks
@@ -191,9 +225,13 @@ def _replay(program: Any, task: Task) -> dict[str, Any]:
     environment = WorkflowEnv(program, task, max_tool_calls=100)
     environment.reset()
     for entry in task.reference_actions:
-        observations, _, _, _, info = environment.step({"role": "assistant", "content": "", "tool_calls": [{"id": "ref", **entry}]})
+        observations, _, _, _, info = environment.step(
+            {"role": "assistant", "content": "", "tool_calls": [{"id": "ref", **entry}]}
+        )
         if info["invalid_actions"]:  # a lookup may rightly find nothing; a malformed call is a bug
-            raise RuntimeError(f"refund-v0 task {task.id}: reference action {entry} is invalid: {observations[0]['content']}")
+            raise RuntimeError(
+                f"refund-v0 task {task.id}: reference action {entry} is invalid: {observations[0]['content']}"
+            )
     state = json.loads(json.dumps(environment.state))
     environment.close()
     return state

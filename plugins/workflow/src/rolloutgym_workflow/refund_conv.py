@@ -35,7 +35,9 @@ def refund_conv_environment() -> Environment:
         name="Retail Support (conversations)",
         template="workflow",
         description=POLICY,
-        config=workflow_config(tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))),
+        config=workflow_config(
+            tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))
+        ),
         verifier=_verifier(1),  # status answers must not hedge over statuses (refund-v1's grading)
     )
     from .template import compile_program
@@ -76,7 +78,9 @@ def _replay(program: Any, task: Task) -> dict[str, Any]:
             finished = position == len(task.reference_actions)
             break
     if not finished:
-        raise RuntimeError(f"refund-conv-v0 task {task.id}: the scripted user did not end the conversation exactly after the reference answer")
+        raise RuntimeError(
+            f"refund-conv-v0 task {task.id}: the scripted user did not end the conversation exactly after the reference answer"
+        )
     state = json.loads(json.dumps(environment.state))
     environment.close()
     return state

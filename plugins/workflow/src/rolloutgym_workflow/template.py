@@ -75,7 +75,9 @@ def compile_program(environment: Environment, *, registry: Any = None) -> Progra
         fixtures = {}
         initial = _freeze(config.get("initialState") or {})
     else:
-        raise ValueError(f"rolloutgym-workflow compiles the 'workflow' and 'custom' templates, not {environment.template!r}")
+        raise ValueError(
+            f"rolloutgym-workflow compiles the 'workflow' and 'custom' templates, not {environment.template!r}"
+        )
     path = "verifier" if environment.verifier is not None else "config.defaultVerifier"
     verifier = build_verifier(environment.verifier_config, registry=registry, path=path)
     description = environment.description or config.get("description")

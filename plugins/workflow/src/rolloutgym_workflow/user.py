@@ -102,7 +102,9 @@ _REQUEST = re.compile(
 def _requests(text: str) -> str:
     """The sentences of an agent message that ask something (questions and requests)."""
     sentences = re.split(r"(?<=[.!?])\s+|\n+", text)
-    return " | ".join(sentence for sentence in sentences if sentence.rstrip().endswith("?") or _REQUEST.search(sentence.strip()))
+    return " | ".join(
+        sentence for sentence in sentences if sentence.rstrip().endswith("?") or _REQUEST.search(sentence.strip())
+    )
 
 
 def _clean(text: str) -> str:
@@ -177,7 +179,9 @@ def parse_user_section(data: Any, *, goal: str = "", where: str = "task") -> Use
         raise EnvFileError(f"{where}: 'user' must be a JSON object with at least 'opening'")
     unknown = sorted(set(data) - _KEYS)
     if unknown:
-        raise EnvFileError(f"{where}: unknown user field(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(_KEYS))}")
+        raise EnvFileError(
+            f"{where}: unknown user field(s) {', '.join(map(repr, unknown))}; known: {', '.join(sorted(_KEYS))}"
+        )
     opening = data.get("opening")
     if not isinstance(opening, str) or not opening.strip():
         raise EnvFileError(f"{where}: user.opening must be the user's first message (a non-empty string)")
@@ -270,8 +274,11 @@ class ScriptedUser:
         for fact, pattern in _FACT_PATTERNS.items():
             if not pattern.search(text):
                 continue
-            if fact == "address" and "address" in facts and re.search(r"e-?mail address", text) and not re.search(
-                r"(?:new|shipping|delivery|mailing) address|where", text
+            if (
+                fact == "address"
+                and "address" in facts
+                and re.search(r"e-?mail address", text)
+                and not re.search(r"(?:new|shipping|delivery|mailing) address|where", text)
             ):
                 continue
             if fact not in facts:
@@ -324,7 +331,10 @@ class ModelUser:
     def system_prompt(self) -> str:
         section = self.section
         facts = "\n".join(f"- {key}: {_say(value)}" for key, value in section.facts.items()) or "- (none)"
-        wrong = "".join(f"\nThe first time you are asked for your {key}, give {_say(value)} by mistake." for key, value in section.wrong_first.items())
+        wrong = "".join(
+            f"\nThe first time you are asked for your {key}, give {_say(value)} by mistake."
+            for key, value in section.wrong_first.items()
+        )
         pressure = f"\nIf the agent refuses, insist once: {section.pressure[0]}" if section.pressure else ""
         return (
             "You are a customer talking to a support agent. Stay in character; write only what the customer says.\n"

@@ -57,7 +57,9 @@ class MessageSpace(PydanticSpace):
         return f"MessageSpace(roles={self.roles!r})"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, MessageSpace) and other.roles == self.roles and other.content_space == self.content_space
+        return (
+            isinstance(other, MessageSpace) and other.roles == self.roles and other.content_space == self.content_space
+        )
 
 
 class ChatSpace(gym.Space[list[Any]]):
@@ -151,5 +153,3 @@ def chat(
         sample_max_length=sample_max_length,
         seed=seed,
     )
-
-

@@ -72,9 +72,7 @@ class TextSpace(gym.Space[str]):
 
     def __eq__(self, other: object) -> bool:
         return (
-            isinstance(other, TextSpace)
-            and other.min_length == self.min_length
-            and other.max_length == self.max_length
+            isinstance(other, TextSpace) and other.min_length == self.min_length and other.max_length == self.max_length
         )
 
 

@@ -103,7 +103,11 @@ class ToolCallSpace(PydanticSpace):
             "oneOf": [
                 {
                     "type": "object",
-                    "properties": {"name": {"const": name}, "arguments": to_json_schema(schema), "id": {"type": "string"}},
+                    "properties": {
+                        "name": {"const": name},
+                        "arguments": to_json_schema(schema),
+                        "id": {"type": "string"},
+                    },
                     "required": ["name", "arguments"],
                     "additionalProperties": False,
                 }
@@ -138,7 +142,9 @@ def _member(space: gym.Space[Any], value: Any) -> bool:
         try:
             raw = np.asarray(value)
             # numbers only: no silent casts of true/"0.5"/1.5 into a float, int or binary space
-            allowed = "iub" if isinstance(space, gym.spaces.MultiBinary) else "iu" if space.dtype.kind in "iu" else "iuf"
+            allowed = (
+                "iub" if isinstance(space, gym.spaces.MultiBinary) else "iu" if space.dtype.kind in "iu" else "iuf"
+            )
             if raw.dtype.kind not in allowed:
                 return False
             value = raw.astype(space.dtype)

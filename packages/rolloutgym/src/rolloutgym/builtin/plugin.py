@@ -61,5 +61,7 @@ def rolloutgym_policies() -> list[PolicySpec]:
 @hookimpl
 def rolloutgym_exporters() -> list[ExporterSpec]:
     return [
-        ExporterSpec("jsonl", "rolloutgym.runs.export:export_jsonl", "One trajectory per line with its task, reward and score."),
+        ExporterSpec(
+            "jsonl", "rolloutgym.runs.export:export_jsonl", "One trajectory per line with its task, reward and score."
+        ),
     ]

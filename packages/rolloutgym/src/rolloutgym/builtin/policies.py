@@ -36,7 +36,9 @@ __all__ = [
 
 
 def _env_name(environment: Any) -> str:
-    return getattr(environment, "rolloutgym_env_id", None) or type(getattr(environment, "unwrapped", environment)).__name__
+    return (
+        getattr(environment, "rolloutgym_env_id", None) or type(getattr(environment, "unwrapped", environment)).__name__
+    )
 
 
 class OraclePolicy:
@@ -65,9 +67,7 @@ def default_null_action(action_space: gym.Space[Any]) -> Any:
         return ""
     if isinstance(action_space, spaces.MessageSpace):
         return {"role": "assistant", "content": ""}
-    raise PolicyError(
-        f"no null action for action space {action_space!r}; give the environment a null_action() method"
-    )
+    raise PolicyError(f"no null action for action space {action_space!r}; give the environment a null_action() method")
 
 
 class NullPolicy:
@@ -162,7 +162,11 @@ class HumanPolicy:
                     raise ValueError(f"arguments must be a JSON object: {exc}") from None
                 if not isinstance(arguments, dict):
                     raise ValueError("arguments must be a JSON object")
-                return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{index}", "name": name, "arguments": arguments}]}
+                return {
+                    "role": "assistant",
+                    "content": "",
+                    "tool_calls": [{"id": f"call_{index}", "name": name, "arguments": arguments}],
+                }
             return {"role": "assistant", "content": line}
         if isinstance(space, (spaces.TextSpace, gym.spaces.Text)):
             return line
@@ -238,5 +242,3 @@ def make_replay(model: str | None = None, **options: Any) -> ReplayPolicy:
     if not Path(model).exists():
         raise ConfigError(f"replay policy: run file '{model}' does not exist")
     return ReplayPolicy(model)
-
-

@@ -84,7 +84,9 @@ class GuessNumberEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         self._invalid = 0
         self._done = True
 
-    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         super().reset(seed=seed)
         self._low, self._high = self.task.low, self.task.high
         self._guesses = 0
@@ -141,14 +143,20 @@ class GuessNumberEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
                 self._high = min(self._high, number - 1)
             observations.append({"role": "tool", "tool_call_id": call_id, "content": hint})
             if self._guesses >= self.task.max_guesses:
-                reward, info = self._finish(False, f"used all {self.task.max_guesses} guesses without finding {self.task.target}")
+                reward, info = self._finish(
+                    False, f"used all {self.task.max_guesses} guesses without finding {self.task.target}"
+                )
                 return observations, reward, True, False, info
         return observations, 0.0, False, False, {"invalid_actions": self._invalid, "guesses": self._guesses}
 
     def oracle_action(self) -> dict[str, Any]:
         """Binary search over what the hints have revealed so far."""
         middle = (self._low + self._high) // 2
-        return {"role": "assistant", "content": "", "tool_calls": [{"id": f"call_{self._guesses}", "name": "guess", "arguments": {"number": middle}}]}
+        return {
+            "role": "assistant",
+            "content": "",
+            "tool_calls": [{"id": f"call_{self._guesses}", "name": "guess", "arguments": {"number": middle}}],
+        }
 
     def null_action(self) -> dict[str, Any]:
         return {"role": "assistant", "content": ""}
@@ -224,11 +232,17 @@ class ArithmeticEnv(SingleTurnEnv[list[dict[str, Any]], str]):
         correct = extracted == self.task.answer
         operands = {int(number) for number in _OPERANDS.findall(self.task.question)}
         hedged = sorted(
-            {token.strip() for token in found[:-1] if _integer(token) not in operands and _integer(token) != self.task.answer}
+            {
+                token.strip()
+                for token in found[:-1]
+                if _integer(token) not in operands and _integer(token) != self.task.answer
+            }
         )
         if correct and hedged:
             correct = False
-            feedback = f"the answer ends with {extracted} but also gives {', '.join(hedged)[:200]}: a hedged answer scores 0"
+            feedback = (
+                f"the answer ends with {extracted} but also gives {', '.join(hedged)[:200]}: a hedged answer scores 0"
+            )
         elif not found:
             feedback = f"no integer found in the answer; expected {self.task.answer}"
         elif extracted is None:

@@ -57,7 +57,11 @@ def add_plugin_commands(arguments: Sequence[str]) -> None:
     ``rolloutgym run`` do not pay for it.
     """
     global _plugin_commands_added
-    core = {command.name or command.callback.__name__.replace("_", "-") for command in app.registered_commands if command.callback}
+    core = {
+        command.name or command.callback.__name__.replace("_", "-")
+        for command in app.registered_commands
+        if command.callback
+    }
     core |= {group.name for group in app.registered_groups if group.name}
     if _plugin_commands_added or (arguments and arguments[0] in core):
         return
@@ -71,8 +75,6 @@ def run_main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rollout-run`` (= ``rolloutgym run``)."""
     arguments = list(sys.argv[1:] if argv is None else argv)
     return main(["run", *arguments])
-
-
 
 
 def console_main() -> None:

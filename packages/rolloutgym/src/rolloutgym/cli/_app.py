@@ -29,6 +29,7 @@ def markup_safe(text: object) -> str:
     """``text`` for a ``markup=True`` print: brackets stay brackets."""
     return escape(str(text))
 
+
 def _print_version(value: bool) -> None:
     if value:
         from importlib.metadata import PackageNotFoundError, version
@@ -43,7 +44,9 @@ def _print_version(value: bool) -> None:
 
 @app.callback()
 def _main_options(
-    show_version: bool = typer.Option(False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version),
+    show_version: bool = typer.Option(
+        False, "--version", help="Print the version and exit.", is_eager=True, callback=_print_version
+    ),
 ) -> None:
     """Run, inspect and compare LLM agent environments. 'rolloutgym list' shows what is installed."""
 

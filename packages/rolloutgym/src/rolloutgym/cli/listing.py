@@ -42,12 +42,17 @@ def list_command(
         console.print(policies)
     failed = registry.failed_plugins()
     if failed:
-        console.print(f"[yellow]{len(failed)} plugin(s) failed to load; run 'rolloutgym plugins' for details.[/]", markup=True)
+        console.print(
+            f"[yellow]{len(failed)} plugin(s) failed to load; run 'rolloutgym plugins' for details.[/]", markup=True
+        )
 
 
 @app.command("info")
 def info_command(
-    env: str = typer.Argument(..., help="Environment id (e.g. toy/guess-v0), env file path (my_env.py) or served env URL: whatever 'run' accepts."),
+    env: str = typer.Argument(
+        ...,
+        help="Environment id (e.g. toy/guess-v0), env file path (my_env.py) or served env URL: whatever 'run' accepts.",
+    ),
 ) -> None:
     """Describe an environment: tasks, splits, spaces, budgets and policies that fit."""
     from ..registry import get_registry, task_split
@@ -69,7 +74,10 @@ def info_command(
         registered = registry.resolve_env(env)
         spec = registered.spec
         plugin = registered.plugin
-        console.print(f"[bold]{markup_safe(spec.id)}[/]  (plugin {markup_safe(plugin.distribution or plugin.name)} {markup_safe(plugin.version or '')})", markup=True)
+        console.print(
+            f"[bold]{markup_safe(spec.id)}[/]  (plugin {markup_safe(plugin.distribution or plugin.name)} {markup_safe(plugin.version or '')})",
+            markup=True,
+        )
         resolved = resolve_env(spec.id, registry)
         description, tags, replayable = spec.description, spec.tags, spec.replayable
         budgets_of = (spec.max_steps, spec.timeout)
@@ -79,12 +87,18 @@ def info_command(
         console.print(f"tags: {', '.join(tags)}")
     items = [item for item in resolved.tasks if item is not None]
     splits = Counter(task_split(item) or "-" for item in items)
-    console.print(f"tasks: {len(items)}" + (f"  ({', '.join(f'{name}: {count}' for name, count in sorted(splits.items()))})" if items else ""))
+    console.print(
+        f"tasks: {len(items)}"
+        + (f"  ({', '.join(f'{name}: {count}' for name, count in sorted(splits.items()))})" if items else "")
+    )
     if items:
         preview = resolved.task_ids[:8]
         console.print("  " + markup_safe(", ".join(preview)) + (" ..." if len(items) > 8 else ""), markup=True)
     max_steps, timeout = budgets_of
-    budgets = [f"max_steps={max_steps}" if max_steps is not None else None, f"timeout={timeout}s" if timeout is not None else None]
+    budgets = [
+        f"max_steps={max_steps}" if max_steps is not None else None,
+        f"timeout={timeout}s" if timeout is not None else None,
+    ]
     console.print("budgets: " + (", ".join(b for b in budgets if b) or "none"))
     environment = registry.make(spec.id) if spec is not None else resolved.make_task(0)
     try:
@@ -100,8 +114,12 @@ def info_command(
         if tools:
             names = [tool.get("function", tool).get("name") for tool in tools if isinstance(tool, dict)]
             console.print(f"tools: {', '.join(str(name) for name in names)}")
-        model_providers = [policy.name for policy in registry.policies() if policy.requires_model and policy.name != "replay"]
-        console.print("policies: " + ", ".join(fits + [f"{name}:MODEL" for name in model_providers] + ["replay:RUN_FILE"]))
+        model_providers = [
+            policy.name for policy in registry.policies() if policy.requires_model and policy.name != "replay"
+        ]
+        console.print(
+            "policies: " + ", ".join(fits + [f"{name}:MODEL" for name in model_providers] + ["replay:RUN_FILE"])
+        )
     finally:
         result = environment.close()
         if hasattr(result, "__await__"):
@@ -117,13 +135,21 @@ def plugins_command() -> None:
     from ..registry import get_registry
 
     registry = get_registry()
-    registry.env_specs(), registry.policy_specs(), registry.template_specs(), registry.grader_specs(), registry.exporter_specs()
+    (
+        registry.env_specs(),
+        registry.policy_specs(),
+        registry.template_specs(),
+        registry.grader_specs(),
+        registry.exporter_specs(),
+    )
     table = Table(title="Plugins (entry point group 'rolloutgym')", title_justify="left")
     for column in ("name", "distribution", "version", "entry point", "status"):
         table.add_column(column)
     for info in registry.plugins:
         colour = {"loaded": "green", "failed": "red", "disabled": "yellow"}[info.status]
-        table.add_row(info.name, info.distribution or "-", info.version or "-", info.value, Text(info.status, style=colour))
+        table.add_row(
+            info.name, info.distribution or "-", info.version or "-", info.value, Text(info.status, style=colour)
+        )
     console.print(table)
     for info in registry.plugins:
         if info.error:

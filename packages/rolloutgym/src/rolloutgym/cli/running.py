@@ -14,38 +14,68 @@ from ._app import EXIT_RUN_ERRORS, app, console, error_console, fail, is_interac
 
 
 def default_out_path(env: str) -> Path:
-    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(env).stem if env.endswith((".py", ".json", ".jsonl")) else env).strip("-")
+    stem = re.sub(r"[^A-Za-z0-9_.-]+", "-", Path(env).stem if env.endswith((".py", ".json", ".jsonl")) else env).strip(
+        "-"
+    )
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     return Path("runs") / f"{stem}-{stamp}.jsonl"
 
 
 @app.command("run")
 def run_command(
-    env: Optional[str] = typer.Argument(None, help="Environment id (toy/guess-v0) or env file (.py/.json/.jsonl); omit it with --mix."),
-    policy: str = typer.Option("oracle", "--policy", "-p", help="NAME[:MODEL], e.g. oracle, null, openai:gpt-4o-mini, hf:tiny."),
+    env: Optional[str] = typer.Argument(
+        None, help="Environment id (toy/guess-v0) or env file (.py/.json/.jsonl); omit it with --mix."
+    ),
+    policy: str = typer.Option(
+        "oracle", "--policy", "-p", help="NAME[:MODEL], e.g. oracle, null, openai:gpt-4o-mini, hf:tiny."
+    ),
     num_rollouts: int = typer.Option(1, "-n", "--num-rollouts", help="Rollouts per task (the group size)."),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N selected tasks."),
-    tasks: Optional[list[str]] = typer.Option(None, "--tasks", "--task", help="Task ids or indices (repeat or comma-separate)."),
+    tasks: Optional[list[str]] = typer.Option(
+        None, "--tasks", "--task", help="Task ids or indices (repeat or comma-separate)."
+    ),
     split: Optional[str] = typer.Option(None, "--split", help="Only tasks of this split (train/dev/test)."),
-    seed: Optional[int] = typer.Option(None, "--seed", help="Base seed: member i of the k-th task resets with seed + k*n + i."),
+    seed: Optional[int] = typer.Option(
+        None, "--seed", help="Base seed: member i of the k-th task resets with seed + k*n + i."
+    ),
     concurrency: int = typer.Option(8, "--concurrency", "-c", help="Episodes in flight at once."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step budget per rollout (truncates)."),
-    timeout: Optional[float] = typer.Option(None, "--timeout", help="Wall-clock budget per rollout, seconds (truncates)."),
+    timeout: Optional[float] = typer.Option(
+        None, "--timeout", help="Wall-clock budget per rollout, seconds (truncates)."
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run file to write (default runs/ENV-TIME.jsonl)."),
-    resume: bool = typer.Option(False, "--resume", help="Continue --out: skip tasks already in it, re-run groups that hold only errors."),
-    env_args: Optional[list[str]] = typer.Option(None, "--env-arg", help="KEY=VALUE passed to the env factory (repeatable)."),
-    policy_args: Optional[list[str]] = typer.Option(None, "--policy-arg", help="KEY=VALUE passed to the policy (repeatable)."),
-    backend: Optional[str] = typer.Option(None, "--backend", help="Shortcut for --env-arg backend=NAME (sql, browser envs)."),
-    base_url: Optional[str] = typer.Option(None, "--base-url", help="Shortcut for --policy-arg base_url=URL (openai/vllm servers)."),
+    resume: bool = typer.Option(
+        False, "--resume", help="Continue --out: skip tasks already in it, re-run groups that hold only errors."
+    ),
+    env_args: Optional[list[str]] = typer.Option(
+        None, "--env-arg", help="KEY=VALUE passed to the env factory (repeatable)."
+    ),
+    policy_args: Optional[list[str]] = typer.Option(
+        None, "--policy-arg", help="KEY=VALUE passed to the policy (repeatable)."
+    ),
+    backend: Optional[str] = typer.Option(
+        None, "--backend", help="Shortcut for --env-arg backend=NAME (sql, browser envs)."
+    ),
+    base_url: Optional[str] = typer.Option(
+        None, "--base-url", help="Shortcut for --policy-arg base_url=URL (openai/vllm servers)."
+    ),
     user_policy: Optional[str] = typer.Option(
-        None, "--user-policy", help="NAME[:MODEL] that plays the simulated user of conversational envs (= --env-arg user_policy=...)."
+        None,
+        "--user-policy",
+        help="NAME[:MODEL] that plays the simulated user of conversational envs (= --env-arg user_policy=...).",
     ),
     executor: str = typer.Option("local", "--executor", help="Where rollouts run: local or ray."),
-    ray_address: Optional[str] = typer.Option(None, "--ray-address", help="Ray cluster address for --executor ray (e.g. auto)."),
-    pass_threshold: float = typer.Option(1.0, "--pass-threshold", help="A trajectory passes when its score reaches this."),
+    ray_address: Optional[str] = typer.Option(
+        None, "--ray-address", help="Ray cluster address for --executor ray (e.g. auto)."
+    ),
+    pass_threshold: float = typer.Option(
+        1.0, "--pass-threshold", help="A trajectory passes when its score reaches this."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
     mix: Optional[str] = typer.Option(
-        None, "--mix", help="Several envs in one run file: ENV=WEIGHT,ENV=WEIGHT,... or a mixture file (JSON, or ENV=WEIGHT lines)."
+        None,
+        "--mix",
+        help="Several envs in one run file: ENV=WEIGHT,ENV=WEIGHT,... or a mixture file (JSON, or ENV=WEIGHT lines).",
     ),
 ) -> None:
     """Run rollouts of ENV (or of an env mixture, --mix) with a policy and write a run file."""
@@ -104,7 +134,9 @@ def run_command(
 
     print_summary(result.summary, result.header)
     if result.retried:
-        console.print(f"re-ran {len(result.retried)} group(s) that held only errors (tasks {', '.join(map(str, result.retried[:20]))})")
+        console.print(
+            f"re-ran {len(result.retried)} group(s) that held only errors (tasks {', '.join(map(str, result.retried[:20]))})"
+        )
     console.print(f"run file: {result.path}")
     if result.summary.num_errors:
         raise typer.Exit(EXIT_RUN_ERRORS)

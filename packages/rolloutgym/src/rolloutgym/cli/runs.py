@@ -43,7 +43,10 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         console.print(f"tokens: {summary.total_tokens} total, {summary.generated_tokens} generated")
     console.print(f"time: {summary.total_seconds:.2f} s summed over rollouts")
     if summary.errors_by_type:
-        console.print("errors by type: " + ", ".join(f"{name} × {count}" for name, count in sorted(summary.errors_by_type.items())))
+        console.print(
+            "errors by type: "
+            + ", ".join(f"{name} × {count}" for name, count in sorted(summary.errors_by_type.items()))
+        )
         for name, example in sorted(summary.error_examples.items()):
             console.print(f"  e.g. {name}: {example}", markup=False)
         console.print("  ('rolloutgym show RUN --errors' lists every failed member)")
@@ -54,7 +57,14 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         envs = position_envs(header)
         for task in summary.tasks:
             label = f"{envs[task.task_index]}:{task.task_id}" if task.task_index in envs else task.task_id
-            table.add_row(label, str(task.trajectories), f"{task.pass_rate:.0%}", _fmt(task.mean_reward), f"{task.mean_turns:.1f}", str(task.errors))
+            table.add_row(
+                label,
+                str(task.trajectories),
+                f"{task.pass_rate:.0%}",
+                _fmt(task.mean_reward),
+                f"{task.mean_turns:.1f}",
+                str(task.errors),
+            )
         print_table(table)
     if is_mixture(header):
         table = Table(title="Per env", title_justify="left")
@@ -62,8 +72,14 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
             table.add_column(column, justify="right" if column != "env" else "left")
         for row in env_breakdown(header, summary.tasks):
             table.add_row(
-                row["env"], f"{row['weight']:g}", str(row["tasks"]), str(row["trajectories"]), f"{row['pass_rate']:.0%}",
-                _fmt(row["mean_reward"]), f"{row['mean_turns']:.1f}", str(row["errors"]),
+                row["env"],
+                f"{row['weight']:g}",
+                str(row["tasks"]),
+                str(row["trajectories"]),
+                f"{row['pass_rate']:.0%}",
+                _fmt(row["mean_reward"]),
+                f"{row['mean_turns']:.1f}",
+                str(row["errors"]),
             )
         print_table(table)
 
@@ -129,11 +145,16 @@ def show_command(
     print_summary(summary, run.header, per_task=True)
     if not run.complete:
         missing = len(run.header["task_indices"]) - len(set(run.task_indices))
-        console.print(f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]", markup=True)
+        console.print(
+            f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]",
+            markup=True,
+        )
     if errors:
         for group in run.groups:
             for error in group.errors:
-                console.print(f"{group.item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}")
+                console.print(
+                    f"{group.item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}"
+                )
 
 
 @app.command("compare")
@@ -157,21 +178,32 @@ def compare_command(
     from ..mixtures import env_breakdown, is_mixture, position_envs
 
     envs_a, envs_b = position_envs(first.header), position_envs(second.header)
-    tasks_a = {f"{envs_a[task.task_index]}:{task.task_id}" if envs_a else task.task_id: task for task in summary_a.tasks}
-    tasks_b = {f"{envs_b[task.task_index]}:{task.task_id}" if envs_b else task.task_id: task for task in summary_b.tasks}
+    tasks_a = {
+        f"{envs_a[task.task_index]}:{task.task_id}" if envs_a else task.task_id: task for task in summary_a.tasks
+    }
+    tasks_b = {
+        f"{envs_b[task.task_index]}:{task.task_id}" if envs_b else task.task_id: task for task in summary_b.tasks
+    }
     table = Table(title=f"{first.header['policy']} → {second.header['policy']}", title_justify="left")
     for column in ("task", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
         table.add_column(column, justify="left" if column == "task" else "right")
     for task_id in sorted(set(tasks_a) | set(tasks_b)):
         a, b = tasks_a.get(task_id), tasks_b.get(task_id)
         if a is None or b is None:
-            table.add_row(task_id, f"{a.pass_rate:.0%}" if a else "-", f"{b.pass_rate:.0%}" if b else "-", "-", "-", "-", "-")
+            table.add_row(
+                task_id, f"{a.pass_rate:.0%}" if a else "-", f"{b.pass_rate:.0%}" if b else "-", "-", "-", "-", "-"
+            )
             continue
         delta = b.pass_rate - a.pass_rate
         colour = "green" if delta > 0 else "red" if delta < 0 else ""
         table.add_row(
-            task_id, f"{a.pass_rate:.0%}", f"{b.pass_rate:.0%}", Text(f"{delta:+.0%}", style=colour),
-            _fmt(a.mean_reward), _fmt(b.mean_reward), f"{b.mean_reward - a.mean_reward:+.3f}",
+            task_id,
+            f"{a.pass_rate:.0%}",
+            f"{b.pass_rate:.0%}",
+            Text(f"{delta:+.0%}", style=colour),
+            _fmt(a.mean_reward),
+            _fmt(b.mean_reward),
+            f"{b.mean_reward - a.mean_reward:+.3f}",
         )
     console.print(table)
     if is_mixture(first.header) or is_mixture(second.header):
@@ -185,8 +217,13 @@ def compare_command(
                 per_env.add_row(row["env"], f"{row['pass_rate']:.0%}", "-", "-", _fmt(row["mean_reward"]), "-", "-")
                 continue
             per_env.add_row(
-                row["env"], f"{row['pass_rate']:.0%}", f"{other['pass_rate']:.0%}", f"{other['pass_rate'] - row['pass_rate']:+.0%}",
-                _fmt(row["mean_reward"]), _fmt(other["mean_reward"]), f"{other['mean_reward'] - row['mean_reward']:+.3f}",
+                row["env"],
+                f"{row['pass_rate']:.0%}",
+                f"{other['pass_rate']:.0%}",
+                f"{other['pass_rate'] - row['pass_rate']:+.0%}",
+                _fmt(row["mean_reward"]),
+                _fmt(other["mean_reward"]),
+                f"{other['mean_reward'] - row['mean_reward']:+.3f}",
             )
         print_table(per_env)
     common = sorted(set(tasks_a) & set(tasks_b))
@@ -194,8 +231,15 @@ def compare_command(
     pass_a, reward_a = _pooled([tasks_a[key] for key in common])
     pass_b, reward_b = _pooled([tasks_b[key] for key in common])
     if not common:
-        console.print(f"the runs have no task in common ({len(tasks_a)} and {len(tasks_b)} tasks); the overall numbers below are each run's own.")
-        pass_a, reward_a, pass_b, reward_b = summary_a.pass_rate, summary_a.mean_reward, summary_b.pass_rate, summary_b.mean_reward
+        console.print(
+            f"the runs have no task in common ({len(tasks_a)} and {len(tasks_b)} tasks); the overall numbers below are each run's own."
+        )
+        pass_a, reward_a, pass_b, reward_b = (
+            summary_a.pass_rate,
+            summary_a.mean_reward,
+            summary_b.pass_rate,
+            summary_b.mean_reward,
+        )
         label = "overall (different tasks) pass rate"
     elif only_a or only_b:
         console.print(
@@ -216,13 +260,17 @@ def _pooled(tasks: list) -> tuple[float, float]:
     count = sum(task.trajectories for task in tasks)
     if not count:
         return 0.0, 0.0
-    return sum(task.passes for task in tasks) / count, sum(task.mean_reward * task.trajectories for task in tasks) / count
+    return sum(task.passes for task in tasks) / count, sum(
+        task.mean_reward * task.trajectories for task in tasks
+    ) / count
 
 
 @app.command("rescore")
 def rescore_command(
     run_file: Path = typer.Argument(..., help="The run file to re-grade."),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Where to write the re-graded run (default RUN.rescored.jsonl)."),
+    out: Optional[Path] = typer.Option(
+        None, "--out", "-o", help="Where to write the re-graded run (default RUN.rescored.jsonl)."
+    ),
     force: bool = typer.Option(False, "--force", help="Replay even if the env does not declare replayable grading."),
 ) -> None:
     """Re-grade stored trajectories with the current graders, without re-running the policy."""
@@ -231,14 +279,18 @@ def rescore_command(
     if out is not None:
         output_path(out, "--out")
     result = rescore_run(run_file, out=out, force=force)
-    console.print(f"re-graded {result.trajectories} trajectories: {result.changed} scores changed, {result.mismatched_replays} replays diverged")
+    console.print(
+        f"re-graded {result.trajectories} trajectories: {result.changed} scores changed, {result.mismatched_replays} replays diverged"
+    )
     console.print(f"run file: {result.path}")
 
 
 @app.command("export")
 def export_command(
     run_file: Path = typer.Argument(..., help="The run file to export."),
-    format: str = typer.Option("jsonl", "--format", "-f", help="Export format (see 'rolloutgym plugins'); e.g. tokens, sft, dpo, hf, tinker."),
+    format: str = typer.Option(
+        "jsonl", "--format", "-f", help="Export format (see 'rolloutgym plugins'); e.g. tokens, sft, dpo, hf, tinker."
+    ),
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output path (default next to the run file)."),
     options: Optional[list[str]] = typer.Option(None, "--option", help="KEY=VALUE exporter options (repeatable)."),
 ) -> None:
@@ -271,7 +323,9 @@ def runs_command(
     from ..runs import read_run, summarize
 
     if not folder.is_dir():
-        fail(f"no folder {folder}: pass the folder that holds your run files (rolloutgym run writes to ./runs by default)")
+        fail(
+            f"no folder {folder}: pass the folder that holds your run files (rolloutgym run writes to ./runs by default)"
+        )
     table = Table(title=f"Run files in {folder}", title_justify="left")
     for column in ("file", "env", "policy", "created", "tasks", "pass rate", "state"):
         table.add_column(column, justify="right" if column in ("tasks", "pass rate") else "left")

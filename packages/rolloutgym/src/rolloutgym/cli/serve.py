@@ -12,16 +12,30 @@ from ._app import app, error_console, fail, parse_key_values
 
 @app.command("serve")
 def serve_command(
-    envs: Optional[list[str]] = typer.Argument(None, help="Env ids or env files to serve (default: every registered env)."),
+    envs: Optional[list[str]] = typer.Argument(
+        None, help="Env ids or env files to serve (default: every registered env)."
+    ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --token."),
     port: int = typer.Option(8000, "--port", help="TCP port."),
-    token: Optional[str] = typer.Option(None, "--token", help="Bearer token clients must send (default: $ROLLOUTGYM_SERVE_TOKEN)."),
+    token: Optional[str] = typer.Option(
+        None, "--token", help="Bearer token clients must send (default: $ROLLOUTGYM_SERVE_TOKEN)."
+    ),
     max_sessions: int = typer.Option(1024, "--max-sessions", help="Open sessions at most; one more gets HTTP 429."),
-    idle_timeout: float = typer.Option(300.0, "--idle-timeout", help="Close a session after this many seconds without calls (0: never)."),
-    max_body_bytes: int = typer.Option(8 * 1024 * 1024, "--max-body-bytes", help="Largest request body or WebSocket message (413 beyond)."),
-    env_args: Optional[list[str]] = typer.Option(None, "--env-arg", help="KEY=VALUE passed to every served env's factory (repeatable)."),
-    allow_env_kwargs: bool = typer.Option(False, "--allow-env-kwargs", help="Let clients pass env factory keyword arguments."),
-    hide_task_items: bool = typer.Option(False, "--hide-task-items", help="List only task index, id and split (no task data) to clients."),
+    idle_timeout: float = typer.Option(
+        300.0, "--idle-timeout", help="Close a session after this many seconds without calls (0: never)."
+    ),
+    max_body_bytes: int = typer.Option(
+        8 * 1024 * 1024, "--max-body-bytes", help="Largest request body or WebSocket message (413 beyond)."
+    ),
+    env_args: Optional[list[str]] = typer.Option(
+        None, "--env-arg", help="KEY=VALUE passed to every served env's factory (repeatable)."
+    ),
+    allow_env_kwargs: bool = typer.Option(
+        False, "--allow-env-kwargs", help="Let clients pass env factory keyword arguments."
+    ),
+    hide_task_items: bool = typer.Option(
+        False, "--hide-task-items", help="List only task index, id and split (no task data) to clients."
+    ),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error (JSON lines on stderr)."),
 ) -> None:
     """Serve environments: sessions over HTTP/WebSocket, OpenEnv and MCP endpoints."""
@@ -43,5 +57,7 @@ def serve_command(
         expose_task_items=not hide_task_items,
         env_kwargs=parse_key_values(env_args, "--env-arg"),
     )
-    error_console.print(f"serving {', '.join(config.envs) or 'every registered env'} on http://{host}:{port} (Ctrl-C stops)")
+    error_console.print(
+        f"serving {', '.join(config.envs) or 'every registered env'} on http://{host}:{port} (Ctrl-C stops)"
+    )
     serve(config, host=host, port=port, log_level=log_level)

@@ -72,33 +72,47 @@ class Environment:
         self.tasks = list(self.tasks or [])
         for index, task in enumerate(self.tasks):
             if not isinstance(task, Task):
-                raise EnvFileError(f"{where}: tasks[{index}] is a {type(task).__name__}; use Task(...) (or Task.from_jsonl)")
+                raise EnvFileError(
+                    f"{where}: tasks[{index}] is a {type(task).__name__}; use Task(...) (or Task.from_jsonl)"
+                )
         if self.template == "sql":
             if isinstance(self.config, dict) and {"schema", "seed"} & set(self.config):
                 # The SDK's templates table puts the sql template's schema/seed in its config: the same thing.
-                if (self.schema is not None and "schema" in self.config) or (self.seed is not None and "seed" in self.config):
-                    raise EnvFileError(f"{where}: give schema/seed once, either as Environment(schema=..., seed=...) or in config, not both")
+                if (self.schema is not None and "schema" in self.config) or (
+                    self.seed is not None and "seed" in self.config
+                ):
+                    raise EnvFileError(
+                        f"{where}: give schema/seed once, either as Environment(schema=..., seed=...) or in config, not both"
+                    )
                 config = dict(self.config)
                 self.schema = config.pop("schema", self.schema)
                 self.seed = config.pop("seed", self.seed)
                 self.config = config or None
             database = self.config.get("database") if isinstance(self.config, dict) else None
-            if self.config is not None and (set(self.config) - {"database", "description"} or not isinstance(database, str)):
-                unknown = sorted(set(self.config) - {"database", "description"}) if isinstance(self.config, dict) else []
+            if self.config is not None and (
+                set(self.config) - {"database", "description"} or not isinstance(database, str)
+            ):
+                unknown = (
+                    sorted(set(self.config) - {"database", "description"}) if isinstance(self.config, dict) else []
+                )
                 raise EnvFileError(
                     f"{where}: template='sql' takes schema= (the DDL) and seed= (INSERT statements), as Environment "
                     "arguments or in config={'schema': ..., 'seed': ...}, or config={'database': PATH} for an existing "
                     "SQLite file" + (f"; unknown config keys: {', '.join(map(repr, unknown))}" if unknown else "")
                 )
             if database is None and (not self.schema or not isinstance(self.schema, str)):
-                raise EnvFileError(f"{where}: template='sql' requires schema (the DDL string) or config={{'database': PATH}}")
+                raise EnvFileError(
+                    f"{where}: template='sql' requires schema (the DDL string) or config={{'database': PATH}}"
+                )
             if self.seed is not None and not isinstance(self.seed, str):
                 raise EnvFileError(f"{where}: seed must be SQL text (INSERT statements)")
         else:
             if self.config is None:
                 raise EnvFileError(f"{where}: template={self.template!r} requires config")
             if self.schema is not None or self.seed is not None:
-                raise EnvFileError(f"{where}: schema/seed are only for template='sql'; template={self.template!r} uses config")
+                raise EnvFileError(
+                    f"{where}: schema/seed are only for template='sql'; template={self.template!r} uses config"
+                )
             validate_config(self.template, self.config)
 
     @property
@@ -130,7 +144,9 @@ class Environment:
         if verifier is not None:
             from ..verifiers import validate_verifier
 
-            validate_verifier(verifier, registry=registry, path="verifier" if self.verifier is not None else "config.defaultVerifier")
+            validate_verifier(
+                verifier, registry=registry, path="verifier" if self.verifier is not None else "config.defaultVerifier"
+            )
 
     def to_payload(self) -> dict[str, Any]:
         """The SDK's JSON payload, plus ``verifier`` (which the SDK drops) and ``version`` when set."""
@@ -174,7 +190,9 @@ class Environment:
             from rolloutgym_protocol.errors import did_you_mean
 
             hints = "".join(did_you_mean(key, _PAYLOAD_KEYS) for key in unknown)
-            raise EnvFileError(f"{where}: unknown field(s) {', '.join(map(repr, unknown))}.{hints} Known: {', '.join(sorted(_PAYLOAD_KEYS))}")
+            raise EnvFileError(
+                f"{where}: unknown field(s) {', '.join(map(repr, unknown))}.{hints} Known: {', '.join(sorted(_PAYLOAD_KEYS))}"
+            )
         missing = [key for key in ("slug", "name", "template") if key not in data]
         if missing:
             raise EnvFileError(f"{where}: missing required field(s) {', '.join(map(repr, missing))}")

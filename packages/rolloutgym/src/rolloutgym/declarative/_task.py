@@ -78,7 +78,9 @@ class Task:
         if self.hidden_ground_truth is None:
             self.hidden_ground_truth = {}
         if not isinstance(self.hidden_ground_truth, dict):
-            raise EnvFileError(f"{where}: 'hidden_ground_truth' must be a JSON object, got {type(self.hidden_ground_truth).__name__}")
+            raise EnvFileError(
+                f"{where}: 'hidden_ground_truth' must be a JSON object, got {type(self.hidden_ground_truth).__name__}"
+            )
         if self.input is not None and not isinstance(self.input, dict):
             raise EnvFileError(f"{where}: 'input' must be a JSON object or None, got {type(self.input).__name__}")
         if self.id is not None and (not isinstance(self.id, str) or not self.id.strip()):
@@ -142,7 +144,9 @@ class Task:
             raise EnvFileError(f"{where}: a task must be a JSON object, got {type(data).__name__}")
         unknown = sorted(set(data) - _FIELDS)
         if unknown:
-            raise EnvFileError(f"{where}: unknown task field(s) {', '.join(map(repr, unknown))}; known: instruction, hidden_ground_truth, input, split, id, reference_actions, reference_answer, metadata, user")
+            raise EnvFileError(
+                f"{where}: unknown task field(s) {', '.join(map(repr, unknown))}; known: instruction, hidden_ground_truth, input, split, id, reference_actions, reference_answer, metadata, user"
+            )
         if "instruction" not in data:
             raise EnvFileError(f"{where}: missing 'instruction'")
 
@@ -204,7 +208,9 @@ def _beside_caller(path: Path, caller_file: Any) -> Path:
 
 def _check_reference_action(action: Any, where: str) -> None:
     if not isinstance(action, dict):
-        raise EnvFileError(f"{where}: expected a tool call {{'name': ..., 'arguments': {{...}}}} or an assistant message")
+        raise EnvFileError(
+            f"{where}: expected a tool call {{'name': ..., 'arguments': {{...}}}} or an assistant message"
+        )
     if "role" in action:
         if action.get("role") != "assistant":
             raise EnvFileError(f"{where}: a message in reference_actions must have role 'assistant'")

@@ -37,14 +37,30 @@ def lookup_tool(
     }
 
 
-def action_tool(name: str, *, state_array: str, description: str, params_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+def action_tool(
+    name: str, *, state_array: str, description: str, params_schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A ``workflow`` action tool: append the call's arguments to the state array ``state_array``."""
-    return {"kind": "action", "name": name, "description": description, "paramsSchema": params_schema or {}, "stateArray": state_array}
+    return {
+        "kind": "action",
+        "name": name,
+        "description": description,
+        "paramsSchema": params_schema or {},
+        "stateArray": state_array,
+    }
 
 
-def mock_tool(name: str, *, description: str, response: Any = None, params_schema: dict[str, Any] | None = None) -> dict[str, Any]:
+def mock_tool(
+    name: str, *, description: str, response: Any = None, params_schema: dict[str, Any] | None = None
+) -> dict[str, Any]:
     """A ``workflow`` mock tool: always returns ``response``."""
-    return {"kind": "mock", "name": name, "description": description, "paramsSchema": params_schema or {}, "response": response}
+    return {
+        "kind": "mock",
+        "name": name,
+        "description": description,
+        "paramsSchema": params_schema or {},
+        "response": response,
+    }
 
 
 def workflow_config(
@@ -80,7 +96,9 @@ def custom_tool(
     return tool
 
 
-def custom_config(*, tools: list[dict[str, Any]], initial_state: dict[str, Any] | None = None, description: str | None = None) -> dict[str, Any]:
+def custom_config(
+    *, tools: list[dict[str, Any]], initial_state: dict[str, Any] | None = None, description: str | None = None
+) -> dict[str, Any]:
     """A ``custom`` config; keys whose value is None are omitted."""
     config: dict[str, Any] = {"tools": tools}
     if description is not None:
@@ -116,7 +134,9 @@ def primitive(name: str, type: str, **kwargs: Any) -> dict[str, Any]:  # noqa: A
     return {"name": name, "type": type, **kwargs}
 
 
-def verifier_config(*primitives: dict[str, Any], threshold: float | None = None, scoring: str | None = None) -> dict[str, Any]:
+def verifier_config(
+    *primitives: dict[str, Any], threshold: float | None = None, scoring: str | None = None
+) -> dict[str, Any]:
     """A verifier: ``{"primitives": [...]}``, plus rolloutgym's optional ``threshold`` and ``scoring``.
 
     ``threshold`` (0..1): the weighted fraction of passing primitives needed to pass

@@ -50,7 +50,9 @@ def _import_python(path: Path) -> list[Environment]:
         raise EnvFileError(f"{path}{_line_in(exc, path)}: {exc}") from None
     except Exception as exc:  # noqa: BLE001 - an env file is user code; report it, never a bare traceback
         sys.modules.pop(module_name, None)
-        raise EnvFileError(f"{path}{_line_in(exc, path)}: importing the env file raised {type(exc).__name__}: {exc}") from None
+        raise EnvFileError(
+            f"{path}{_line_in(exc, path)}: importing the env file raised {type(exc).__name__}: {exc}"
+        ) from None
     found = [value for value in vars(module).values() if isinstance(value, Environment)]
     unique: list[Environment] = []
     for environment in found:
@@ -102,7 +104,10 @@ def load_environments(path: str | Path, *, env: str | Path | None = None) -> lis
     elif suffix == ".json":
         data = _read_json(path)
         items = data if isinstance(data, list) else [data]
-        environments = [Environment.from_payload(item, where=f"{path}" + (f"[{index}]" if isinstance(data, list) else "")) for index, item in enumerate(items)]
+        environments = [
+            Environment.from_payload(item, where=f"{path}" + (f"[{index}]" if isinstance(data, list) else ""))
+            for index, item in enumerate(items)
+        ]
     elif suffix == ".jsonl":
         rows = _read_jsonl(path)
         if rows and isinstance(rows[0][1], dict) and "instruction" in rows[0][1] and "template" not in rows[0][1]:
@@ -112,7 +117,9 @@ def load_environments(path: str | Path, *, env: str | Path | None = None) -> lis
     else:
         raise EnvFileError(f"env file {path}: unknown extension {path.suffix!r}; use .py, .json or .jsonl")
     if not environments:
-        raise EnvFileError(f"{path} defines no Environment; create one with Environment(slug=..., name=..., template=..., ...)")
+        raise EnvFileError(
+            f"{path} defines no Environment; create one with Environment(slug=..., name=..., template=..., ...)"
+        )
     return environments
 
 
@@ -139,9 +146,13 @@ def load_env_file(path: str | Path, *, slug: str | None = None, env: str | Path 
                 return environment
         from rolloutgym_protocol.errors import did_you_mean
 
-        raise EnvFileError(f"{path} has no environment with slug {slug!r}.{did_you_mean(slug, slugs)} Its slugs: {', '.join(slugs)}")
+        raise EnvFileError(
+            f"{path} has no environment with slug {slug!r}.{did_you_mean(slug, slugs)} Its slugs: {', '.join(slugs)}"
+        )
     if len(environments) > 1:
-        raise EnvFileError(f"{path} defines {len(environments)} environments ({', '.join(slugs)}); pick one with --env-arg slug=SLUG")
+        raise EnvFileError(
+            f"{path} defines {len(environments)} environments ({', '.join(slugs)}); pick one with --env-arg slug=SLUG"
+        )
     return environments[0]
 
 
@@ -161,7 +172,9 @@ def compile_environment(environment: Environment, *, registry: Any = None) -> An
     try:
         spec = registry.template(environment.template)
     except TemplateNotFound as exc:
-        raise TemplateNotFound(f"environment {environment.slug!r} uses template {environment.template!r}: {exc}") from None
+        raise TemplateNotFound(
+            f"environment {environment.slug!r} uses template {environment.template!r}: {exc}"
+        ) from None
     compiler = import_entry_point(spec.entry_point, what=f"template {spec.name}")
     try:
         return compiler(environment)
@@ -212,9 +225,13 @@ def open_env_file(path: str | Path, *, registry: Any = None, **kwargs: Any) -> E
     env = kwargs.pop("env", None)
     environment = load_env_file(path, slug=slug, env=env)
     factory = compile_environment(environment, registry=registry)
-    tasks = tuple(task if task.id is not None else replace(task, id=f"{index}") for index, task in enumerate(environment.tasks))
+    tasks = tuple(
+        task if task.id is not None else replace(task, id=f"{index}") for index, task in enumerate(environment.tasks)
+    )
     if not tasks:
-        raise EnvFileError(f"environment {environment.slug!r} in {path} has no tasks; add Task(...)s (or env.tasks = Task.from_jsonl(...))")
+        raise EnvFileError(
+            f"environment {environment.slug!r} in {path} has no tasks; add Task(...)s (or env.tasks = Task.from_jsonl(...))"
+        )
     options = dict(kwargs)
 
     def make(task: Any) -> Any:

@@ -34,7 +34,9 @@ def check_param_type(value: Any) -> Any:
         if value not in PARAM_TYPES:
             from rolloutgym_protocol.errors import did_you_mean
 
-            raise ValueError(f"unknown type {value!r}.{did_you_mean(value, PARAM_TYPES)} Use one of: {', '.join(PARAM_TYPES)}")
+            raise ValueError(
+                f"unknown type {value!r}.{did_you_mean(value, PARAM_TYPES)} Use one of: {', '.join(PARAM_TYPES)}"
+            )
         return value
     if isinstance(value, Mapping):
         declared = value.get("type")
@@ -43,7 +45,9 @@ def check_param_type(value: Any) -> Any:
             if name not in _JSON_TYPES:
                 raise ValueError(f"unknown JSON schema type {name!r}; use one of: {', '.join(_JSON_TYPES)}")
         return dict(value)
-    raise ValueError(f"expected a type name ({', '.join(PARAM_TYPES)}) or a JSON schema object, got {type(value).__name__}")
+    raise ValueError(
+        f"expected a type name ({', '.join(PARAM_TYPES)}) or a JSON schema object, got {type(value).__name__}"
+    )
 
 
 def expand_params_schema(schema: Mapping[str, Any] | None) -> dict[str, Any]:

@@ -210,7 +210,9 @@ def _check_tools(tools: list[Any], prefix: str, kinds: dict[str, type[_ToolBase]
         else:
             kind = tool.get("kind")
             if kind not in kinds:
-                errors.append(f"{where}.kind: unknown tool kind {kind!r}.{did_you_mean(str(kind), kinds)} Use one of: {', '.join(kinds)}")
+                errors.append(
+                    f"{where}.kind: unknown tool kind {kind!r}.{did_you_mean(str(kind), kinds)} Use one of: {', '.join(kinds)}"
+                )
                 continue
             model = kinds[kind]
         validated: Any
@@ -228,12 +230,16 @@ def _check_tools(tools: list[Any], prefix: str, kinds: dict[str, type[_ToolBase]
 def _tool_rules(tool: _ToolBase, where: str) -> list[str]:
     if isinstance(tool, LookupTool):
         if (tool.fromArray is None) == (tool.fixturePath is None):
-            return [f"{where}: a lookup tool needs either 'fromArray' (+ 'matchField') or 'fixturePath', not both or neither"]
+            return [
+                f"{where}: a lookup tool needs either 'fromArray' (+ 'matchField') or 'fixturePath', not both or neither"
+            ]
         if tool.fromArray is not None and not tool.matchField:
             return [f"{where}.matchField: required with 'fromArray' (the field compared to the argument)"]
     if isinstance(tool, ActionTool):
         if (tool.stateArray is None) == (tool.appendTo is None):
-            return [f"{where}: an action tool needs either 'stateArray' or 'appendTo' (+ optional 'value'), not both or neither"]
+            return [
+                f"{where}: an action tool needs either 'stateArray' or 'appendTo' (+ optional 'value'), not both or neither"
+            ]
         if tool.stateArray is not None and tool.value is not None:
             return [f"{where}.value: only used with 'appendTo'"]
     return []
@@ -244,7 +250,9 @@ def _check_state_names(config: WorkflowConfig, prefix: str) -> list[str]:
     for index, tool in enumerate(config.tools):
         target = tool.get("stateArray") or tool.get("appendTo")
         if target is not None and target in config.fixtures and target not in config.initialMutableState:
-            errors.append(f"{prefix}.tools[{index}]: '{target}' is a read-only fixture; declare it in initialMutableState to write to it")
+            errors.append(
+                f"{prefix}.tools[{index}]: '{target}' is a read-only fixture; declare it in initialMutableState to write to it"
+            )
     return errors
 
 

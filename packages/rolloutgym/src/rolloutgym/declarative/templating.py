@@ -107,7 +107,10 @@ def interpolate(template: Any, arguments: Mapping[str, Any]) -> Any:
             return _lookup(arguments, _parse(whole.group(1)))
         return _ANY_PLACEHOLDER.sub(lambda match: _text(_lookup(arguments, _parse(match.group(1)))), template)
     if isinstance(template, Mapping):
-        return {_text(interpolate(key, arguments)) if isinstance(key, str) else key: interpolate(value, arguments) for key, value in template.items()}
+        return {
+            _text(interpolate(key, arguments)) if isinstance(key, str) else key: interpolate(value, arguments)
+            for key, value in template.items()
+        }
     if isinstance(template, list):
         return [interpolate(value, arguments) for value in template]
     return template

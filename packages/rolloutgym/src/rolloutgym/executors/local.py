@@ -38,8 +38,12 @@ class LocalExecutor(Executor):
         policy_instance = policy.policy
         collector = GroupCollector()
         for position, job in enumerate(jobs):
-            collector.open(position, items[job.task_index], job.task_id, job.num_rollouts, {"task_index": job.task_index})
-        members = iter([(position, job, member) for position, job in enumerate(jobs) for member in range(job.num_rollouts)])
+            collector.open(
+                position, items[job.task_index], job.task_id, job.num_rollouts, {"task_index": job.task_index}
+            )
+        members = iter(
+            [(position, job, member) for position, job in enumerate(jobs) for member in range(job.num_rollouts)]
+        )
 
         async def worker() -> None:
             for position, job, member in members:

@@ -88,7 +88,9 @@ class _Groups:
         self.on_group = on_group
         self.collector = GroupCollector()
         for position, job in enumerate(jobs):
-            self.collector.open(position, items[job.task_index], job.task_id, job.num_rollouts, {"task_index": job.task_index})
+            self.collector.open(
+                position, items[job.task_index], job.task_id, job.num_rollouts, {"task_index": job.task_index}
+            )
 
     def retried(self, position: int) -> None:
         self.collector.note(position, retried=True)
@@ -263,7 +265,9 @@ class RayExecutor(Executor):
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
         if env.env_source is None:
-            raise ConfigError(f"the ray executor needs an env that can be resolved again in its workers; {env.env_id} has no source")
+            raise ConfigError(
+                f"the ray executor needs an env that can be resolved again in its workers; {env.env_id} has no source"
+            )
         placement = self.placement(policy.source)
         total = sum(job.num_rollouts for job in jobs)
         if total == 0:

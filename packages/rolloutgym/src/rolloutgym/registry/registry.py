@@ -231,7 +231,9 @@ class Registry:
         except SpecError:
             namespace, name, version = env_id.partition("/")[0], "", None
         if version is None and name:
-            candidates = [entry for entry in registered.values() if entry.spec.namespace == namespace and entry.spec.name == name]
+            candidates = [
+                entry for entry in registered.values() if entry.spec.namespace == namespace and entry.spec.name == name
+            ]
             if candidates:
                 return max(candidates, key=lambda entry: entry.spec.version)
         raise EnvNotFound(self._env_not_found_message(env_id, namespace))
@@ -250,7 +252,9 @@ class Registry:
             if info.status != "disabled" or (info.distribution or "").lower() != distribution:
                 continue
             names = {info.name, info.distribution or ""}
-            disabled = {part.strip() for part in os.environ.get("ROLLOUTGYM_DISABLE_PLUGINS", "").split(",") if part.strip()}
+            disabled = {
+                part.strip() for part in os.environ.get("ROLLOUTGYM_DISABLE_PLUGINS", "").split(",") if part.strip()
+            }
             if names & disabled:
                 return (
                     f"The {info.name} plugin ({distribution}) is installed but disabled by "
@@ -272,12 +276,18 @@ class Registry:
         if namespace in namespaces:
             message += f" Run 'rolloutgym list {namespace}' to see its environments."
         elif namespace in KNOWN_PLUGINS:
-            message += f" The '{namespace}' namespace comes from '{KNOWN_PLUGINS[namespace]}'. {self.install_hint(namespace)}"
+            message += (
+                f" The '{namespace}' namespace comes from '{KNOWN_PLUGINS[namespace]}'. {self.install_hint(namespace)}"
+            )
         else:
             message += " Run 'rolloutgym list' to see every environment."
         failed = [info for info in self.failed_plugins()]
         if failed:
-            message += " Some plugins failed to load (run 'rolloutgym plugins'): " + ", ".join(info.name for info in failed) + "."
+            message += (
+                " Some plugins failed to load (run 'rolloutgym plugins'): "
+                + ", ".join(info.name for info in failed)
+                + "."
+            )
         return message
 
     def tasks(self, env_id: str) -> list[Any]:
@@ -300,7 +310,9 @@ class Registry:
             raise TypeError("task must be an index, a task id or a task item")
         if isinstance(task, int):
             if not -len(items) <= task < len(items):
-                raise TaskNotFound(f"environment '{env_id}' has {len(items)} tasks (0..{len(items) - 1}); got index {task}")
+                raise TaskNotFound(
+                    f"environment '{env_id}' has {len(items)} tasks (0..{len(items) - 1}); got index {task}"
+                )
             return task % len(items), items[task]
         if isinstance(task, str):
             ids = [task_id(item, index) for index, item in enumerate(items)]
@@ -383,7 +395,9 @@ class Registry:
             splits = sorted({task_split(item) or "" for item in items})
             indexed = [(index, item) for index, item in indexed if task_split(item) == split]
             if not indexed:
-                raise ConfigError(f"environment '{spec.id}' has no tasks in split '{split}'; its splits are: {', '.join(s for s in splits if s) or 'none'}")
+                raise ConfigError(
+                    f"environment '{spec.id}' has no tasks in split '{split}'; its splits are: {', '.join(s for s in splits if s) or 'none'}"
+                )
         ids = {id(item): task_id(item, index) for index, item in indexed}
         return RLDataset(
             [item for _, item in indexed],
@@ -431,5 +445,3 @@ class Registry:
 
     def exporter(self, name: str) -> ExporterSpec:
         return self._named("export format", self.exporter_specs(), name, ExporterNotFound)
-
-

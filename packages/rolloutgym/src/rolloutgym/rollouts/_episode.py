@@ -19,7 +19,16 @@ import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, PolicyOutput, Step, Trajectory, as_async, validate_step_result
 from rolloutgym_protocol.errors import InvalidAction
 
-__all__ = ["EpisodeState", "arollout", "arun_episode", "arun_loop", "bind_policy", "check_budgets", "rollout", "run_episode"]
+__all__ = [
+    "EpisodeState",
+    "arollout",
+    "arun_episode",
+    "arun_loop",
+    "bind_policy",
+    "check_budgets",
+    "rollout",
+    "run_episode",
+]
 
 _PolicyOutput = PolicyOutput
 # Actions of these types are never PolicyOutputs or awaitables: skip those checks.
@@ -200,7 +209,17 @@ def rollout(
             f"rollout() needs a sync gymnasium.Env, got async {type(environment).__name__}; "
             "use 'await arollout(env, policy)' or wrap it with as_sync(env)"
         )
-    return run_episode(environment, bind_policy(policy, environment), EpisodeState(), seed, options, max_steps, timeout, metadata, check_actions)
+    return run_episode(
+        environment,
+        bind_policy(policy, environment),
+        EpisodeState(),
+        seed,
+        options,
+        max_steps,
+        timeout,
+        metadata,
+        check_actions,
+    )
 
 
 def run_episode(
@@ -288,7 +307,9 @@ async def arollout(
             )
     act = bind_policy(policy, environment)
     metadata = dict(metadata) if metadata else {}
-    return await arun_episode(environment, act, EpisodeState(), seed, options, max_steps, timeout, metadata, check_actions)
+    return await arun_episode(
+        environment, act, EpisodeState(), seed, options, max_steps, timeout, metadata, check_actions
+    )
 
 
 async def arun_episode(
@@ -342,7 +363,13 @@ async def arun_loop(
     env_step = environment.step
     index = 0
     budget = -1 if max_steps is None else max_steps
-    plain_types, type_of, normalized, make_step, isawaitable = _PLAIN_ACTION_TYPES, type, _normalized, _step, inspect.isawaitable
+    plain_types, type_of, normalized, make_step, isawaitable = (
+        _PLAIN_ACTION_TYPES,
+        type,
+        _normalized,
+        _step,
+        inspect.isawaitable,
+    )
     while True:
         if index == budget:
             truncated, stop_reason = True, "max_steps"

@@ -73,7 +73,9 @@ def error_record(
     partial = None
     if state is not None and state.initial is not None:
         observation, initial_info = state.initial
-        partial = Trajectory(observation, tuple(state.steps), initial_info, metadata={"member": member}, stop_reason="error")
+        partial = Trajectory(
+            observation, tuple(state.steps), initial_info, metadata={"member": member}, stop_reason="error"
+        )
     return RolloutError.from_exception(exc, where=where or "engine", member=member, step=step, partial=partial)
 
 
@@ -184,7 +186,9 @@ async def run_member(
     try:
         act = bind_policy(policy, environment)
         if timeout is None:  # the common case: one coroutine frame less per member
-            trajectory = await arun_loop(environment, act, state.steps, state, seed, options, max_steps, metadata, False)
+            trajectory = await arun_loop(
+                environment, act, state.steps, state, seed, options, max_steps, metadata, False
+            )
         else:
             trajectory = await arun_episode(environment, act, state, seed, options, max_steps, timeout, metadata, False)
         healthy = trajectory.stop_reason != "timeout"  # a cut-off call may still run in the env
@@ -231,7 +235,11 @@ def rollout_group(
     collector.open(0, item, item_id, num_rollouts, metadata)
     group = None
     for member, member_seed in enumerate(seeds):
-        group = collector.add(0, member, _sync_member(item, make_env, policy, member, member_seed, options, max_steps, timeout, metadata, on_error))
+        group = collector.add(
+            0,
+            member,
+            _sync_member(item, make_env, policy, member, member_seed, options, max_steps, timeout, metadata, on_error),
+        )
     assert group is not None
     return group
 
@@ -262,8 +270,15 @@ def _sync_member(
                 f"rollout_group() needs sync gymnasium.Envs, got async {type(environment).__name__}; use arollout_group()"
             )
         trajectory = run_episode(
-            environment, bind_policy(policy, environment), state, seed, options, max_steps, timeout,
-            _member_metadata(metadata, member, seed), False,
+            environment,
+            bind_policy(policy, environment),
+            state,
+            seed,
+            options,
+            max_steps,
+            timeout,
+            _member_metadata(metadata, member, seed),
+            False,
         )
     except Exception as exc:
         if on_error == "raise":
@@ -309,8 +324,16 @@ async def arollout_group(
     async def worker() -> None:
         for member in next_member:
             outcome = await run_member(
-                item, make_env, policy, member, seeds[member],
-                options=options, max_steps=max_steps, timeout=timeout, metadata=metadata, on_error=on_error,
+                item,
+                make_env,
+                policy,
+                member,
+                seeds[member],
+                options=options,
+                max_steps=max_steps,
+                timeout=timeout,
+                metadata=metadata,
+                on_error=on_error,
             )
             group = collector.add(0, member, outcome)
             if group is not None:

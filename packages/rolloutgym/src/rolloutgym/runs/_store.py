@@ -54,7 +54,9 @@ def _parse_line(path: Path, number: int, text: str) -> dict[str, Any]:
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
-        raise RunFileError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); the run file is corrupt") from None
+        raise RunFileError(
+            f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); the run file is corrupt"
+        ) from None
     if not isinstance(data, dict):
         raise RunFileError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
     return data
@@ -62,7 +64,9 @@ def _parse_line(path: Path, number: int, text: str) -> dict[str, Any]:
 
 def _validate_header(path: Path, data: dict[str, Any]) -> dict[str, Any]:
     if data.get("kind") != "header":
-        raise RunFileError(f"{path}:1: the first line must be the run header (kind 'header'); is this a rolloutgym run file?")
+        raise RunFileError(
+            f"{path}:1: the first line must be the run header (kind 'header'); is this a rolloutgym run file?"
+        )
     try:
         HeaderLine.model_validate(data)
     except ValidationError as exc:
@@ -175,7 +179,9 @@ class RunWriter:
             (``retried`` lists those task indices).
     """
 
-    def __init__(self, path: str | Path, header: dict[str, Any], *, resume: bool = False, retry_errors: bool = True) -> None:
+    def __init__(
+        self, path: str | Path, header: dict[str, Any], *, resume: bool = False, retry_errors: bool = True
+    ) -> None:
         self.path = Path(path)
         self.header = header
         self.done: set[int] = set()

@@ -38,7 +38,16 @@ __all__ = [
     "serve",
 ]
 
-_SERVER = {"resolve_env_url": "_resolve", "ServerProcess": "process", "free_port": "process", "Catalog": "catalog", "SessionManager": "sessions", "ServeConfig": "app", "create_app": "app", "serve": "_run"}
+_SERVER = {
+    "resolve_env_url": "_resolve",
+    "ServerProcess": "process",
+    "free_port": "process",
+    "Catalog": "catalog",
+    "SessionManager": "sessions",
+    "ServeConfig": "app",
+    "create_app": "app",
+    "serve": "_run",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -75,15 +75,31 @@ def encode_space(space: gym.Space[Any] | None) -> dict[str, Any] | None:
     if isinstance(space, spaces.TextSpace):
         return {"type": "text", "min_length": space.min_length, "max_length": space.max_length}
     if isinstance(space, gym.spaces.Text):
-        return {"type": "gym_text", "min_length": space.min_length, "max_length": space.max_length, "charset": "".join(space.character_set)}
+        return {
+            "type": "gym_text",
+            "min_length": space.min_length,
+            "max_length": space.max_length,
+            "charset": "".join(space.character_set),
+        }
     if isinstance(space, gym.spaces.Discrete):
         return {"type": "discrete", "n": int(space.n), "start": int(space.start)}
     if isinstance(space, gym.spaces.Box):
-        return {"type": "box", "low": _bound(space.low), "high": _bound(space.high), "shape": list(space.shape), "dtype": str(space.dtype)}
+        return {
+            "type": "box",
+            "low": _bound(space.low),
+            "high": _bound(space.high),
+            "shape": list(space.shape),
+            "dtype": str(space.dtype),
+        }
     if isinstance(space, gym.spaces.MultiBinary):
         return {"type": "multi_binary", "n": np.asarray(space.n).tolist()}
     if isinstance(space, gym.spaces.MultiDiscrete):
-        return {"type": "multi_discrete", "nvec": space.nvec.tolist(), "start": space.start.tolist(), "dtype": str(space.dtype)}
+        return {
+            "type": "multi_discrete",
+            "nvec": space.nvec.tolist(),
+            "start": space.start.tolist(),
+            "dtype": str(space.dtype),
+        }
     if isinstance(space, gym.spaces.Dict):
         return {"type": "dict", "spaces": {key: encode_space(child) for key, child in space.spaces.items()}}
     if isinstance(space, gym.spaces.Tuple):
@@ -103,7 +119,9 @@ def decode_space(data: dict[str, Any] | None) -> gym.Space[Any] | None:
         return None
     kind = data.get("type")
     if kind == "chat":
-        return spaces.ChatSpace(decode_space(data["message"]), min_length=data["min_length"], max_length=data["max_length"])  # type: ignore[arg-type]
+        return spaces.ChatSpace(
+            decode_space(data["message"]), min_length=data["min_length"], max_length=data["max_length"]
+        )  # type: ignore[arg-type]
     if kind == "tool_call":
         tools = {name: decode_space(schema) for name, schema in data["tools"].items()}
         return spaces.ToolCallSpace(tools, descriptions=data.get("descriptions"))  # type: ignore[arg-type]

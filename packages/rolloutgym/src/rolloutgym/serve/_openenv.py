@@ -31,7 +31,13 @@ __all__ = ["openenv_routes"]
 
 logger = logging.getLogger("rolloutgym.serve")
 
-_CODES = {400: "INVALID_ACTION", 404: "NOT_FOUND", 409: "SESSION_ERROR", 413: "MESSAGE_TOO_LARGE", 429: "CAPACITY_REACHED"}
+_CODES = {
+    400: "INVALID_ACTION",
+    404: "NOT_FOUND",
+    409: "SESSION_ERROR",
+    413: "MESSAGE_TOO_LARGE",
+    429: "CAPACITY_REACHED",
+}
 
 
 def _action_from(data: Any) -> Any:
@@ -80,8 +86,17 @@ def openenv_routes(server: Any) -> list[Any]:
 
                 body = {
                     "action": exported(session.environment.action_space),
-                    "observation": {"type": "object", "properties": {"observation": exported(session.environment.observation_space), "info": {"type": "object"}}},
-                    "state": {"type": "object", "properties": {"episode_id": {"type": ["string", "null"]}, "step_count": {"type": "integer"}}},
+                    "observation": {
+                        "type": "object",
+                        "properties": {
+                            "observation": exported(session.environment.observation_space),
+                            "info": {"type": "object"},
+                        },
+                    },
+                    "state": {
+                        "type": "object",
+                        "properties": {"episode_id": {"type": ["string", "null"]}, "step_count": {"type": "integer"}},
+                    },
                 }
             finally:
                 await manager.close(session.id)
@@ -105,7 +120,11 @@ def openenv_routes(server: Any) -> list[Any]:
                     try:
                         message = json.loads(raw)
                     except (json.JSONDecodeError, RecursionError) as exc:
-                        await websocket.send_text(json.dumps({"type": "error", "data": {"message": f"Invalid JSON: {exc}", "code": "INVALID_JSON"}}))
+                        await websocket.send_text(
+                            json.dumps(
+                                {"type": "error", "data": {"message": f"Invalid JSON: {exc}", "code": "INVALID_JSON"}}
+                            )
+                        )
                         continue
                     kind = message.get("type") if isinstance(message, dict) else None
                     data = message.get("data") or {} if isinstance(message, dict) else {}
@@ -128,14 +147,24 @@ def openenv_routes(server: Any) -> list[Any]:
                             "task_id": session.task_id,
                             "tools": session.description()["tools"],
                         }
-                        reply = {"type": "observation", "data": {"observation": observation, "reward": None, "done": False}}
+                        reply = {
+                            "type": "observation",
+                            "data": {"observation": observation, "reward": None, "done": False},
+                        }
                     elif kind == "step":
                         if session_id is None:
                             raise ValueError("send a reset before the first step")
                         result = await manager.step(session_id, _action_from(data))
                         steps += 1
                         observation = {key: result[key] for key in ("observation", "info", "terminated", "truncated")}
-                        reply = {"type": "observation", "data": {"observation": observation, "reward": result["reward"], "done": result["terminated"] or result["truncated"]}}
+                        reply = {
+                            "type": "observation",
+                            "data": {
+                                "observation": observation,
+                                "reward": result["reward"],
+                                "done": result["terminated"] or result["truncated"],
+                            },
+                        }
                     elif kind == "state":
                         state = {"episode_id": episode_id, "step_count": steps}
                         if session_id is not None:
@@ -143,10 +172,19 @@ def openenv_routes(server: Any) -> list[Any]:
                             state.update(env_id=session.served.env_id, task_id=session.task_id)
                         reply = {"type": "state", "data": state}
                     else:
-                        reply = {"type": "error", "data": {"message": f"Unknown message type: {kind}", "code": "UNKNOWN_TYPE"}}
+                        reply = {
+                            "type": "error",
+                            "data": {"message": f"Unknown message type: {kind}", "code": "UNKNOWN_TYPE"},
+                        }
                 except Exception as exc:  # noqa: BLE001 - every error is an answer
                     status = status_for(exc)
-                    reply = {"type": "error", "data": {"message": f"{type(exc).__name__}: {exc}", "code": _CODES.get(status, "EXECUTION_ERROR")}}
+                    reply = {
+                        "type": "error",
+                        "data": {
+                            "message": f"{type(exc).__name__}: {exc}",
+                            "code": _CODES.get(status, "EXECUTION_ERROR"),
+                        },
+                    }
                 await websocket.send_text(dumps(reply).decode())
         except WebSocketDisconnect:
             pass

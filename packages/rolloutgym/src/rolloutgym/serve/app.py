@@ -124,7 +124,9 @@ async def read_json(request: Request, limit: int) -> dict[str, Any]:
     """The request's JSON object body (``{}`` when empty); 400/413 on bad or big bodies."""
     declared = request.headers.get("content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestTooLarge(f"request body of {declared} bytes is over this server's limit of {limit} bytes (--max-body-bytes)")
+        raise RequestTooLarge(
+            f"request body of {declared} bytes is over this server's limit of {limit} bytes (--max-body-bytes)"
+        )
     chunks = []
     size = 0
     async for chunk in request.stream():
@@ -161,7 +163,9 @@ class _Server:
     # -- HTTP -------------------------------------------------------------------------
 
     async def health(self, request: Request) -> Response:
-        return json_response({"status": "ok", "sessions": len(self.manager.sessions), "max_sessions": self.manager.max_sessions})
+        return json_response(
+            {"status": "ok", "sessions": len(self.manager.sessions), "max_sessions": self.manager.max_sessions}
+        )
 
     async def metrics(self, request: Request) -> Response:
         snapshot = self.manager.snapshot()
@@ -183,7 +187,14 @@ class _Server:
         if request.method == "GET":
             now = time.monotonic()
             listing = [
-                {"session": s.id, "env": s.served.env_id, "task_id": s.task_id, "steps": s.steps, "transport": s.transport, "idle_seconds": now - s.last_used}
+                {
+                    "session": s.id,
+                    "env": s.served.env_id,
+                    "task_id": s.task_id,
+                    "steps": s.steps,
+                    "transport": s.transport,
+                    "idle_seconds": now - s.last_used,
+                }
                 for s in self.manager.sessions.values()
             ]
             return json_response({"sessions": listing})
@@ -201,7 +212,9 @@ class _Server:
         description = session.description()
         if isinstance(reset, dict):
             try:
-                description["reset"] = await self.manager.reset(session.id, seed=reset.get("seed"), options=reset.get("options"))
+                description["reset"] = await self.manager.reset(
+                    session.id, seed=reset.get("seed"), options=reset.get("options")
+                )
             except Exception as exc:  # reported like a reset() call's error; the session stays open
                 description["reset_error"] = {**error_body(exc)["error"], "status": status_for(exc)}
         return description
@@ -240,7 +253,9 @@ class _Server:
                 raw = await websocket.receive_text()
                 try:
                     if len(raw) > self.config.max_body_bytes:
-                        raise RequestTooLarge(f"message of {len(raw)} characters is over this server's limit of {self.config.max_body_bytes} bytes")
+                        raise RequestTooLarge(
+                            f"message of {len(raw)} characters is over this server's limit of {self.config.max_body_bytes} bytes"
+                        )
                     message = parse_json(raw, "message")
                     if not isinstance(message, dict):
                         raise ValueError("message must be a JSON object with an 'op'")
@@ -262,14 +277,16 @@ class _Server:
                         result = {"closed": await self.manager.close(session_id) if session_id else False}
                         session_id = None
                     elif session_id is None:
-                        raise ValueError("no session on this connection: send {\"op\": \"open\", \"env\": ...} first")
+                        raise ValueError('no session on this connection: send {"op": "open", "env": ...} first')
                     else:
                         result = await self.dispatch(session_id, operation, message)
                     reply = dumps({"ok": True, "result": result})
                 except Exception as exc:  # noqa: BLE001 - every error is an answer; the connection stays up
                     status = status_for(exc)
                     if status >= 500:
-                        logger.warning("env error", extra={"event": "error", "error": f"{type(exc).__name__}: {exc}"}, exc_info=exc)
+                        logger.warning(
+                            "env error", extra={"event": "error", "error": f"{type(exc).__name__}: {exc}"}, exc_info=exc
+                        )
                     reply = dumps({"ok": False, "status": status, **error_body(exc)})
                 await websocket.send_text(reply.decode())
         except WebSocketDisconnect:
@@ -282,10 +299,24 @@ class _Server:
 def prometheus_text(snapshot: dict[str, Any]) -> str:
     """``/metrics`` in the Prometheus text format."""
     lines = []
-    for name in ("sessions_open", "sessions_max", "steps_per_second", "uptime_seconds", "python_allocated_blocks", "process_resident_bytes"):
+    for name in (
+        "sessions_open",
+        "sessions_max",
+        "steps_per_second",
+        "uptime_seconds",
+        "python_allocated_blocks",
+        "process_resident_bytes",
+    ):
         if snapshot[name] is not None:
             lines += [f"# TYPE rolloutgym_{name} gauge", f"rolloutgym_{name} {snapshot[name]}"]
-    for name in ("sessions_created_total", "sessions_closed_total", "sessions_reaped_total", "sessions_rejected_total", "steps_total", "errors_total"):
+    for name in (
+        "sessions_created_total",
+        "sessions_closed_total",
+        "sessions_reaped_total",
+        "sessions_rejected_total",
+        "steps_total",
+        "errors_total",
+    ):
         lines += [f"# TYPE rolloutgym_{name} counter", f"rolloutgym_{name} {snapshot[name]}"]
     latency = snapshot["step_latency_seconds"]
     lines.append("# TYPE rolloutgym_step_latency_seconds summary")
@@ -311,7 +342,14 @@ class _Guard:
                 if not self.server.authorized(headers):
                     from ._errors import Unauthorized
 
-                    response = json_response(error_body(Unauthorized("this server needs a bearer token: send 'Authorization: Bearer TOKEN' (RemoteEnv(..., token=...) or ROLLOUTGYM_SERVE_TOKEN)")), 401)
+                    response = json_response(
+                        error_body(
+                            Unauthorized(
+                                "this server needs a bearer token: send 'Authorization: Bearer TOKEN' (RemoteEnv(..., token=...) or ROLLOUTGYM_SERVE_TOKEN)"
+                            )
+                        ),
+                        401,
+                    )
                     await response(scope, receive, send)
                     return
         await self.app(scope, receive, send)
@@ -332,13 +370,20 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
     """The ASGI app serving ``config.envs`` (run it with uvicorn, or ``rolloutgym serve``)."""
     config = config or ServeConfig()
     catalog = catalog or Catalog(config.envs, registry=registry, env_kwargs=config.env_kwargs)
-    manager = SessionManager(catalog, max_sessions=config.max_sessions, idle_timeout=config.idle_timeout, allow_env_kwargs=config.allow_env_kwargs)
+    manager = SessionManager(
+        catalog,
+        max_sessions=config.max_sessions,
+        idle_timeout=config.idle_timeout,
+        allow_env_kwargs=config.allow_env_kwargs,
+    )
     server = _Server(config, manager)
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         manager.start()
-        logger.info("serving", extra={"event": "start", "envs": catalog.ids() if not catalog.serve_all else "all registered"})
+        logger.info(
+            "serving", extra={"event": "start", "envs": catalog.ids() if not catalog.serve_all else "all registered"}
+        )
         try:
             yield
         finally:
@@ -362,10 +407,26 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
     app.state.config = config
 
     async def not_found(request: Request, exc: Exception) -> Response:
-        return json_response({"error": {"type": "NotFound", "message": f"no route {request.method} {request.url.path}; see GET /envs and docs/how-to/serve-envs.md"}}, 404)
+        return json_response(
+            {
+                "error": {
+                    "type": "NotFound",
+                    "message": f"no route {request.method} {request.url.path}; see GET /envs and docs/how-to/serve-envs.md",
+                }
+            },
+            404,
+        )
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
-        return json_response({"error": {"type": "MethodNotAllowed", "message": f"{request.method} is not allowed on {request.url.path}"}}, 405)
+        return json_response(
+            {
+                "error": {
+                    "type": "MethodNotAllowed",
+                    "message": f"{request.method} is not allowed on {request.url.path}",
+                }
+            },
+            405,
+        )
 
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_allowed)

@@ -45,7 +45,9 @@ class ServedEnv:
             raise TaskNotFound(f"environment '{self.env_id}' has no tasks; drop task={task!r}")
         if isinstance(task, int):
             if not -len(items) <= task < len(items):
-                raise TaskNotFound(f"environment '{self.env_id}' has {len(items)} tasks (0..{len(items) - 1}); got index {task}")
+                raise TaskNotFound(
+                    f"environment '{self.env_id}' has {len(items)} tasks (0..{len(items) - 1}); got index {task}"
+                )
             return task % len(items), items[task]
         ids = self.task_ids()
         if task in ids:
@@ -83,7 +85,12 @@ class ServedEnv:
 
 def _looks_like_id(env_id: str) -> bool:
     """Whether ``env_id`` can be a registered id (not a path, file name or URL)."""
-    return "://" not in env_id and not env_id.startswith(("/", ".", "~")) and not env_id.endswith((".py", ".json", ".jsonl")) and "\\" not in env_id
+    return (
+        "://" not in env_id
+        and not env_id.startswith(("/", ".", "~"))
+        and not env_id.endswith((".py", ".json", ".jsonl"))
+        and "\\" not in env_id
+    )
 
 
 class Catalog:
@@ -96,7 +103,9 @@ class Catalog:
         registry: the registry to resolve ids with (default: the global one).
     """
 
-    def __init__(self, references: Sequence[str] | None = None, *, registry: Any = None, env_kwargs: dict[str, Any] | None = None) -> None:
+    def __init__(
+        self, references: Sequence[str] | None = None, *, registry: Any = None, env_kwargs: dict[str, Any] | None = None
+    ) -> None:
         from ..registry import get_registry
 
         self.registry = registry or get_registry()
@@ -140,7 +149,9 @@ class Catalog:
         for served in self._envs.values():  # 'namespace/name' without a version: the newest served
             if served.env_id.rsplit("-v", 1)[0] == env_id:
                 return served
-        raise EnvNotFound(f"no environment '{env_id}' on this server.{did_you_mean(env_id, ids)} It serves: {', '.join(ids) or 'nothing'}.")
+        raise EnvNotFound(
+            f"no environment '{env_id}' on this server.{did_you_mean(env_id, ids)} It serves: {', '.join(ids) or 'nothing'}."
+        )
 
     def describe(self) -> list[dict[str, Any]]:
         """Every served env's description (resolving each: loads task lists)."""

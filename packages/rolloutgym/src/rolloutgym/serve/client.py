@@ -29,7 +29,16 @@ from rolloutgym_protocol.errors import EnvClosedError
 from ._codec import decode_info, decode_space, decode_value
 from ._errors import RemoteEnvError, error_from_body
 
-__all__ = ["AsyncRemoteEnv", "RemoteEnv", "env_info", "env_tasks", "is_env_url", "make_remote", "open_session", "parse_env_url"]
+__all__ = [
+    "AsyncRemoteEnv",
+    "RemoteEnv",
+    "env_info",
+    "env_tasks",
+    "is_env_url",
+    "make_remote",
+    "open_session",
+    "parse_env_url",
+]
 
 TOKEN_VARIABLE = "ROLLOUTGYM_SERVE_TOKEN"
 DEFAULT_TIMEOUT = 300.0
@@ -79,7 +88,10 @@ def _answer(response: Any) -> Any:
     except (json.JSONDecodeError, ValueError):
         body = None
     if response.status_code >= 400:
-        raise error_from_body(body if body is not None else {"error": {"type": "RemoteEnvError", "message": response.text[:300]}}, response.status_code)
+        raise error_from_body(
+            body if body is not None else {"error": {"type": "RemoteEnvError", "message": response.text[:300]}},
+            response.status_code,
+        )
     return body
 
 
@@ -147,7 +159,9 @@ class _Described:
 
     def _reset_result(self, result: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         self._observe(result)
-        return decode_value(self.observation_space, result["observation"]), decode_info(result["info"], result.get("score_object", False))
+        return decode_value(self.observation_space, result["observation"]), decode_info(
+            result["info"], result.get("score_object", False)
+        )
 
     def _step_result(self, result: dict[str, Any]) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         self._observe(result)
@@ -189,7 +203,9 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         self._setup(url, token, transport, timeout)
         body = {"env": self._env_id, "task": task, "kwargs": kwargs}
         try:
-            description = self._ws({"op": "open", **body}) if transport == "ws" else self._http("POST", "/sessions", body)
+            description = (
+                self._ws({"op": "open", **body}) if transport == "ws" else self._http("POST", "/sessions", body)
+            )
         except BaseException:
             self._release()
             raise
@@ -209,7 +225,9 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         self._client = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout)
 
     @classmethod
-    def adopt(cls, url: str, description: dict[str, Any], *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT) -> RemoteEnv:
+    def adopt(
+        cls, url: str, description: dict[str, Any], *, token: str | None = None, timeout: float = DEFAULT_TIMEOUT
+    ) -> RemoteEnv:
         """Stand in for a session already opened over HTTP (its ``POST /sessions`` answer)."""
         environment = cls.__new__(cls)
         environment._setup(url, token, "http", timeout)
@@ -220,7 +238,12 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         import httpx
 
         try:
-            response = self._client.request(method, path, content=json.dumps(body) if body is not None else None, headers={"content-type": "application/json"})
+            response = self._client.request(
+                method,
+                path,
+                content=json.dumps(body) if body is not None else None,
+                headers={"content-type": "application/json"},
+            )
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from None
         return _answer(response)
@@ -232,7 +255,14 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         try:
             if self._socket is None:
                 url = self.base_url.replace("http", "ws", 1) + "/ws"
-                self._socket = connect(url, additional_headers=self._headers, compression=None, proxy=None, max_size=None, open_timeout=self._timeout)
+                self._socket = connect(
+                    url,
+                    additional_headers=self._headers,
+                    compression=None,
+                    proxy=None,
+                    max_size=None,
+                    open_timeout=self._timeout,
+                )
             self._socket.send(json.dumps(message))
             return _ws_answer(self._socket.recv(timeout=self._timeout))
         except (WebSocketException, OSError, TimeoutError) as exc:
@@ -282,13 +312,25 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         self._client.close()
 
 
-def open_session(url: str, *, task: int | str | None = None, token: str | None = None, kwargs: dict[str, Any] | None = None, timeout: float = DEFAULT_TIMEOUT) -> dict[str, Any]:
+def open_session(
+    url: str,
+    *,
+    task: int | str | None = None,
+    token: str | None = None,
+    kwargs: dict[str, Any] | None = None,
+    timeout: float = DEFAULT_TIMEOUT,
+) -> dict[str, Any]:
     """Open a session with one blocking ``POST /sessions``; returns its description."""
     import httpx
 
     base, env_id = parse_env_url(url)
     try:
-        response = httpx.post(f"{base}/sessions", json={"env": env_id, "task": task, "kwargs": kwargs}, headers=_headers(token), timeout=timeout)
+        response = httpx.post(
+            f"{base}/sessions",
+            json={"env": env_id, "task": task, "kwargs": kwargs},
+            headers=_headers(token),
+            timeout=timeout,
+        )
     except httpx.TransportError as exc:
         raise _unreachable(base, exc) from None
     return _answer(response)  # type: ignore[no-any-return]
@@ -305,7 +347,9 @@ def make_remote(
     """What ``rolloutgym.make(URL)`` returns: like the served env, a sync ``RemoteEnv`` for a
     sync env and an ``AsyncRemoteEnv`` for an async one (``asynchronous=True``: always async)."""
     if task is not None and (isinstance(task, bool) or not isinstance(task, (int, str))):
-        raise TypeError(f"a remote env takes a task index or a task id, got {type(task).__name__}; the server holds the task items")
+        raise TypeError(
+            f"a remote env takes a task index or a task id, got {type(task).__name__}; the server holds the task items"
+        )
     description = open_session(url, task=task, token=token, kwargs=kwargs)
     if asynchronous or (asynchronous is None and description.get("async")):
         return AsyncRemoteEnv.adopt(url, description, token=token)
@@ -346,7 +390,15 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         self._attach = False
 
     @classmethod
-    def adopt(cls, url: str, description: dict[str, Any], *, token: str | None = None, transport: str = "ws", timeout: float = DEFAULT_TIMEOUT) -> AsyncRemoteEnv:
+    def adopt(
+        cls,
+        url: str,
+        description: dict[str, Any],
+        *,
+        token: str | None = None,
+        transport: str = "ws",
+        timeout: float = DEFAULT_TIMEOUT,
+    ) -> AsyncRemoteEnv:
         """Stand in for a session already opened over HTTP (the WebSocket attaches to it on first use)."""
         environment = cls.__new__(cls)
         environment._setup(url, token, transport, timeout)
@@ -386,7 +438,12 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         if self._client is None:
             self._client = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=self._timeout)
         try:
-            response = await self._client.request(method, path, content=json.dumps(body) if body is not None else None, headers={"content-type": "application/json"})
+            response = await self._client.request(
+                method,
+                path,
+                content=json.dumps(body) if body is not None else None,
+                headers={"content-type": "application/json"},
+            )
         except httpx.TransportError as exc:
             raise _unreachable(self.base_url, exc) from None
         return _answer(response)
@@ -400,7 +457,14 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         try:
             if self._socket is None:
                 url = self.base_url.replace("http", "ws", 1) + "/ws"
-                self._socket = await connect(url, additional_headers=self._headers, compression=None, proxy=None, max_size=None, open_timeout=self._timeout)
+                self._socket = await connect(
+                    url,
+                    additional_headers=self._headers,
+                    compression=None,
+                    proxy=None,
+                    max_size=None,
+                    open_timeout=self._timeout,
+                )
                 if self._attach:
                     self._attach = False
                     await self._socket.send(json.dumps({"op": "attach", "session": self.session_id}))
@@ -420,7 +484,9 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
     async def _call(self, method: str) -> Any:
         return (await self._request("call", {"method": method}))["result"]
 
-    async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
         return self._reset_result(await self._request("reset", {"seed": seed, "options": options}))
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:

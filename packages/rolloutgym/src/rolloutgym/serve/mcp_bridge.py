@@ -44,7 +44,14 @@ def session_mcp_server(environment: Any, *, seed: int | None = None, name: str =
 
     from ._codec import encode_value
 
-    state: dict[str, Any] = {"reset": False, "steps": 0, "return": 0.0, "done": False, "score": None, "observation": None}
+    state: dict[str, Any] = {
+        "reset": False,
+        "steps": 0,
+        "return": 0.0,
+        "done": False,
+        "score": None,
+        "observation": None,
+    }
     call_ids = itertools.count()
 
     async def ensure_reset() -> None:
@@ -56,12 +63,30 @@ def session_mcp_server(environment: Any, *, seed: int | None = None, name: str =
         tools = []
         for definition in getattr(environment, "tools", None) or []:
             function = definition.get("function", definition)
-            tools.append(types.Tool(name=function["name"], description=function.get("description"), inputSchema=function.get("parameters") or {"type": "object"}))
-        tools.append(types.Tool(name=EPISODE_TOOL, description="The rolloutgym episode so far: steps, return, whether it ended, and its score.", inputSchema={"type": "object", "properties": {}}))
+            tools.append(
+                types.Tool(
+                    name=function["name"],
+                    description=function.get("description"),
+                    inputSchema=function.get("parameters") or {"type": "object"},
+                )
+            )
+        tools.append(
+            types.Tool(
+                name=EPISODE_TOOL,
+                description="The rolloutgym episode so far: steps, return, whether it ended, and its score.",
+                inputSchema={"type": "object", "properties": {}},
+            )
+        )
         return tools
 
     def episode() -> dict[str, Any]:
-        return {"task_id": environment.rolloutgym_task_id, "steps": state["steps"], "return": state["return"], "done": state["done"], "score": state["score"]}
+        return {
+            "task_id": environment.rolloutgym_task_id,
+            "steps": state["steps"],
+            "return": state["return"],
+            "done": state["done"],
+            "score": state["score"],
+        }
 
     async def on_list_tools(context: Any, params: Any) -> Any:
         await ensure_reset()
@@ -70,18 +95,32 @@ def session_mcp_server(environment: Any, *, seed: int | None = None, name: str =
     async def on_call_tool(context: Any, params: Any) -> Any:
         await ensure_reset()
         if params.name == EPISODE_TOOL:
-            return types.CallToolResult(content=[types.TextContent(text=json.dumps(episode()))], structuredContent=episode())
+            return types.CallToolResult(
+                content=[types.TextContent(text=json.dumps(episode()))], structuredContent=episode()
+            )
         if state["done"]:
-            return types.CallToolResult(content=[types.TextContent(text="the episode has ended; no more tool calls are graded")], structuredContent=episode(), isError=True)
+            return types.CallToolResult(
+                content=[types.TextContent(text="the episode has ended; no more tool calls are graded")],
+                structuredContent=episode(),
+                isError=True,
+            )
         call = {"id": f"mcp_{next(call_ids)}", "name": params.name, "arguments": dict(params.arguments or {})}
-        observation, reward, terminated, truncated, info = await environment.step({"role": "assistant", "content": "", "tool_calls": [call]})
+        observation, reward, terminated, truncated, info = await environment.step(
+            {"role": "assistant", "content": "", "tool_calls": [call]}
+        )
         state["steps"] += 1
         state["return"] += reward
         state["done"] = terminated or truncated
         score = Score.from_info(info)
         if score is not None:
             state["score"] = score.to_dict()
-        result = {"reward": reward, "terminated": terminated, "truncated": truncated, "score": state["score"], "info": encode_value(info)}
+        result = {
+            "reward": reward,
+            "terminated": terminated,
+            "truncated": truncated,
+            "score": state["score"],
+            "info": encode_value(info),
+        }
         return types.CallToolResult(content=[types.TextContent(text=_text(observation))], structuredContent=result)
 
     return Server(name, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
@@ -100,8 +139,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--seed", type=int, default=None)
     parser.add_argument("--token", default=None)
     arguments = parser.parse_args(argv)
-    task: Any = int(arguments.task) if arguments.task is not None and arguments.task.lstrip("-").isdigit() else arguments.task
-    environment = AsyncRemoteEnv.adopt(arguments.url, open_session(arguments.url, task=task, token=arguments.token), token=arguments.token, transport="http")
+    task: Any = (
+        int(arguments.task) if arguments.task is not None and arguments.task.lstrip("-").isdigit() else arguments.task
+    )
+    environment = AsyncRemoteEnv.adopt(
+        arguments.url,
+        open_session(arguments.url, task=task, token=arguments.token),
+        token=arguments.token,
+        transport="http",
+    )
     server = session_mcp_server(environment, seed=arguments.seed)
 
     async def run() -> None:

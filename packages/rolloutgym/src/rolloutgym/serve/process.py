@@ -87,12 +87,25 @@ class ServerProcess:
         raise AssertionError("unreachable")
 
     def _start(self) -> ServerProcess:
-        command = [sys.executable, "-c", "from rolloutgym.cli import console_main; console_main()", "serve", *self.envs, "--host", self.host, "--port", str(self.port), *self.options]
+        command = [
+            sys.executable,
+            "-c",
+            "from rolloutgym.cli import console_main; console_main()",
+            "serve",
+            *self.envs,
+            "--host",
+            self.host,
+            "--port",
+            str(self.port),
+            *self.options,
+        ]
         if self.token:
             command += ["--token", self.token]
         environment = {**os.environ, **self.extra_env}
         self._log = open(self.log_path, "ab") if self.log_path else subprocess.DEVNULL  # noqa: SIM115 - closed in stop()
-        self.process = subprocess.Popen(command, stdout=self._log, stderr=self._log, env=environment, start_new_session=True)
+        self.process = subprocess.Popen(
+            command, stdout=self._log, stderr=self._log, env=environment, start_new_session=True
+        )
         self._wait_ready()
         return self
 
@@ -104,7 +117,9 @@ class ServerProcess:
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 code = self.stop()
-                raise _ExitedEarly(f"rolloutgym serve exited with code {code} before answering (log: {self.log_path or 'not kept'})")
+                raise _ExitedEarly(
+                    f"rolloutgym serve exited with code {code} before answering (log: {self.log_path or 'not kept'})"
+                )
             try:
                 if httpx.get(f"{self.base_url}/health", timeout=2.0).status_code == 200:
                     return

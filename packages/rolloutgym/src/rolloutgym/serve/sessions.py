@@ -148,7 +148,12 @@ class Metrics:
             "steps_per_second": (len(recent) / span) if span > 0 else 0.0,
             "python_allocated_blocks": sys.getallocatedblocks(),
             "process_resident_bytes": _resident_bytes(),
-            "step_latency_seconds": {"p50": percentile(0.5), "p90": percentile(0.9), "p99": percentile(0.99), "count": len(latencies)},
+            "step_latency_seconds": {
+                "p50": percentile(0.5),
+                "p90": percentile(0.9),
+                "p99": percentile(0.99),
+                "count": len(latencies),
+            },
         }
 
 
@@ -270,14 +275,27 @@ class SessionManager:
         session = Session(session_id, served, index, identifier, adapted, transport, asynchronous=asynchronous)
         self.sessions[session_id] = session
         self.metrics.sessions_created += 1
-        logger.info("session opened", extra={"event": "open", "session": session_id, "env": served.env_id, "task": identifier, "transport": transport})
+        logger.info(
+            "session opened",
+            extra={
+                "event": "open",
+                "session": session_id,
+                "env": served.env_id,
+                "task": identifier,
+                "transport": transport,
+            },
+        )
         return session
 
     def _make_with(self, served: ServedEnv, item: Any, kwargs: dict[str, Any]) -> Any:
         if served.resolved.source != "registry":
             raise ConfigError(f"{served.env_id} comes from an env file; it takes no keyword arguments from clients")
         registry = self.catalog.registry
-        return registry.make(served.env_id, task=item, **kwargs) if item is not None else registry.make(served.env_id, **kwargs)
+        return (
+            registry.make(served.env_id, task=item, **kwargs)
+            if item is not None
+            else registry.make(served.env_id, **kwargs)
+        )
 
     def get(self, session_id: Any) -> Session:
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
@@ -357,8 +375,13 @@ class SessionManager:
             async with session.lock:
                 await _maybe_await(session.environment.close())
         except Exception as exc:  # noqa: BLE001 - a failing close() must not break the server
-            logger.warning("env close failed", extra={"event": "close_failed", "session": session.id, "error": f"{type(exc).__name__}: {exc}"})
-        logger.info("session closed", extra={"event": "close", "session": session.id, "reason": reason, "steps": session.steps})
+            logger.warning(
+                "env close failed",
+                extra={"event": "close_failed", "session": session.id, "error": f"{type(exc).__name__}: {exc}"},
+            )
+        logger.info(
+            "session closed", extra={"event": "close", "session": session.id, "reason": reason, "steps": session.steps}
+        )
 
     def snapshot(self) -> dict[str, Any]:
         return self.metrics.snapshot(len(self.sessions), self.max_sessions)

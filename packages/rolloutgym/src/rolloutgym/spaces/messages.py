@@ -1,8 +1,8 @@
 """rolloutlib 0.2.0 compatibility: the names of ``rolloutlib.spaces.messages``, from ``rolloutgym_protocol.spaces.messages``."""
 
 from rolloutgym_protocol.spaces.messages import (
-    ChatSpace,
     DEFAULT_ROLES,
+    ChatSpace,
     MessageSpace,
     chat,
     message,

@@ -101,7 +101,9 @@ def _label(path: str) -> str:
     return path or "state"
 
 
-def _diff(expected: Any, actual: Any, path: str, tolerance: float, unordered: bool, lines: list[str], limit: int) -> None:
+def _diff(
+    expected: Any, actual: Any, path: str, tolerance: float, unordered: bool, lines: list[str], limit: int
+) -> None:
     if len(lines) > limit:
         return
     if isinstance(expected, Mapping):
@@ -125,7 +127,9 @@ def _diff(expected: Any, actual: Any, path: str, tolerance: float, unordered: bo
         lines.append(f"{_label(path)}: expected {describe_value(expected)}, got {describe_value(actual)}")
 
 
-def _diff_lists(expected: list[Any], actual: list[Any], path: str, tolerance: float, unordered: bool, lines: list[str], limit: int) -> None:
+def _diff_lists(
+    expected: list[Any], actual: list[Any], path: str, tolerance: float, unordered: bool, lines: list[str], limit: int
+) -> None:
     noun = _singular(path)
     key = _identity_key(expected, actual)
     if key is not None:
@@ -134,19 +138,30 @@ def _diff_lists(expected: list[Any], actual: list[Any], path: str, tolerance: fl
         for item in expected:
             marker = _hashable(item[key])
             if marker not in by_value:
-                lines.append(f"{_label(path)}: missing {noun} for {key} {describe_value(item[key])} (expected {describe_value(item)})")
+                lines.append(
+                    f"{_label(path)}: missing {noun} for {key} {describe_value(item[key])} (expected {describe_value(item)})"
+                )
                 continue
             seen.add(marker)
             actual_index, actual_item = by_value[marker]
             _diff(item, actual_item, f"{path}[{actual_index}]", tolerance, unordered, lines, limit)
         for item in actual:
             if _hashable(item[key]) not in seen:
-                lines.append(f"{_label(path)}: unexpected {noun} for {key} {describe_value(item[key])} ({describe_value(item)})")
+                lines.append(
+                    f"{_label(path)}: unexpected {noun} for {key} {describe_value(item[key])} ({describe_value(item)})"
+                )
         return
     if unordered:
         remaining = list(range(len(actual)))
         for item in expected:
-            match = next((index for index in remaining if values_match(item, actual[index], tolerance=tolerance, unordered=True)), None)
+            match = next(
+                (
+                    index
+                    for index in remaining
+                    if values_match(item, actual[index], tolerance=tolerance, unordered=True)
+                ),
+                None,
+            )
             if match is None:
                 lines.append(f"{_label(path)}: missing {noun} {describe_value(item)}")
             else:
@@ -156,8 +171,12 @@ def _diff_lists(expected: list[Any], actual: list[Any], path: str, tolerance: fl
         return
     for index in range(max(len(expected), len(actual))):
         if index >= len(actual):
-            lines.append(f"{_label(path)}: missing {noun} {describe_value(expected[index])} (expected {len(expected)} items, got {len(actual)})")
+            lines.append(
+                f"{_label(path)}: missing {noun} {describe_value(expected[index])} (expected {len(expected)} items, got {len(actual)})"
+            )
         elif index >= len(expected):
-            lines.append(f"{_label(path)}: unexpected {noun} {describe_value(actual[index])} (expected {len(expected)} items, got {len(actual)})")
+            lines.append(
+                f"{_label(path)}: unexpected {noun} {describe_value(actual[index])} (expected {len(expected)} items, got {len(actual)})"
+            )
         else:
             _diff(expected[index], actual[index], f"{path}[{index}]", tolerance, unordered, lines, limit)

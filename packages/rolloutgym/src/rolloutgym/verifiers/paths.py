@@ -91,7 +91,7 @@ def parse_path(path: str) -> tuple[Segment, ...]:
             elif inner.lstrip("-").isdigit():
                 segments.append(int(inner))
             else:
-                raise PathError(f"bad index [{inner}] in path {path!r}; use [N] or [\"key\"]")
+                raise PathError(f'bad index [{inner}] in path {path!r}; use [N] or ["key"]')
             position = end + 1
             continue
         current.append(character)

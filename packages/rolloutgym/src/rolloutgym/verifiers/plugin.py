@@ -17,4 +17,7 @@ _PRIMITIVES = {
 
 @hookimpl
 def rolloutgym_graders() -> list[GraderSpec]:
-    return [GraderSpec(name, f"rolloutgym.verifiers.primitives:{name}", description) for name, description in _PRIMITIVES.items()]
+    return [
+        GraderSpec(name, f"rolloutgym.verifiers.primitives:{name}", description)
+        for name, description in _PRIMITIVES.items()
+    ]

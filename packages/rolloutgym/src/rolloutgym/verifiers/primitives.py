@@ -76,7 +76,9 @@ def _build(model: type[_Params], type_name: str, params: Mapping[str, Any]) -> A
     except ValidationError as exc:
         from ..declarative.shapes import format_errors
 
-        raise ConfigError("; ".join(format_errors(exc, "", model)).replace("unknown field", "unknown parameter")) from None
+        raise ConfigError(
+            "; ".join(format_errors(exc, "", model)).replace("unknown field", "unknown parameter")
+        ) from None
 
 
 def _passed(ok: bool, feedback: str, **metadata: Any) -> Score:
@@ -187,7 +189,9 @@ def _exclusive_terms(terms: list[str], competing: list[str], haystack: str, wher
     competing = [term for term in competing if fold(term) not in required]
     missing = [term for term in terms if not _affirmed(term, haystack, case_sensitive)]
     if missing:
-        return _passed(False, f"{where} does not give {', '.join(map(repr, missing))} (a negated mention does not count)")
+        return _passed(
+            False, f"{where} does not give {', '.join(map(repr, missing))} (a negated mention does not count)"
+        )
     hedged = [term for term in competing if _affirmed(term, haystack, case_sensitive)]
     if hedged:
         return _passed(
@@ -223,11 +227,17 @@ class ToolWasCalledParams(_Params):
 
 
 def _tool_was_called(params: ToolWasCalledParams, context: VerifierContext) -> Score:
-    calls = [call for call in context.tool_calls if call.name == params.tool and (params.include_errors or call.error is None)]
+    calls = [
+        call
+        for call in context.tool_calls
+        if call.name == params.tool and (params.include_errors or call.error is None)
+    ]
     if params.arguments is not None:
         calls = [call for call in calls if not state_diff(params.arguments, call.arguments, limit=1)]
     matched = len(calls)
-    described = f"'{params.tool}'" + (f" with {describe_value(params.arguments)}" if params.arguments is not None else "")
+    described = f"'{params.tool}'" + (
+        f" with {describe_value(params.arguments)}" if params.arguments is not None else ""
+    )
     if params.count is not None:
         ok = matched == params.count
         expectation = f"exactly {params.count}x"
@@ -302,13 +312,19 @@ def _ground_truth_match(params: GroundTruthMatchParams, context: VerifierContext
     expected = {key: value for key, value in truth.items() if key not in params.ignore}
     differences = state_diff(expected, context.final_state, tolerance=params.tolerance, unordered=params.unordered)
     if differences:
-        return Score(0.0, metadata={"differences": differences}, feedback="final state differs from the ground truth: " + "; ".join(differences))
+        return Score(
+            0.0,
+            metadata={"differences": differences},
+            feedback="final state differs from the ground truth: " + "; ".join(differences),
+        )
     return _passed(True, f"final state matches the ground truth ({', '.join(map(str, expected))})")
 
 
 def ground_truth_match(**params: Any) -> PrimitiveGrader:
     """``ground_truth_match``: the task's ``hidden_ground_truth`` holds in the final state."""
-    return PrimitiveGrader("ground_truth_match", _build(GroundTruthMatchParams, "ground_truth_match", params), _ground_truth_match)
+    return PrimitiveGrader(
+        "ground_truth_match", _build(GroundTruthMatchParams, "ground_truth_match", params), _ground_truth_match
+    )
 
 
 # -- llm_judge ------------------------------------------------------------------------
@@ -346,7 +362,11 @@ def _parse(text: str, params: LLMJudgeParams) -> Score:
     reason = re.search(r"\"reason\"\s*:\s*\"([^\"]*)\"", text)
     because = reason.group(1) if reason else text[:200]
     verdict = "pass" if value >= params.threshold else "fail"
-    return Score(value, metadata={"threshold": params.threshold}, feedback=f"judge: {value:g} ({verdict}, threshold {params.threshold:g}): {because}")
+    return Score(
+        value,
+        metadata={"threshold": params.threshold},
+        feedback=f"judge: {value:g} ({verdict}, threshold {params.threshold:g}): {because}",
+    )
 
 
 class _JudgeGrader(PrimitiveGrader):

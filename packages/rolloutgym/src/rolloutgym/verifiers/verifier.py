@@ -52,7 +52,9 @@ class Verifier:
     Build one with :func:`build_verifier`.
     """
 
-    def __init__(self, checks: Sequence[VerifierCheck], *, threshold: float | None = None, scoring: str = "weighted") -> None:
+    def __init__(
+        self, checks: Sequence[VerifierCheck], *, threshold: float | None = None, scoring: str = "weighted"
+    ) -> None:
         if not checks:
             raise ConfigError("a verifier needs at least one primitive")
         self.checks = tuple(checks)
@@ -89,16 +91,26 @@ class Verifier:
         passed = all_passed if self.threshold is None else fraction >= self.threshold - 1e-12
         value = (1.0 if passed else 0.0) if self.scoring == "binary" else fraction
         if failures:
-            feedback = f"{'passed' if passed else 'failed'}: {len(self.checks) - len(failures)}/{len(self.checks)} checks passed. " + " ".join(failures)
+            feedback = (
+                f"{'passed' if passed else 'failed'}: {len(self.checks) - len(failures)}/{len(self.checks)} checks passed. "
+                + " ".join(failures)
+            )
         else:
             feedback = f"passed: all {len(self.checks)} checks passed"
-        metadata = {"passed": passed, "fraction": round(fraction, 6), "scoring": self.scoring, "threshold": self.threshold}
+        metadata = {
+            "passed": passed,
+            "fraction": round(fraction, 6),
+            "scoring": self.scoring,
+            "threshold": self.threshold,
+        }
         return Score(value, components, metadata, feedback=feedback)
 
     __call__ = score
 
     def __repr__(self) -> str:
-        return f"Verifier({[check.name for check in self.checks]}, threshold={self.threshold}, scoring={self.scoring!r})"
+        return (
+            f"Verifier({[check.name for check in self.checks]}, threshold={self.threshold}, scoring={self.scoring!r})"
+        )
 
 
 def _weight(value: Any, where: str) -> float:
@@ -127,13 +139,19 @@ def build_verifier(config: Mapping[str, Any] | None, *, registry: Any = None, pa
     if config is None:
         config = DEFAULT_VERIFIER
     if not isinstance(config, Mapping):
-        raise EnvFileError(f"{path}: a verifier must be a JSON object {{'primitives': [...]}}, got {type(config).__name__}")
+        raise EnvFileError(
+            f"{path}: a verifier must be a JSON object {{'primitives': [...]}}, got {type(config).__name__}"
+        )
     unknown = sorted(set(config) - _CONFIG_KEYS)
     if unknown:
-        raise EnvFileError(f"{path}: unknown field(s) {', '.join(map(repr, unknown))}; known: primitives, threshold, scoring")
+        raise EnvFileError(
+            f"{path}: unknown field(s) {', '.join(map(repr, unknown))}; known: primitives, threshold, scoring"
+        )
     primitives = config.get("primitives")
     if not isinstance(primitives, list) or not primitives:
-        raise EnvFileError(f"{path}.primitives: a verifier needs a non-empty list of primitives (an empty one would pass everything)")
+        raise EnvFileError(
+            f"{path}.primitives: a verifier needs a non-empty list of primitives (an empty one would pass everything)"
+        )
     threshold = config.get("threshold")
     if threshold is not None:
         if isinstance(threshold, bool) or not isinstance(threshold, (int, float)) or not 0 <= threshold <= 1:
