@@ -116,14 +116,22 @@ class TemplateSpec:
 
     ``entry_point`` names ``compile(environment) -> factory`` where
     ``factory(task, **kwargs)`` builds an env for one :class:`~rolloutgym.Task`.
+
+    ``validator`` (optional) names ``validate(config, prefix) -> dict``: it checks the
+    template's ``config`` when an ``Environment`` is built (and by ``rolloutgym validate``),
+    raising ``EnvFileError`` with one ``path: message`` line per problem (paths start at
+    ``prefix``, e.g. ``config.tools[2].name``), and returns the config. The template's
+    plugin owns its config shape; without a validator the config is checked at compile time.
     """
 
     name: str
     entry_point: str
     description: str = ""
+    validator: str | None = None
 
     def __post_init__(self) -> None:
         _check_entry_point("template", self.name, self.entry_point)
+        _check_entry_point("template", self.name, self.validator or None, required=False)
 
 
 @dataclass(frozen=True)

@@ -49,5 +49,6 @@ def rolloutgym_templates() -> list[TemplateSpec]:
             name="browser",
             entry_point="rolloutgym_browser.template:compile_browser",
             description="Pages with elements and an initial URL, served locally; dom or chromium backend.",
+            validator="rolloutgym_browser._shapes:validate_browser",
         )
     ]

@@ -71,6 +71,10 @@ def rolloutgym_templates() -> list[TemplateSpec]:
         TemplateSpec(
             name="code-editing",
             entry_point="rolloutgym_code.template:compile_code_editing",
-            description="config={'files': {path: content}}; hidden_ground_truth holds hidden tests and/or expected files; tests run in a sandbox.",
+            description=(
+                "config={'files': {path: content}}; hidden_ground_truth holds hidden tests and/or expected files; "
+                "tests run in a sandbox."
+            ),
+            validator="rolloutgym_code._shapes:validate_code_editing",
         )
     ]

@@ -1,4 +1,4 @@
-"""Hook implementations of rolloutgym-workflow: the ``workflow`` and ``custom`` templates and ``workflow/refund-v0``/``-v1``."""
+"""Hook implementations of rolloutgym-workflow: the ``workflow`` and ``custom`` templates and the refund envs."""
 
 from __future__ import annotations
 
@@ -11,12 +11,15 @@ def rolloutgym_templates() -> list[TemplateSpec]:
         TemplateSpec(
             "workflow",
             "rolloutgym_workflow.template:compile_workflow",
-            "Lookup/action/mock tools over read-only fixtures and a mutable state (the rollout SDK's workflow template).",
+            "Lookup/action/mock tools over read-only fixtures and a mutable state "
+            "(the rollout SDK's workflow template).",
+            validator="rolloutgym_workflow._shapes:validate_workflow",
         ),
         TemplateSpec(
             "custom",
             "rolloutgym_workflow.template:compile_custom",
             "Tools with templated responses and state mutations (the rollout SDK's custom template).",
+            validator="rolloutgym_workflow._shapes:validate_custom",
         ),
     ]
 
@@ -31,7 +34,8 @@ def rolloutgym_envs() -> list[EnvSpec]:
             description=(
                 "Superseded by workflow/refund-v1 (here a status question accepts a reply that names every "
                 "status; kept so v0 runs stay comparable). Retail customer support in the spirit of tau-bench: "
-                "authenticate the customer, then handle refunds, cancellations, exchanges and address changes under written policy rules (30-day "
+                "authenticate the customer, then handle refunds, cancellations, exchanges and address changes "
+                "under written policy rules (30-day "
                 "delivered-only refunds, never above the amount paid, no changes to shipped orders). 49 tasks "
                 "with hidden ground truth from replayed reference actions, including tasks whose right answer "
                 "is to refuse. Multi-turn chat with tool calls; reward 1 when the final state matches the "

@@ -58,6 +58,10 @@ class Environment:
     version: int = 0
 
     def __post_init__(self) -> None:
+        self._check(registry=None)
+
+    def _check(self, *, registry: Any) -> None:
+        """The structural rules and the config shape (the template plugin's validator, via ``registry``)."""
         where = f"environment {self.slug!r}"
         if not isinstance(self.slug, str) or not self.slug.strip():
             raise EnvFileError(f"{where}: 'slug' must be a non-empty string")
@@ -65,7 +69,8 @@ class Environment:
             raise EnvFileError(f"{where}: 'name' must be a string")
         if not isinstance(self.template, str) or not _TEMPLATE_NAME.match(self.template):
             raise EnvFileError(
-                f"{where}: 'template' must be a template name such as {', '.join(map(repr, SDK_TEMPLATES))}, got {self.template!r}"
+                f"{where}: 'template' must be a template name such as {', '.join(map(repr, SDK_TEMPLATES))}, "
+                f"got {self.template!r}"
             )
         if isinstance(self.version, bool) or not isinstance(self.version, int) or self.version < 0:
             raise EnvFileError(f"{where}: 'version' must be a non-negative integer")
@@ -82,7 +87,8 @@ class Environment:
                     self.seed is not None and "seed" in self.config
                 ):
                     raise EnvFileError(
-                        f"{where}: give schema/seed once, either as Environment(schema=..., seed=...) or in config, not both"
+                        f"{where}: give schema/seed once, either as Environment(schema=..., seed=...) or in config, "
+                        "not both"
                     )
                 config = dict(self.config)
                 self.schema = config.pop("schema", self.schema)
@@ -113,7 +119,7 @@ class Environment:
                 raise EnvFileError(
                     f"{where}: schema/seed are only for template='sql'; template={self.template!r} uses config"
                 )
-            validate_config(self.template, self.config)
+            validate_config(self.template, self.config, registry=registry)
 
     @property
     def env_id(self) -> str:
@@ -139,7 +145,7 @@ class Environment:
         Raises:
             EnvFileError: one line per problem, each with its path.
         """
-        self.__post_init__()
+        self._check(registry=registry)
         verifier = self.verifier_config
         if verifier is not None:
             from ..verifiers import validate_verifier
@@ -191,7 +197,8 @@ class Environment:
 
             hints = "".join(did_you_mean(key, _PAYLOAD_KEYS) for key in unknown)
             raise EnvFileError(
-                f"{where}: unknown field(s) {', '.join(map(repr, unknown))}.{hints} Known: {', '.join(sorted(_PAYLOAD_KEYS))}"
+                f"{where}: unknown field(s) {', '.join(map(repr, unknown))}.{hints} "
+                f"Known: {', '.join(sorted(_PAYLOAD_KEYS))}"
             )
         missing = [key for key in ("slug", "name", "template") if key not in data]
         if missing:
