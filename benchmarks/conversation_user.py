@@ -17,8 +17,20 @@ import re
 import time
 
 from rolloutgym.registry import get_registry
-from rolloutgym_workflow._refund_conv_tasks import _ASK_EMAIL, _ASK_ORDER
 from rolloutgym_workflow.user import ScriptedUser, parse_user_section
+
+# The agent's questions for the email and the order number in the reference conversations
+# (plugins/workflow/src/rolloutgym_workflow/data/refund_conv_tasks.jsonl), replaced below.
+_ASK_EMAIL = (
+    "I can help with that. Could you tell me the email address on your account?",
+    "Sure. First I need to verify your identity: what is your email address?",
+    "Happy to help. What email do you use with us?",
+)
+_ASK_ORDER = (
+    "Thanks, you're verified. Which order is this about? Please give me the order number.",
+    "Thank you. What is the order number?",
+    "You're verified. Could you share the order ID?",
+)
 
 HELD_OUT: dict[str, list[str]] = {
     "email": [
@@ -250,7 +262,8 @@ def main() -> None:
     arguments = parser.parse_args()
     tool, user = cost(arguments.repeats)
     print(
-        f"workflow tool call (get_order): {tool * 1e6:.1f} us; scripted user turn: {user * 1e6:.1f} us; ratio {user / tool:.2f}x"
+        f"workflow tool call (get_order): {tool * 1e6:.1f} us; scripted user turn: {user * 1e6:.1f} us; "
+        f"ratio {user / tool:.2f}x"
     )
     print(
         "\nreference conversations of workflow/refund-conv-v0 replayed with 20 held-out paraphrases per question kind:"

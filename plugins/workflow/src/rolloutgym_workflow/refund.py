@@ -12,6 +12,7 @@ beyond identity verification.
 
 from __future__ import annotations
 
+import datetime
 import functools
 import hashlib
 import json
@@ -27,12 +28,13 @@ from rolloutgym.declarative import (
     workflow_config,
 )
 
-from ._refund_tasks import draft_tasks
-from ._refund_world import TODAY, WINDOW_START, build_world
+from ._data_files import refund_task_records, refund_world
 
 __all__ = [
     "ORDER_STATUSES",
     "POLICY",
+    "TODAY",
+    "WINDOW_START",
     "make_refund_env",
     "make_refund_env_v1",
     "refund_environment",
@@ -40,6 +42,9 @@ __all__ = [
     "refund_tasks",
     "refund_tasks_v1",
 ]
+
+TODAY = datetime.date(2026, 3, 15)
+WINDOW_START = TODAY - datetime.timedelta(days=30)  # 2026-02-13: refunds/exchanges on or after this delivery date
 
 POLICY = f"""\
 Retail support policy. Today is {TODAY.isoformat()}.
@@ -182,15 +187,13 @@ def refund_environment(version: int = 0) -> Environment:
     ``version`` 0 is ``workflow/refund-v0`` as first published (kept so its runs stay
     comparable); 1 adds the competing statuses to status questions, so hedges score 0.
     """
-    world = build_world()
-    drafts = draft_tasks(world)
     environment = Environment(
         slug="refund",
         name="Retail Support",
         template="workflow",
         description=POLICY,
         config=workflow_config(
-            tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))
+            tools=_tools(), fixtures=refund_world("refund"), initial_mutable_state=json.loads(json.dumps(_STATE))
         ),
         verifier=_verifier(version),
     )
@@ -198,20 +201,17 @@ def refund_environment(version: int = 0) -> Environment:
 
     program = compile_program(environment)
     tasks = []
-    for draft in drafts:
+    for record in refund_task_records("refund"):
         task = Task(
-            instruction=draft["instruction"],
-            split=draft["split"],
-            id=draft["id"],
-            reference_actions=draft["reference_actions"],
-            reference_answer=draft["reference_answer"],
-            metadata=draft["metadata"],
+            instruction=record.instruction,
+            split=record.split,
+            id=record.id,
+            reference_actions=record.reference_actions,
+            reference_answer=record.reference_answer,
+            metadata=record.metadata.model_dump(),
         )
-        if version >= 1 and draft["metadata"].get("answer_terms"):
-            task.metadata = {
-                **draft["metadata"],
-                "competing_terms": _competing_statuses(draft["metadata"]["answer_terms"]),
-            }
+        if version >= 1 and record.metadata.answer_terms:
+            task.metadata["competing_terms"] = _competing_statuses(record.metadata.answer_terms)
         task.hidden_ground_truth = _replay(program, task)
         tasks.append(task)
     environment.tasks = tasks

@@ -18,8 +18,7 @@ from typing import Any
 
 from rolloutgym.declarative import Environment, Task, workflow_config
 
-from ._refund_conv_tasks import draft_conversations
-from ._refund_world import build_world
+from ._data_files import refund_task_records, refund_world
 from .refund import _STATE, POLICY, _competing_statuses, _tools, _verifier
 
 __all__ = ["make_refund_conv_env", "refund_conv_environment", "refund_conv_fingerprint", "refund_conv_tasks"]
@@ -28,15 +27,13 @@ __all__ = ["make_refund_conv_env", "refund_conv_environment", "refund_conv_finge
 @functools.cache
 def refund_conv_environment() -> Environment:
     """The environment with every conversational task and its replayed ground truth."""
-    world = build_world()
-    drafts = draft_conversations(world)
     environment = Environment(
         slug="refund-conv",
         name="Retail Support (conversations)",
         template="workflow",
         description=POLICY,
         config=workflow_config(
-            tools=_tools(), fixtures=world.fixtures(), initial_mutable_state=json.loads(json.dumps(_STATE))
+            tools=_tools(), fixtures=refund_world("refund_conv"), initial_mutable_state=json.loads(json.dumps(_STATE))
         ),
         verifier=_verifier(1),  # status answers must not hedge over statuses (refund-v1's grading)
     )
@@ -44,18 +41,18 @@ def refund_conv_environment() -> Environment:
 
     program = compile_program(environment)
     tasks = []
-    for draft in drafts:
+    for record in refund_task_records("refund_conv"):
         task = Task(
-            instruction=draft["instruction"],
-            split=draft["split"],
-            id=draft["id"],
-            reference_actions=draft["reference_actions"],
-            reference_answer=draft["reference_answer"],
-            metadata=dict(draft["metadata"]),
-            user=draft["user"],
+            instruction=record.instruction,
+            split=record.split,
+            id=record.id,
+            reference_actions=record.reference_actions,
+            reference_answer=record.reference_answer,
+            metadata=record.metadata.model_dump(),
+            user=record.user,
         )
-        if draft["metadata"]["answer_terms"]:
-            task.metadata["competing_terms"] = _competing_statuses(draft["metadata"]["answer_terms"])
+        if record.metadata.answer_terms:
+            task.metadata["competing_terms"] = _competing_statuses(record.metadata.answer_terms)
         task.hidden_ground_truth = _replay(program, task)
         tasks.append(task)
     environment.tasks = tasks
@@ -79,7 +76,8 @@ def _replay(program: Any, task: Task) -> dict[str, Any]:
             break
     if not finished:
         raise RuntimeError(
-            f"refund-conv-v0 task {task.id}: the scripted user did not end the conversation exactly after the reference answer"
+            f"refund-conv-v0 task {task.id}: the scripted user did not end the conversation exactly after the "
+            "reference answer"
         )
     state = json.loads(json.dumps(environment.state))
     environment.close()
