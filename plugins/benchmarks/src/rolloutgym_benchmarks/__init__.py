@@ -12,50 +12,64 @@ The same names are importable from ``rolloutgym.evals.benchmarks``.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-# Lazy re-exports (PEP 562): `rolloutgym list` imports this package's plugin module, which
-# imports this package first, so nothing heavy may be imported here.
-_EXPORTS = {
-    "AIMEEnv": ".envs",
-    "AIME_DATASET": ".benchmarks",
-    "AIME_PROMPT_SUFFIX": ".envs",
-    "DatasetUnavailable": "._loading",
-    "Extraction": ".grading",
-    "GSM8KEnv": ".envs",
-    "GSM8K_DATASET": ".benchmarks",
-    "GSM8K_PROMPT_SUFFIX": ".envs",
-    "MathEnv": ".envs",
-    "MathExample": ".examples",
-    "REGISTRY": ".benchmarks",
-    "aime": ".benchmarks",
-    "aime_examples": ".benchmarks",
-    "aime_tasks": ".benchmarks",
-    "extract_aime_answer": ".grading",
-    "extract_answer": ".grading",
-    "extract_gsm8k_answer": ".grading",
-    "grade_aime": ".grading",
-    "grade_gsm8k": ".grading",
-    "grade_math": ".grading",
-    "gsm8k": ".benchmarks",
-    "gsm8k_examples": ".benchmarks",
-    "gsm8k_tasks": ".benchmarks",
-    "make": ".benchmarks",
-    "make_example_id": ".examples",
-}
+import lazy_loader
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:
+    from ._loading import DatasetUnavailable
+    from .benchmarks import (
+        AIME_DATASET,
+        GSM8K_DATASET,
+        REGISTRY,
+        aime,
+        aime_examples,
+        aime_tasks,
+        gsm8k,
+        gsm8k_examples,
+        gsm8k_tasks,
+        make,
+    )
+    from .envs import AIME_PROMPT_SUFFIX, GSM8K_PROMPT_SUFFIX, AIMEEnv, GSM8KEnv, MathEnv
+    from .examples import MathExample, make_example_id
+    from .grading import (
+        Extraction,
+        extract_aime_answer,
+        extract_answer,
+        extract_gsm8k_answer,
+        grade_aime,
+        grade_gsm8k,
+        grade_math,
+    )
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "_loading": ["DatasetUnavailable"],
+        "benchmarks": [
+            "AIME_DATASET",
+            "GSM8K_DATASET",
+            "REGISTRY",
+            "aime",
+            "aime_examples",
+            "aime_tasks",
+            "gsm8k",
+            "gsm8k_examples",
+            "gsm8k_tasks",
+            "make",
+        ],
+        "envs": ["AIMEEnv", "AIME_PROMPT_SUFFIX", "GSM8KEnv", "GSM8K_PROMPT_SUFFIX", "MathEnv"],
+        "examples": ["MathExample", "make_example_id"],
+        "grading": [
+            "Extraction",
+            "extract_aime_answer",
+            "extract_answer",
+            "extract_gsm8k_answer",
+            "grade_aime",
+            "grade_gsm8k",
+            "grade_math",
+        ],
+    },
+)

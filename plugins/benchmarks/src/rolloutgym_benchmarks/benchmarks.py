@@ -39,6 +39,8 @@ __all__ = [
     "gsm8k_examples",
     "gsm8k_tasks",
     "make",
+    "make_aime_env",
+    "make_gsm8k_env",
 ]
 
 GSM8K_DATASET = "openai/gsm8k"
@@ -262,3 +264,13 @@ def aime_tasks() -> list[MathExample]:
     for example in tasks:
         AIMEEnv(example)  # an answer outside 0-999 fails here, naming the example
     return tasks
+
+
+def make_gsm8k_env(task: MathExample | None = None, **options: Any) -> GSM8KEnv:
+    """Factory behind ``bench/gsm8k-v0``: the first shipped sample problem when no task is given."""
+    return GSM8KEnv(task if task is not None else gsm8k_tasks()[0], **options)
+
+
+def make_aime_env(task: MathExample | None = None, **options: Any) -> AIMEEnv:
+    """Factory behind ``bench/aime-v0``: the first shipped sample problem when no task is given."""
+    return AIMEEnv(task if task is not None else aime_tasks()[0], **options)

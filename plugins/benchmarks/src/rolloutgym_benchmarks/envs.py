@@ -29,8 +29,6 @@ __all__ = [
     "AIMEEnv",
     "GSM8KEnv",
     "MathEnv",
-    "make_aime_env",
-    "make_gsm8k_env",
 ]
 
 AIME_PROMPT_SUFFIX = (
@@ -205,17 +203,3 @@ def _check_options(boxed: Any, symbolic: Any, max_boxed_answers: Any = None) -> 
         raise ValueError(f"boxed must be 'first' or 'last' (which \\boxed{{}} counts), got {boxed!r}")
     if not isinstance(symbolic, bool):
         raise TypeError(f"symbolic must be true or false, got {symbolic!r}")
-
-
-def make_gsm8k_env(task: MathExample | None = None, **options: Any) -> GSM8KEnv:
-    """Factory behind ``bench/gsm8k-v0``: the first shipped sample problem when no task is given."""
-    from .benchmarks import gsm8k_tasks
-
-    return GSM8KEnv(task if task is not None else gsm8k_tasks()[0], **options)
-
-
-def make_aime_env(task: MathExample | None = None, **options: Any) -> AIMEEnv:
-    """Factory behind ``bench/aime-v0``: the first shipped sample problem when no task is given."""
-    from .benchmarks import aime_tasks
-
-    return AIMEEnv(task if task is not None else aime_tasks()[0], **options)

@@ -12,7 +12,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
     return [
         EnvSpec(
             id="bench/gsm8k-v0",
-            entry_point="rolloutgym_benchmarks.envs:make_gsm8k_env",
+            entry_point="rolloutgym_benchmarks.benchmarks:make_gsm8k_env",
             tasks="rolloutgym_benchmarks.benchmarks:gsm8k_tasks",
             description=(
                 "GSM8K grade-school math word problems. Single-turn text answer; reward 1 when the final "
@@ -27,7 +27,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
         ),
         EnvSpec(
             id="bench/aime-v0",
-            entry_point="rolloutgym_benchmarks.envs:make_aime_env",
+            entry_point="rolloutgym_benchmarks.benchmarks:make_aime_env",
             tasks="rolloutgym_benchmarks.benchmarks:aime_tasks",
             description=(
                 "AIME competition problems. Single-turn text answer; reward 1 when the final answer is the "
