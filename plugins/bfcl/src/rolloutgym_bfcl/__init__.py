@@ -10,73 +10,30 @@ Names are imported on first use, so that registering the plugin (which imports
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
-    from ._ast import Verdict, check_calls, standardize
     from ._categories import CATEGORIES, GROUND_TRUTH_REJECTED, SKIPPED, Category, category_for_env
     from ._data import BfclTask, load_tasks, package_version, tasks_for_env
     from ._decode import decode_reply
     from ._execution import Backends, parse_call_string, render_call
     from ._tools import tool_definitions
     from .envs import BfclMultiTurnEnv, BfclSingleTurnEnv, make_env
+    from .grading import Verdict, check_calls, standardize
 
-_WHERE = {
-    "Verdict": "_ast",
-    "check_calls": "_ast",
-    "standardize": "_ast",
-    "CATEGORIES": "_categories",
-    "SKIPPED": "_categories",
-    "GROUND_TRUTH_REJECTED": "_categories",
-    "Category": "_categories",
-    "category_for_env": "_categories",
-    "BfclTask": "_data",
-    "load_tasks": "_data",
-    "package_version": "_data",
-    "tasks_for_env": "_data",
-    "decode_reply": "_decode",
-    "Backends": "_execution",
-    "parse_call_string": "_execution",
-    "render_call": "_execution",
-    "tool_definitions": "_tools",
-    "BfclMultiTurnEnv": "envs",
-    "BfclSingleTurnEnv": "envs",
-    "make_env": "envs",
-}
-
-__all__ = [
-    "Backends",
-    "BfclMultiTurnEnv",
-    "BfclSingleTurnEnv",
-    "BfclTask",
-    "CATEGORIES",
-    "Category",
-    "GROUND_TRUTH_REJECTED",
-    "SKIPPED",
-    "Verdict",
-    "category_for_env",
-    "check_calls",
-    "decode_reply",
-    "load_tasks",
-    "make_env",
-    "package_version",
-    "parse_call_string",
-    "render_call",
-    "standardize",
-    "tasks_for_env",
-    "tool_definitions",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module = _WHERE.get(name)
-    if module is None:
-        raise AttributeError(f"module 'rolloutgym_bfcl' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted([*globals(), *__all__])
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "_categories": ["CATEGORIES", "Category", "GROUND_TRUTH_REJECTED", "SKIPPED", "category_for_env"],
+        "_data": ["BfclTask", "load_tasks", "package_version", "tasks_for_env"],
+        "_decode": ["decode_reply"],
+        "_execution": ["Backends", "parse_call_string", "render_call"],
+        "_tools": ["tool_definitions"],
+        "envs": ["BfclMultiTurnEnv", "BfclSingleTurnEnv", "make_env"],
+        "grading": ["Verdict", "check_calls", "standardize"],
+    },
+)

@@ -6,8 +6,8 @@ import itertools
 import json
 from typing import Any
 
-from ._ast import check_function
 from ._tools import fc_name
+from .grading import check_function
 
 __all__ = ["reference_calls", "relevance_call"]
 

@@ -26,13 +26,13 @@ import gymnasium as gym
 from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 from rolloutgym_protocol.errors import ConfigError
 
-from ._ast import check_calls
 from ._categories import Category, category_for_env
 from ._data import BfclTask, package_version, tasks_for_env
 from ._decode import decode_reply, is_call_format, is_empty_output
 from ._execution import Backends, parse_call_string, render_call
 from ._oracle import reference_calls, relevance_call
 from ._tools import tool_definitions
+from .grading import check_calls
 
 __all__ = ["BfclMultiTurnEnv", "BfclSingleTurnEnv", "make_env"]
 

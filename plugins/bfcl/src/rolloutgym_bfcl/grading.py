@@ -95,13 +95,15 @@ def _check_type(
                 return Verdict(True, is_variable=is_variable)
         return _fail(
             "type_error:nested",
-            f"Nested type checking failed for parameter {param!r}: expected {described} of {nested.__name__}, got {value!r}.",
+            f"Nested type checking failed for parameter {param!r}: expected {described} of {nested.__name__}, "
+            f"got {value!r}.",
         )
     if answer_type is not None and type(value) is answer_type:
         return Verdict(True, is_variable=True)
     return _fail(
         "type_error:simple",
-        f"Incorrect type for parameter {param!r}. Expected type {described}, got {type(value).__name__}. Parameter value: {value!r}.",
+        f"Incorrect type for parameter {param!r}. Expected type {described}, got {type(value).__name__}. "
+        f"Parameter value: {value!r}.",
     )
 
 
@@ -221,7 +223,8 @@ def check_function(function: dict[str, Any], call: dict[str, Any], answer: dict[
             if type(value) is not str:
                 return _fail(
                     f"type_error:{'java' if language == 'java' else 'js'}",
-                    f"Incorrect type for parameter {param!r}. Expected type String, got {type(value).__name__}. Parameter value: {value!r}.",
+                    f"Incorrect type for parameter {param!r}. Expected type String, got {type(value).__name__}. "
+                    f"Parameter value: {value!r}.",
                 )
             value = _convert_literal(language, value, described, details)
         if described == "tuple" and type(value) is tuple:
@@ -290,7 +293,8 @@ def check_calls(
             if not verdict.valid:
                 return _fail(
                     "parallel_function_checker_no_order:cannot_find_match",
-                    f"Could not find a matching function among the calls for possible answer {position}: {', '.join(verdict.errors)}",
+                    f"Could not find a matching function among the calls for possible answer {position}: "
+                    f"{', '.join(verdict.errors)}",
                 )
         return _VALID
     if "multiple" in category:
