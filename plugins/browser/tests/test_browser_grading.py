@@ -6,7 +6,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from rolloutgym_browser._grading import answer_matches, diff_values
+from rolloutgym_browser.grading import answer_matches, diff_values
 from rolloutgym_browser.shop import make_shop_env, shop_tasks
 
 

@@ -6,27 +6,30 @@
     env = rg.make("browser/shop-v0", task=0, backend="chromium")   # an AsyncEnv
 """
 
-from ._backend import Backend, BrowserError
-from ._model import Element, Page, Snapshot, SnapshotElement, format_snapshot
-from ._service import shutdown_browser
-from ._site import Site, SiteApp
-from .envs import BACKENDS, BrowserEnv, BrowserTask, EpisodeOutcome, grade_with_ground_truth, make_backend
+from __future__ import annotations
 
-__all__ = [
-    "BACKENDS",
-    "Backend",
-    "BrowserEnv",
-    "BrowserError",
-    "BrowserTask",
-    "Element",
-    "EpisodeOutcome",
-    "Page",
-    "Site",
-    "SiteApp",
-    "Snapshot",
-    "SnapshotElement",
-    "format_snapshot",
-    "grade_with_ground_truth",
-    "make_backend",
-    "shutdown_browser",
-]
+from typing import TYPE_CHECKING
+
+import lazy_loader
+
+if TYPE_CHECKING:
+    from ._backend import Backend, BrowserError
+    from ._model import Element, Page, Snapshot, SnapshotElement, format_snapshot
+    from ._service import shutdown_browser
+    from ._site import Site, SiteApp
+    from .envs import BACKENDS, BrowserEnv, BrowserTask, EpisodeOutcome, grade_with_ground_truth, make_backend
+    from .grading import answer_matches, diff_values, grade_episode, lookup_path
+
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "_backend": ["Backend", "BrowserError"],
+        "_model": ["Element", "Page", "Snapshot", "SnapshotElement", "format_snapshot"],
+        "_service": ["shutdown_browser"],
+        "_site": ["Site", "SiteApp"],
+        "envs": ["BACKENDS", "BrowserEnv", "BrowserTask", "EpisodeOutcome", "grade_with_ground_truth", "make_backend"],
+        "grading": ["answer_matches", "diff_values", "grade_episode", "lookup_path"],
+    },
+)

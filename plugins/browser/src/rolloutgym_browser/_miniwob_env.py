@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 import math
 import re
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rolloutgym_protocol import AsyncEnv, Score, spaces
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError
@@ -21,7 +21,10 @@ from rolloutgym_protocol.errors import ConfigError, EnvClosedError
 from . import _actions
 from ._actions import BROWSER_TOOLS, ActionError, ToolCall, parse_tool_call
 from ._miniwob_page import MiniWoBPage, PageElement
-from .miniwob import MiniWoBTask, miniwob_html_root
+from ._miniwob_server import miniwob_html_root
+
+if TYPE_CHECKING:
+    from .miniwob import MiniWoBTask
 
 __all__ = ["MINIWOB_TOOLS", "MiniWoBEnv", "format_page"]
 

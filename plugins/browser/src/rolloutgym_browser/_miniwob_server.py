@@ -11,11 +11,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import importlib.util
 import mimetypes
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-__all__ = ["StaticServer"]
+from rolloutgym_protocol.errors import ConfigError
+
+__all__ = ["MINIWOB_INSTALL_HINT", "StaticServer", "miniwob_html_root"]
+
+# No square brackets: the CLI prints some errors through rich markup, which would take
+# "rolloutgym-browser[miniwob]" for a style tag and drop it. These packages are the extra.
+MINIWOB_INSTALL_HINT = "install the miniwob extra of rolloutgym-browser: pip install miniwob==1.1.0 playwright"
 
 _MAX_REQUEST_BYTES = 16_384
 
@@ -75,3 +82,24 @@ class StaticServer:
             server.close()
             with contextlib.suppress(Exception):
                 await server.wait_closed()
+
+
+def miniwob_html_root() -> Path:
+    """The ``html`` folder of the installed ``miniwob`` package (found without importing it).
+
+    Raises:
+        ConfigError: the package is missing (naming the extra to install) or has no pages.
+    """
+    spec = importlib.util.find_spec("miniwob")
+    if spec is None or spec.origin is None:
+        raise ConfigError(
+            f"browser/miniwob-v0 needs the MiniWoB++ task pages of the 'miniwob' package; {MINIWOB_INSTALL_HINT} "
+            "(and Chromium: apt-get install chromium)"
+        )
+    root = Path(spec.origin).parent / "html"
+    if not (root / "miniwob").is_dir() or not (root / "core" / "core.js").is_file():
+        raise ConfigError(
+            f"the installed 'miniwob' package at {root.parent} has no task pages (miniwob/html/miniwob/*.html); "
+            f"reinstall it; {MINIWOB_INSTALL_HINT}"
+        )
+    return root

@@ -5,7 +5,7 @@ one ``tool`` message per tool call, the last of which shows the page: URL, title
 accessibility-tree text with element ids). Action: an assistant message with tool calls
 (``click``, ``type``, ``select``, ``check``, ``goto``, ``back``, ``scroll``, ``answer``);
 a message without tool calls is the final answer. Grading reads the site's server-side
-state (see :mod:`rolloutgym_browser._grading`).
+state (see :mod:`rolloutgym_browser.grading`).
 
 Backends: ``dom`` (default; pure Python) and ``chromium`` (real browser). The
 environment validates every action against the current page before the backend runs
@@ -38,9 +38,9 @@ from ._actions import (
     shown,
 )
 from ._backend import Backend
-from ._grading import grade_episode
 from ._model import Snapshot, SnapshotElement, format_snapshot, short_url
 from ._site import Site, SiteApp
+from .grading import grade_episode
 
 __all__ = ["BACKENDS", "BrowserEnv", "BrowserTask", "EpisodeOutcome", "grade_with_ground_truth", "make_backend"]
 
@@ -120,7 +120,7 @@ class EpisodeOutcome:
 
 
 def grade_with_ground_truth(task: BrowserTask, outcome: EpisodeOutcome) -> Score:
-    """The built-in grader: state, answer and ``no_errors`` (see :mod:`rolloutgym_browser._grading`)."""
+    """The built-in grader: state, answer and ``no_errors`` (see :mod:`rolloutgym_browser.grading`)."""
     if not task.has_ground_truth:
         raise ConfigError(
             f"browser task {task.id!r} has nothing to grade: give it an expected end state, expected paths, "

@@ -21,7 +21,6 @@ the agent ends before the page is done is ended as the page's own timer ends it:
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import json
 from dataclasses import dataclass
 from functools import cache
@@ -30,14 +29,13 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
+from ._miniwob_server import MINIWOB_INSTALL_HINT, miniwob_html_root
+
 __all__ = ["MINIWOB_INSTALL_HINT", "MiniWoBTask", "make_miniwob_env", "miniwob_html_root", "miniwob_tasks"]
 
 TASK_FILE = Path(__file__).with_name("miniwob_tasks.json")
 #: The package version the task list and the scripted solutions were written against.
 MINIWOB_VERSION = "1.1.0"
-# No square brackets: the CLI prints some errors through rich markup, which would take
-# "rolloutgym-browser[miniwob]" for a style tag and drop it. These packages are the extra.
-MINIWOB_INSTALL_HINT = "install the miniwob extra of rolloutgym-browser: pip install miniwob==1.1.0 playwright"
 
 
 @dataclass(frozen=True)
@@ -80,27 +78,6 @@ def _load() -> tuple[MiniWoBTask, ...]:
 def miniwob_tasks() -> list[MiniWoBTask]:
     """The 125 tasks (read from a small JSON file; imports neither ``miniwob`` nor Playwright)."""
     return list(_load())
-
-
-def miniwob_html_root() -> Path:
-    """The ``html`` folder of the installed ``miniwob`` package (found without importing it).
-
-    Raises:
-        ConfigError: the package is missing (naming the extra to install) or has no pages.
-    """
-    spec = importlib.util.find_spec("miniwob")
-    if spec is None or spec.origin is None:
-        raise ConfigError(
-            f"browser/miniwob-v0 needs the MiniWoB++ task pages of the 'miniwob' package; {MINIWOB_INSTALL_HINT} "
-            "(and Chromium: apt-get install chromium)"
-        )
-    root = Path(spec.origin).parent / "html"
-    if not (root / "miniwob").is_dir() or not (root / "core" / "core.js").is_file():
-        raise ConfigError(
-            f"the installed 'miniwob' package at {root.parent} has no task pages (miniwob/html/miniwob/*.html); "
-            f"reinstall it; {MINIWOB_INSTALL_HINT}"
-        )
-    return root
 
 
 def miniwob_version() -> str | None:
