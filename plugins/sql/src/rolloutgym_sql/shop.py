@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from ._data_files import shop_ops, shop_questions
 from ._results import Limits
 from ._shop_data import SHOP_DESCRIPTION, build_shop
-from ._shop_ops import NOTHING_TO_DO_TASKS, SHOP_OPS
-from ._shop_questions import SHOP_QUESTIONS
 from ._sources import GeneratedSource
 from ._tasks import SqlTask
 from .envs import SqlEnv
@@ -34,31 +33,46 @@ def shop_source() -> GeneratedSource:
     return _SOURCE
 
 
+NOTHING_TO_DO_TASKS: tuple[str, ...]
+"""The ids of the ops tasks whose right answer is to change nothing (the null policy passes them)."""
+
+
+def __getattr__(name: str) -> Any:
+    # NOTHING_TO_DO_TASKS is read from the data on first use, so importing this module reads no file.
+    if name == "NOTHING_TO_DO_TASKS":
+        return tuple(record.id for record in shop_ops() if record.nothing_to_do)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def shop_tasks() -> list[SqlTask]:
-    """The questions of ``sql/shop-v0`` (train/dev/test splits in the data)."""
-    tasks = []
-    for identifier, split, difficulty, skills, instruction, sql, duckdb_sql in SHOP_QUESTIONS:
-        tasks.append(
-            SqlTask(
-                identifier,
-                instruction,
-                split,
-                gold_sql=(sql,),
-                gold_sql_by_backend={"duckdb": (duckdb_sql,)} if duckdb_sql else {},
-                skills=skills,
-                difficulty=difficulty,
-            )
+    """The questions of ``sql/shop-v0`` (``data/shop_questions.jsonl``; train/dev/test splits in the data)."""
+    return [
+        SqlTask(
+            record.id,
+            record.instruction,
+            record.split,
+            gold_sql=(record.sql,),
+            gold_sql_by_backend={"duckdb": (record.duckdb_sql,)} if record.duckdb_sql else {},
+            skills=record.skills,
+            difficulty=record.difficulty,
         )
-    return tasks
+        for record in shop_questions()
+    ]
 
 
 def shop_ops_tasks() -> list[SqlTask]:
-    """The data-changing tasks of ``sql/shop-ops-v0``."""
+    """The data-changing tasks of ``sql/shop-ops-v0`` (``data/shop_ops.jsonl``)."""
     return [
         SqlTask(
-            identifier, instruction, split, gold_sql=statements, changes_data=True, skills=skills, difficulty=difficulty
+            record.id,
+            record.instruction,
+            record.split,
+            gold_sql=record.statements,
+            changes_data=True,
+            skills=record.skills,
+            difficulty=record.difficulty,
         )
-        for identifier, split, difficulty, skills, instruction, statements in SHOP_OPS
+        for record in shop_ops()
     ]
 
 
