@@ -128,8 +128,13 @@ def test_shim_exports_the_rolloutlib_names() -> None:
         "make_example_id",
     }
     assert names <= set(shim.__all__)
-    for name in names:
+    for name in names - {"REGISTRY", "make"}:
         assert getattr(shim, name) is getattr(rolloutgym_benchmarks, name)
+    # The shim's REGISTRY and make look benchmarks up in the registry (hook rolloutgym_benchmarks).
+    assert shim.REGISTRY == rolloutgym_benchmarks.REGISTRY
+    assert shim.make("gsm8k", [EXAMPLE]).items == rolloutgym_benchmarks.make("gsm8k", [EXAMPLE]).items
+    with pytest.raises(ValueError, match=r"unknown benchmark 'mmlu'; choose from \['aime', 'gsm8k'\]"):
+        shim.make("mmlu")
 
 
 def test_options_are_checked_when_the_env_is_made() -> None:

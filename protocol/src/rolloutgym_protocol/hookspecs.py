@@ -31,7 +31,7 @@ from typing import Any
 
 import pluggy
 
-from .specs import EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec
+from .specs import BenchmarkSpec, EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
 
@@ -102,6 +102,19 @@ def rolloutgym_exporters() -> Sequence[ExporterSpec]:
         @hookimpl
         def rolloutgym_exporters():
             return [ExporterSpec(name="sft", entry_point="mypkg.export:export_sft")]
+    """
+
+
+@hookspec
+def rolloutgym_benchmarks() -> Sequence[BenchmarkSpec]:
+    """Return ready-made benchmarks for ``rolloutgym.evals`` (``make_benchmark(NAME)``).
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_benchmarks():
+            return [BenchmarkSpec(name="gsm8k", entry_point="rolloutgym_benchmarks.benchmarks:gsm8k",
+                                  env_id="bench/gsm8k-v0")]
     """
 
 

@@ -12,7 +12,16 @@ from typing import Any
 
 from .errors import SpecError
 
-__all__ = ["ENV_ID_PATTERN", "EnvSpec", "ExporterSpec", "GraderSpec", "PolicySpec", "TemplateSpec", "parse_env_id"]
+__all__ = [
+    "ENV_ID_PATTERN",
+    "BenchmarkSpec",
+    "EnvSpec",
+    "ExporterSpec",
+    "GraderSpec",
+    "PolicySpec",
+    "TemplateSpec",
+    "parse_env_id",
+]
 
 ENV_ID_PATTERN = re.compile(
     r"^(?P<namespace>[a-z0-9][a-z0-9_.-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*?)(?:-v(?P<version>\d+))?$"
@@ -164,3 +173,25 @@ class ExporterSpec:
 
     def __post_init__(self) -> None:
         _check_entry_point("exporter", self.name, self.entry_point)
+
+
+@dataclass(frozen=True)
+class BenchmarkSpec:
+    """A ready-made benchmark for ``rolloutgym.evals`` (``make_benchmark(NAME)``, ``run_benchmark(NAME, ...)``).
+
+    ``entry_point`` names ``factory(examples=None, **options) -> rolloutgym.evals.Benchmark``.
+    ``env_id`` (optional) is the registered environment that runs the same problems
+    (``rolloutgym run ENV_ID``).
+    """
+
+    name: str
+    entry_point: str
+    description: str = ""
+    env_id: str | None = None
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^[a-z][a-z0-9_.-]*$", self.name or ""):
+            raise SpecError(f"benchmark name {self.name!r} must be lowercase letters, digits, '-', '_' or '.'")
+        _check_entry_point("benchmark", self.name, self.entry_point)
+        if self.env_id is not None:
+            parse_env_id(self.env_id)

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
-from rolloutgym_protocol import EnvSpec, hookimpl
+from rolloutgym_protocol import BenchmarkSpec, EnvSpec, hookimpl
 
-__all__ = ["rolloutgym_envs"]
+__all__ = ["rolloutgym_benchmarks", "rolloutgym_envs"]
+
+
+@hookimpl
+def rolloutgym_benchmarks() -> list[BenchmarkSpec]:
+    """The ready-made benchmarks of ``rolloutgym.evals`` (``make_benchmark("gsm8k")``)."""
+    return [
+        BenchmarkSpec(
+            name="gsm8k",
+            entry_point="rolloutgym_benchmarks.benchmarks:gsm8k",
+            description="GSM8K grade-school math (30 shipped problems; path= or dataset= for the real set).",
+            env_id="bench/gsm8k-v0",
+        ),
+        BenchmarkSpec(
+            name="aime",
+            entry_point="rolloutgym_benchmarks.benchmarks:aime",
+            description="AIME competition problems (17 shipped problems; path= or dataset= for the real set).",
+            env_id="bench/aime-v0",
+        ),
+    ]
 
 
 @hookimpl

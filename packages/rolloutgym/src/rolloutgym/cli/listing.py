@@ -141,6 +141,7 @@ def plugins_command() -> None:
         registry.template_specs(),
         registry.grader_specs(),
         registry.exporter_specs(),
+        registry.benchmark_specs(),
     )
     table = Table(title="Plugins (entry point group 'rolloutgym')", title_justify="left")
     for column in ("name", "distribution", "version", "entry point", "status"):

@@ -6,9 +6,13 @@
   env, record failures (``error`` + ``error_type``) instead of stopping, and aggregate into a
   :class:`BenchmarkResult` of :class:`EvaluationRecord` s.
 
-Ready-made benchmarks live in :mod:`rolloutgym.evals.benchmarks`.
+Ready-made benchmarks are registered by plugins (hook ``rolloutgym_benchmarks``; GSM8K and
+AIME come with ``rolloutgym-benchmarks``): :func:`make_benchmark` (``"gsm8k"``) and
+:func:`benchmark_specs` find them through the registry, and ``run_benchmark("gsm8k", ...)``
+accepts a name. :mod:`rolloutgym.evals.benchmarks` keeps rolloutlib's names.
 """
 
+from ._registered import BenchmarkFactory, benchmark_factory, benchmark_specs, make_benchmark
 from ._runner import (
     Benchmark,
     BenchmarkResult,
@@ -21,7 +25,7 @@ from ._runner import (
 
 
 def __getattr__(name: str) -> object:
-    # ``rolloutgym.evals.benchmarks`` needs the benchmarks plugin: imported on first use only.
+    # ``rolloutgym.evals.benchmarks`` asks the registry: imported on first use only.
     if name == "benchmarks":
         import importlib
 
@@ -31,11 +35,15 @@ def __getattr__(name: str) -> object:
 
 __all__ = [
     "Benchmark",
+    "BenchmarkFactory",
     "BenchmarkResult",
     "Evaluation",
     "EvaluationCallback",
     "EvaluationRecord",
+    "benchmark_factory",
+    "benchmark_specs",
     "benchmarks",
+    "make_benchmark",
     "run_benchmark",
     "run_benchmarks",
 ]

@@ -12,6 +12,7 @@ from typing import Any, Generic, Protocol, TypeVar
 from rolloutgym_protocol import Score
 
 from ..graders._common import discard_awaitable
+from ._registered import make_benchmark
 
 __all__ = [
     "Benchmark",
@@ -251,13 +252,16 @@ def _aggregate(benchmark: Benchmark, records: tuple[EvaluationRecord, ...], elap
 
 
 def run_benchmark(
-    benchmark: Benchmark,
+    benchmark: Benchmark | str,
     evaluate: EvaluationCallback,
     *,
     limit: int | None = None,
     fail_fast: bool = False,
 ) -> BenchmarkResult:
     """Evaluate every item of ``benchmark`` (or the first ``limit``) one after another.
+
+    ``benchmark`` may be a registered benchmark's name (``"gsm8k"``): it is made with
+    :func:`make_benchmark` and its default source.
 
     For each item: ``env = benchmark.make_env(item)``, ``evaluation = evaluate(env)``, then
     ``env.close()`` whatever happened. An exception from any of these becomes a record with
@@ -271,6 +275,8 @@ def run_benchmark(
     _require_synchronous(evaluate)
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be non-negative, got {limit}")
+    if isinstance(benchmark, str):
+        benchmark = make_benchmark(benchmark)
     items = benchmark.items if limit is None else benchmark.items[:limit]
     started = time.perf_counter()
     records = tuple(_run_item(benchmark, index, item, evaluate, fail_fast) for index, item in enumerate(items))
@@ -278,13 +284,13 @@ def run_benchmark(
 
 
 def run_benchmarks(
-    benchmarks: Iterable[Benchmark],
+    benchmarks: Iterable[Benchmark | str],
     evaluate: EvaluationCallback,
     *,
     limit: int | None = None,
     fail_fast: bool = False,
 ) -> dict[str, BenchmarkResult]:
-    """Run several benchmarks in order with :func:`run_benchmark`; results keyed by name.
+    """Run several benchmarks (or registered benchmarks' names) in order with :func:`run_benchmark`; results by name.
 
     Names are checked before anything runs, so a duplicate wastes no work (rolloutlib 0.2.0
     raised only when it reached the duplicate).
@@ -296,7 +302,7 @@ def run_benchmarks(
     _require_synchronous(evaluate)
     if limit is not None and limit < 0:
         raise ValueError(f"limit must be non-negative, got {limit}")
-    ordered = list(benchmarks)
+    ordered = [make_benchmark(item) if isinstance(item, str) else item for item in benchmarks]
     seen: set[str] = set()
     for benchmark in ordered:
         if benchmark.name in seen:

@@ -25,7 +25,15 @@ from rolloutgym_protocol.errors import (
     TemplateNotFound,
     did_you_mean,
 )
-from rolloutgym_protocol.specs import EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec, parse_env_id
+from rolloutgym_protocol.specs import (
+    BenchmarkSpec,
+    EnvSpec,
+    ExporterSpec,
+    GraderSpec,
+    PolicySpec,
+    TemplateSpec,
+    parse_env_id,
+)
 
 from ._plugins import PluginInfo, core_plugins, discover_plugins
 from ._tasks import task_id, task_split
@@ -134,7 +142,10 @@ class Registry:
                     info = self._by_name.get(implementation.plugin_name)
                     if info is None or implementation.optionalhook:
                         continue
-                    warning = f"unknown hook {hook_name!r}: no such hookspec, so it is never called.{did_you_mean(hook_name, known)}"
+                    warning = (
+                        f"unknown hook {hook_name!r}: no such hookspec, so it is never called."
+                        f"{did_you_mean(hook_name, known)}"
+                    )
                     if warning not in info.warnings:
                         info.warnings.append(warning)
 
@@ -205,6 +216,10 @@ class Registry:
     def exporter_specs(self) -> dict[str, Registered]:
         return self._collect("rolloutgym_exporters", ExporterSpec, lambda spec: spec.name)
 
+    def benchmark_specs(self) -> dict[str, Registered]:
+        """Every registered ready-made benchmark (``rolloutgym.evals.make_benchmark``), by name."""
+        return self._collect("rolloutgym_benchmarks", BenchmarkSpec, lambda spec: spec.name)
+
     def register_commands(self, cli: Any) -> None:
         """Let plugins add CLI command groups (hook ``rolloutgym_commands(cli)``)."""
         self.call_hook("rolloutgym_commands", cli=cli)
@@ -263,10 +278,14 @@ class Registry:
                 )
             return (
                 f"The {info.name} plugin ({distribution}) is installed but disabled: ROLLOUTGYM_PLUGINS="
-                f"{os.environ.get('ROLLOUTGYM_PLUGINS', '')} does not name it; add '{info.name}' to that variable or unset it."
+                f"{os.environ.get('ROLLOUTGYM_PLUGINS', '')} does not name it; add '{info.name}' to that variable "
+                "or unset it."
             )
         folder = distribution.removeprefix("rolloutgym-")
-        return f"Install it: pip install {distribution} (from a checkout of the rolloutgym repository: pip install ./plugins/{folder})."
+        return (
+            f"Install it: pip install {distribution} "
+            f"(from a checkout of the rolloutgym repository: pip install ./plugins/{folder})."
+        )
 
     def _env_not_found_message(self, env_id: str, namespace: str) -> str:
         ids = sorted(self.env_specs())
@@ -396,7 +415,8 @@ class Registry:
             indexed = [(index, item) for index, item in indexed if task_split(item) == split]
             if not indexed:
                 raise ConfigError(
-                    f"environment '{spec.id}' has no tasks in split '{split}'; its splits are: {', '.join(s for s in splits if s) or 'none'}"
+                    f"environment '{spec.id}' has no tasks in split '{split}'; "
+                    f"its splits are: {', '.join(s for s in splits if s) or 'none'}"
                 )
         ids = {id(item): task_id(item, index) for index, item in indexed}
         return RLDataset(
@@ -417,7 +437,10 @@ class Registry:
         registered = self.policy_specs()
         if provider not in registered:
             names = sorted(registered)
-            message = f"no policy provider '{provider}'.{did_you_mean(provider, names)} Installed providers: {', '.join(names) or 'none'}."
+            message = (
+                f"no policy provider '{provider}'.{did_you_mean(provider, names)} "
+                f"Installed providers: {', '.join(names) or 'none'}."
+            )
             if provider in KNOWN_PLUGINS:
                 message += f" '{provider}' comes from '{KNOWN_PLUGINS[provider]}'. {self.install_hint(provider)}"
             raise PolicyNotFound(message)
