@@ -192,6 +192,18 @@ ATTACKS = {
         signal.signal(signal.SIGALRM, lambda *_: _write_everywhere(_forged_lines()))
         signal.setitimer(signal.ITIMER_REAL, 0.01, 0.01)
     """),
+    "hide a patched runner by rebinding sorted/any in __main__": """
+        import sys, _pytest.runner
+        def call_and_report(item, when, log=True, **kwds):
+            from _pytest.reports import TestReport
+            report = TestReport(item.nodeid, item.location, {}, "passed", None, when, [])
+            item.ihook.pytest_runtest_logreport(report=report)
+            return report
+        _pytest.runner.call_and_report = call_and_report
+        # the worker's own module: a name looked up there after the tests would be ours
+        main = sys.modules["__main__"]
+        main.sorted, main.any = (lambda *args, **kwargs: []), (lambda *args: False)
+    """,
     "sys.settrace that skips the assertions": """
         import sys
         def tracer(frame, event, argument):

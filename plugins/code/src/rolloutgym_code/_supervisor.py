@@ -50,13 +50,45 @@ def _kill(process: subprocess.Popen) -> None:
 
 def _run_worker(config: dict) -> dict:
     key = secrets.token_bytes(32)
+    started = time.monotonic()
+    process, result_read = _start_worker(config, key)
+    streams = _read_streams(
+        process,
+        result_read,
+        deadline=started + float(config["deadline"]),
+        keep=int(config["keep_output_bytes"]),
+        limit=int(config["max_output_bytes"]),
+    )
+    _kill(process)
+    process.wait()
+    process.stdout.close()
+    os.close(result_read)
+    verdict = {
+        "exit_code": process.returncode,
+        "timed_out": streams["timed_out"],
+        "output_limit_exceeded": streams["too_much"],
+        "output": streams["output"].decode("utf-8", errors="replace"),
+        "output_bytes": streams["output_total"],
+        "duration": time.monotonic() - started,
+        "batch": None,
+        "problem": None,
+    }
+    if streams["channel_overflow"]:
+        verdict["problem"] = "the code under test flooded the result channel"
+        return verdict
+    verdict["batch"], verdict["problem"] = _read_batch(bytes(streams["channel"]), key)
+    return verdict
+
+
+def _start_worker(config: dict, key: bytes) -> tuple[subprocess.Popen, int]:
+    """The worker process, with ``key`` waiting on its start-up pipe, and the read end of its
+    results pipe."""
     key_read, key_write = os.pipe()
     result_read, result_write = os.pipe()
     os.write(key_write, key)
     os.close(key_write)
     environment = dict(os.environ)
     environment["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"
-    started = time.monotonic()
     process = subprocess.Popen(
         [
             sys.executable,
@@ -77,9 +109,12 @@ def _run_worker(config: dict) -> dict:
     )
     os.close(key_read)
     os.close(result_write)
-    deadline = started + float(config["deadline"])
-    keep = int(config["keep_output_bytes"])
-    limit = int(config["max_output_bytes"])
+    return process, result_read
+
+
+def _read_streams(process: subprocess.Popen, result_read: int, *, deadline: float, keep: int, limit: int) -> dict:
+    """Read the worker's output and its results pipe until both close, the deadline passes,
+    or a limit is hit; keeps the first ``keep`` bytes of output."""
     output = bytearray()
     output_total = 0
     channel = bytearray()
@@ -120,25 +155,14 @@ def _run_worker(config: dict) -> dict:
                     open_streams = 0
                     break
     selector.close()
-    _kill(process)
-    process.wait()
-    process.stdout.close()
-    os.close(result_read)
-    verdict = {
-        "exit_code": process.returncode,
+    return {
+        "output": output,
+        "output_total": output_total,
+        "channel": channel,
         "timed_out": timed_out,
-        "output_limit_exceeded": too_much,
-        "output": output.decode("utf-8", errors="replace"),
-        "output_bytes": output_total,
-        "duration": time.monotonic() - started,
-        "batch": None,
-        "problem": None,
+        "too_much": too_much,
+        "channel_overflow": channel_overflow,
     }
-    if channel_overflow:
-        verdict["problem"] = "the code under test flooded the result channel"
-        return verdict
-    verdict["batch"], verdict["problem"] = _read_batch(bytes(channel), key)
-    return verdict
 
 
 def _read_batch(channel: bytes, key: bytes):

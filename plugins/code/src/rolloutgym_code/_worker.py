@@ -1,8 +1,12 @@
 """The pytest worker of a sandboxed test run (its source is run with ``python -I -c``).
 
 This is the one process where the code under test runs, so it is treated as hostile
-territory. Everything that decides the result lives in the local variables of ``_main``
-(out of reach of the code under test: frames, ``gc`` and ``ctypes`` are blocked for it):
+territory. Everything that decides the result lives in the local variables of ``_main`` and
+in closures made before the tests run (out of reach of the code under test: frames, ``gc``
+and ``ctypes`` are blocked for it), and every function here looks its names up in a private
+globals dict with a private copy of the builtins (made by ``_isolated`` at the end of this
+file): the code under test can reach ``__main__`` and ``builtins`` and rebind names there,
+but no trusted function reads a name from either.
 
 * the result key arrives on a start-up pipe that is closed at once; it lives only inside a
   C-level HMAC object held in a local variable;
@@ -24,50 +28,111 @@ A test passes only when its setup, call and teardown all pass; skipped and xfail
 are reported as ``skipped`` (the host counts them as not passed for hidden tests).
 """
 
+import ast
+import gc
+import hashlib
+import hmac
+import importlib
+import json
+import os
+import signal
+import sys
 
-def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted state
-    import gc
-    import hashlib
-    import hmac
-    import json
-    import os
-    import signal
-    import sys
 
-    _type, _str, _int, _id, _dict, _tuple, _set = type, str, int, id, dict, tuple, set
-    _isinstance = isinstance
-    _write, _exit, _read, _close = os.write, os._exit, os.read, os.close
+def _main():
+    """One test run: the trusted state is this frame's locals (see the module docstring)."""
+    _write, _exit = os.write, os._exit
     _dumps = json.dumps
     key_fd, channel_fd = int(sys.argv[1]), int(sys.argv[2])
     options = json.loads(sys.argv[3])
-    key = b""
-    while len(key) < 32:
-        chunk = _read(key_fd, 32 - len(key))
-        if not chunk:
-            break
-        key += chunk
-    _close(key_fd)
-    mac = hmac.new(key, digestmod=hashlib.sha256)
-    del key
+    mac = _keyed_mac(key_fd)
     os.set_inheritable(channel_fd, False)
     sys.argv = ["pytest"]
-    grading = bool(options.get("grading"))
     guard_module = options.get("guard_module", "")
     _flush = sys.__stdout__.flush
     trusted_dir = options["trusted_dir"]
-
-    import ast
-    import importlib
 
     import _pytest
     import pluggy
     import pytest
 
     pytest_dirs = tuple(os.path.dirname(module.__file__) + os.sep for module in (_pytest, pluggy))
+    audit = _audit_hook(pytest_dirs, trusted_dir, grading=bool(options.get("grading")))
+    results = []
+    digest = hashlib.sha256()
+    recorder, add, short = _recorder(pytest, results, digest)
+    hook_functions = [
+        value.__func__ if hasattr(value, "__func__") else value for value in vars(type(recorder)).values()
+    ]
+    hook_functions = [function for function in hook_functions if callable(function)] + [add, short, audit]
+
+    # Import pytest's own modules now, before any code under test can run.
+    config = _pytest.config._prepareconfig(list(options["args"]), [recorder])
+    if guard_module:
+        __import__(guard_module)  # imported now so that its module is watched like pytest's
+    modules_before, classes_before = _module_snapshot(guard_module)
+    cells_before = [(function, _cells_of(function)) for function in hook_functions]
+    hookimpls_before = {
+        name: tuple(impl.function for impl in caller.get_hookimpls())
+        for name, caller in dict(vars(config.pluginmanager.hook)).items()
+        if hasattr(caller, "get_hookimpls")
+    }
+    sys.addaudithook(audit)
+    pytest_exit = 3
+    try:
+        pytest_exit = config.hook.pytest_cmdline_main(config=config)
+    except BaseException as exc:  # noqa: BLE001 - any escape from pytest ends the run, and is reported
+        add({"kind": "crash", "message": short(f"{type(exc).__name__}: {exc}")})
+    # -- nothing below may run code under test ------------------------------------------
+    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
+    gc.disable()
+    try:
+        _flush()
+    except (OSError, ValueError):
+        pass
+    problems = _thread_problems()
+    problems += _module_problems(modules_before, _module_snapshot(guard_module)[0])
+    problems += _class_problems(classes_before)
+    problems += _recorder_problems(cells_before)
+    problems += _hookimpl_problems(config.pluginmanager.hook, hookimpls_before, (*pytest_dirs, trusted_dir + "/"))
+    lines, changed = _checked_results(results, digest)
+    problems += changed
+    body = _dumps(
+        {
+            "pytest_exit": int(pytest_exit) if isinstance(pytest_exit, int) else str(pytest_exit),
+            "results": lines,
+            "tampering": problems,
+        },
+        ensure_ascii=False,
+    ).encode("utf-8", "surrogatepass")
+    mac.update(body)
+    payload = mac.hexdigest().encode() + b" " + body + b"\n"
+    view = memoryview(payload)
+    while view:
+        view = view[_write(channel_fd, view) :]
+    _exit(0)
+
+
+def _keyed_mac(key_fd):
+    """An HMAC-SHA256 keyed with the 32 bytes on the start-up pipe, which is closed here; the
+    key is kept nowhere else."""
+    key = b""
+    while len(key) < 32:
+        chunk = os.read(key_fd, 32 - len(key))
+        if not chunk:
+            break
+        key += chunk
+    os.close(key_fd)
+    mac = hmac.new(key, digestmod=hashlib.sha256)
+    del key
+    return mac
+
+
+def _audit_hook(pytest_dirs, trusted_dir, grading):
+    """The audit hook that refuses to the code under test what the module docstring lists."""
     stdlib_ast = ast.__file__
     stdlib_importlib = os.path.dirname(importlib.__file__) + os.sep
     allowed_callers = (*pytest_dirs, "<frozen importlib.")
-
     state = {"inside": False}
     blocked_process_events = {
         "os.system", "os.exec", "os.posix_spawn", "os.spawn", "subprocess.Popen", "pty.spawn", "os.startfile",
@@ -130,8 +195,14 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
         finally:
             state["inside"] = False
 
-    results = []
-    digest = hashlib.sha256()
+    return audit
+
+
+def _recorder(pytest, results, digest):
+    """The pytest plugin that records one result per test, and the ``add`` and ``short``
+    functions it writes with: each result goes to ``results`` and, in the same order, to
+    ``digest``."""
+    _dumps = json.dumps
     phases = {}
 
     def add(record):
@@ -140,7 +211,7 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
         digest.update(line.encode("utf-8", "surrogatepass") + b"\n")
 
     def short(text):
-        text = _str(text)
+        text = str(text)
         lines = [line.rstrip() for line in text.strip().splitlines() if line.strip()]
         return " | ".join(lines[-8:])[:600]
 
@@ -177,66 +248,51 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
                 outcome, message = "error", "the test's call phase never ran"
             add({"kind": "test", "id": nodeid, "outcome": outcome, "message": message})
 
-    recorder = Recorder()
-    hook_functions = [value.__func__ if hasattr(value, "__func__") else value for value in vars(Recorder).values()]
-    hook_functions = [function for function in hook_functions if callable(function)] + [add, short, audit]
+    return Recorder(), add, short
 
-    def cells_of(function):
-        return (
-            function.__code__,
-            function.__defaults__,
-            _tuple(cell.cell_contents for cell in (function.__closure__ or ())),
-        )
 
-    def module_snapshot():
-        watched = {}
-        for name, module in _dict(sys.modules).items():
-            if module is None:
-                continue
-            if name in ("builtins", "pytest", "pluggy", "json", "hmac", "hashlib", guard_module) or name.startswith(
-                ("_pytest.", "pluggy.")
-            ):
-                watched[name] = (module, _dict(vars(module)))
-        classes = {}
-        for name, (_module, namespace) in watched.items():
-            for value in namespace.values():
-                if _isinstance(value, _type) and getattr(value, "__module__", "") == name:
-                    classes[_id(value)] = (value, _dict(vars(value)))
-        return watched, classes
+def _cells_of(function):
+    return (
+        function.__code__,
+        function.__defaults__,
+        tuple(cell.cell_contents for cell in (function.__closure__ or ())),
+    )
 
-    # Import pytest's own modules now, before any code under test can run.
-    config = _pytest.config._prepareconfig(list(options["args"]), [recorder])
-    if guard_module:
-        __import__(guard_module)  # imported now so that its module is watched like pytest's
-    modules_before, classes_before = module_snapshot()
-    cells_before = [(function, cells_of(function)) for function in hook_functions]
-    hookimpls_before = {
-        name: _tuple(impl.function for impl in caller.get_hookimpls())
-        for name, caller in _dict(vars(config.pluginmanager.hook)).items()
-        if hasattr(caller, "get_hookimpls")
-    }
-    sys.addaudithook(audit)
-    pytest_exit = 3
-    try:
-        pytest_exit = config.hook.pytest_cmdline_main(config=config)
-    except BaseException as exc:  # noqa: BLE001 - any escape from pytest ends the run, and is reported
-        add({"kind": "crash", "message": short(f"{_type(exc).__name__}: {exc}")})
-    # -- nothing below may run code under test ------------------------------------------
-    signal.pthread_sigmask(signal.SIG_BLOCK, signal.valid_signals())
-    gc.disable()
-    problems = []
-    try:
-        _flush()
-    except (OSError, ValueError):
-        pass
+
+def _module_snapshot(guard_module):
+    """The watched modules with a copy of their dictionaries, and their classes with a copy
+    of theirs."""
+    watched = {}
+    for name, module in dict(sys.modules).items():
+        if module is None:
+            continue
+        if name in ("builtins", "pytest", "pluggy", "json", "hmac", "hashlib", guard_module) or name.startswith(
+            ("_pytest.", "pluggy.")
+        ):
+            watched[name] = (module, dict(vars(module)))
+    classes = {}
+    for name, (_module, namespace) in watched.items():
+        for value in namespace.values():
+            if isinstance(value, type) and getattr(value, "__module__", "") == name:
+                classes[id(value)] = (value, dict(vars(value)))
+    return watched, classes
+
+
+def _thread_problems():
+    """A thread started by the code under test that still runs is tampering."""
     try:
         with open("/proc/self/status", "rb") as handle:
             threads = [line for line in handle.read().split(b"\n") if line.startswith(b"Threads:")]
         if threads and int(threads[0].split()[1]) > 1:
-            problems.append("a thread started by the code under test was still running when the tests ended")
+            return ["a thread started by the code under test was still running when the tests ended"]
     except (OSError, ValueError, RuntimeError):
-        problems.append("could not check for leftover threads")
-    modules_after, classes_after = module_snapshot()
+        return ["could not check for leftover threads"]
+    return []
+
+
+def _module_problems(modules_before, modules_after):
+    problems = []
+    missing = object()
     for name, (module, namespace) in modules_before.items():
         if sys.modules.get(name) is not module:
             problems.append(f"module {name} was replaced")
@@ -244,18 +300,24 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
         current = modules_after.get(name, (None, {}))[1]
         changed = sorted(
             attribute
-            for attribute in _set(namespace) | _set(current)
-            if namespace.get(attribute, problems) is not current.get(attribute, problems)
+            for attribute in set(namespace) | set(current)
+            if namespace.get(attribute, missing) is not current.get(attribute, missing)
             and not attribute.startswith("__")
         )
         if changed:
             problems.append(f"{name} was modified ({', '.join(changed[:5])})")
+    return problems
+
+
+def _class_problems(classes_before):
+    problems = []
+    missing = object()
     for cls, namespace in classes_before.values():
-        current = _dict(vars(cls))
+        current = dict(vars(cls))
         changed = [
             attribute
             for attribute in namespace
-            if namespace[attribute] is not current.get(attribute, problems)
+            if namespace[attribute] is not current.get(attribute, missing)
             and attribute not in ("__abstractmethods__", "_abc_impl", "__weakref__", "__dict__")
         ]
         changed += [  # an added attribute may override a base class's method
@@ -267,48 +329,68 @@ def _main():  # noqa: C901 - one frame on purpose: its locals are the trusted st
         ]
         if changed:
             problems.append(f"class {cls.__qualname__} was modified ({', '.join(sorted(changed)[:5])})")
+    return problems
+
+
+def _recorder_problems(cells_before):
+    problems = []
     for function, before in cells_before:
-        after = cells_of(function)
+        after = _cells_of(function)
         if (
             any(a is not b for a, b in zip(before[2], after[2], strict=False))
             or before[0] is not after[0]
             or before[1] is not after[1]
         ):
             problems.append("the test recorder was modified")
+    return problems
+
+
+def _hookimpl_problems(hook, hookimpls_before, trusted_prefixes):
+    problems = []
     for name, functions in hookimpls_before.items():
-        now = _tuple(impl.function for impl in getattr(config.pluginmanager.hook, name).get_hookimpls())
+        now = tuple(impl.function for impl in getattr(hook, name).get_hookimpls())
         added = [function for function in now if function not in functions]
         for function in added:
             filename = getattr(getattr(function, "__code__", None), "co_filename", "")
             # pytest registers its session and the task's conftest files while it runs
-            if not filename.startswith((*pytest_dirs, trusted_dir + "/")):
+            if not filename.startswith(trusted_prefixes):
                 problems.append(f"a hook implementation was added for {name}")
                 break
         if any(function not in now for function in functions):
             problems.append(f"a hook implementation was removed from {name}")
+    return problems
+
+
+def _checked_results(results, digest):
+    """The recorded result lines, and a problem if they are not what the recorder wrote."""
+    problems = []
     lines = list(results)
     check = hashlib.sha256()
     for line in lines:
-        if _type(line) is not _str:
+        if type(line) is not str:
             problems.append("a result that the recorder did not write")
             break
         check.update(line.encode("utf-8", "surrogatepass") + b"\n")
     if check.hexdigest() != digest.hexdigest():
         problems.append("the recorded results were changed")
-    body = _dumps(
-        {
-            "pytest_exit": _int(pytest_exit) if _isinstance(pytest_exit, _int) else _str(pytest_exit),
-            "results": lines,
-            "tampering": problems,
-        },
-        ensure_ascii=False,
-    ).encode("utf-8", "surrogatepass")
-    mac.update(body)
-    payload = mac.hexdigest().encode() + b" " + body + b"\n"
-    view = memoryview(payload)
-    while view:
-        view = view[_write(channel_fd, view) :]
-    _exit(0)
+    return lines, problems
 
 
-_main()
+def _isolated(namespace):
+    """The functions and modules of ``namespace``, rebound to a new globals dict that holds a
+    private copy of the builtins. Runs before any code under test; nothing it can reach refers
+    to the new dict, so rebinding ``__main__.sorted`` or ``builtins.len`` changes no trusted
+    function (a change to ``builtins`` is also reported as tampering)."""
+    import builtins
+    import types
+
+    private = {"__builtins__": dict(vars(builtins)), "__name__": namespace["__name__"]}
+    for name, value in namespace.items():
+        if type(value) is types.ModuleType:
+            private[name] = value
+        elif type(value) is types.FunctionType:
+            private[name] = types.FunctionType(value.__code__, private, name, value.__defaults__, value.__closure__)
+    return private
+
+
+_isolated(dict(globals()))["_main"]()

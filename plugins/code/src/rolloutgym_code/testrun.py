@@ -30,6 +30,7 @@ __all__ = ["TestCaseResult", "TestRun", "clean_output", "run_pytest"]
 
 CONFIG_NAME = ".rolloutgym-harness.json"
 GUARD_DIR = ".rolloutgym"
+_INI_NAME = f"{GUARD_DIR}/pytest.ini"
 _RESERVED = ".rolloutgym"
 _FALLBACK_DIR = ".rolloutgym-trusted"
 _BATCH_BYTES = 4 << 20
@@ -165,30 +166,52 @@ def run_pytest(
     """
     limits = limits or SandboxLimits()
     grading = trusted_tests is not None
+    workspace, trusted, trusted_root = _lay_out(sandbox, files, trusted_tests or {})
+    workdir = getattr(sandbox, "workdir", None) if trusted_root != _FALLBACK_DIR else "."
+    paths = [f"{trusted_root}/{path}" if grading else path for path in test_paths]
+    rootdir = trusted_root if grading else (workdir if workdir != "." else ".")
+    nonce = secrets.token_hex(16)
+    config = _harness_config(nonce, limits, paths, rootdir=rootdir, trusted_root=trusted_root, grading=grading)
+    workspace[CONFIG_NAME] = json.dumps(config).encode()
+    command = [sandbox.python, "-I", "-B", "-c", _harness_source("_supervisor.py"), CONFIG_NAME]
+    outer = _outer_limits(limits)
+    if trusted_root == _FALLBACK_DIR:
+        result = sandbox.run(command, files=workspace, limits=outer)
+    else:
+        result = sandbox.run(command, files=workspace, limits=outer, trusted_files=trusted)  # type: ignore[call-arg]
+    return _interpret(result, nonce, expected)
+
+
+def _lay_out(
+    sandbox: Sandbox, files: Mapping[str, bytes], trusted_tests: Mapping[str, bytes]
+) -> tuple[dict[str, bytes], dict[str, bytes], str]:
+    """The workspace files, the trusted files (guard module, ini, trusted tests) and the
+    folder the worker finds the trusted files in.
+
+    A provider without a read-only directory gets the trusted files inside the workspace,
+    under ``.rolloutgym-trusted``.
+    """
     trusted_dir = getattr(sandbox, "trusted_dir", None)
     workdir = getattr(sandbox, "workdir", None)
     workspace = {name: data for name, data in files.items() if not name.startswith(_RESERVED)}
     trusted: dict[str, bytes] = {f"{GUARD_DIR}/{GUARD_MODULE}.py": _harness_source("_guard.py").encode()}
-    for path, data in (trusted_tests or {}).items():
+    for path, data in trusted_tests.items():
         trusted[path] = data
     if trusted_dir is None or workdir is None:
         # A provider without a read-only directory: the trusted files travel in the workspace.
-        workdir = "."
-        trusted_root = _FALLBACK_DIR
-    else:
-        trusted_root = trusted_dir
-    ini_name = f"{GUARD_DIR}/pytest.ini"
-    if trusted_root == _FALLBACK_DIR:  # relative to the ini file's folder
-        trusted[ini_name] = _ini(". ../.. ../../src")
-    else:
-        trusted[ini_name] = _ini(f"{trusted_dir}/{GUARD_DIR} {workdir} {workdir}/src")
-    if trusted_root == _FALLBACK_DIR:
+        trusted[_INI_NAME] = _ini(". ../.. ../../src")  # relative to the ini file's folder
         workspace.update({f"{_FALLBACK_DIR}/{path}": data for path, data in trusted.items()})
-    paths = [f"{trusted_root}/{path}" if grading else path for path in test_paths]
-    rootdir = trusted_root if grading else (workdir if workdir != "." else ".")
-    nonce = secrets.token_hex(16)
-    worker_limits = limits
-    config = {
+        return workspace, trusted, _FALLBACK_DIR
+    trusted[_INI_NAME] = _ini(f"{trusted_dir}/{GUARD_DIR} {workdir} {workdir}/src")
+    return workspace, trusted, trusted_dir
+
+
+def _harness_config(
+    nonce: str, limits: SandboxLimits, paths: Sequence[str], *, rootdir: str, trusted_root: str, grading: bool
+) -> dict:
+    """What the supervisor reads from ``CONFIG_NAME``: its nonce, the worker's source and
+    pytest arguments, and the worker's limits."""
+    return {
         "nonce": nonce,
         "worker_source": _harness_source("_worker.py"),
         "worker": {
@@ -201,7 +224,7 @@ def run_pytest(
                 "-p",
                 "no:legacypath",
                 "-c",
-                f"{trusted_root}/{ini_name}",
+                f"{trusted_root}/{_INI_NAME}",
                 f"--rootdir={rootdir}",
                 "--tb=short",
                 *paths,
@@ -210,23 +233,21 @@ def run_pytest(
             "trusted_dir": trusted_root,
             "guard_module": GUARD_MODULE,
         },  # fmt: skip
-        "deadline": max(0.5, worker_limits.wall_seconds - 0.25),
-        "keep_output_bytes": worker_limits.keep_output_bytes,
-        "max_output_bytes": worker_limits.max_output_bytes,
+        "deadline": max(0.5, limits.wall_seconds - 0.25),
+        "keep_output_bytes": limits.keep_output_bytes,
+        "max_output_bytes": limits.max_output_bytes,
     }
-    workspace[CONFIG_NAME] = json.dumps(config).encode()
-    outer = dataclasses.replace(
+
+
+def _outer_limits(limits: SandboxLimits) -> SandboxLimits:
+    """The sandbox's limits for the whole run: the worker's, plus room for the supervisor
+    and the result batch."""
+    return dataclasses.replace(
         limits,
         wall_seconds=limits.wall_seconds + 2.0,
         keep_output_bytes=8 * limits.keep_output_bytes + _BATCH_BYTES,
         max_output_bytes=max(limits.max_output_bytes, 8 * limits.keep_output_bytes + 2 * _BATCH_BYTES),
     )
-    command = [sandbox.python, "-I", "-B", "-c", _harness_source("_supervisor.py"), CONFIG_NAME]
-    if trusted_root == _FALLBACK_DIR:
-        result = sandbox.run(command, files=workspace, limits=outer)
-    else:
-        result = sandbox.run(command, files=workspace, limits=outer, trusted_files=trusted)  # type: ignore[call-arg]
-    return _interpret(result, nonce, expected)
 
 
 def _interpret(result: SandboxResult, nonce: str, expected: Sequence[str]) -> TestRun:
