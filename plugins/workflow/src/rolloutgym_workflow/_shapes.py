@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, field_validator, model_validator
 from rolloutgym.declarative.params import check_param_type, is_full_json_schema
 from rolloutgym.declarative.shapes import join_errors, validate_model
 from rolloutgym.declarative.templating import TemplateError, check_template
@@ -22,6 +22,7 @@ __all__ = [
     "CustomConfig",
     "CustomTool",
     "LookupTool",
+    "McpConfig",
     "MockTool",
     "Mutation",
     "WorkflowConfig",
@@ -102,10 +103,59 @@ class CustomTool(_ToolBase):
     mutates: Mutation | list[Mutation] | None = None
 
 
-class WorkflowConfig(_Shape):
-    """``workflow`` config: tools, read-only fixtures, initial mutable state."""
+class McpConfig(_Shape):
+    """``mcp``: tools from an MCP server, started per episode (``command``) or reached at ``url``.
 
-    tools: list[dict[str, Any]] = Field(min_length=1)
+    See ``docs/how-to/mcp-tools-in-env-files.md``; :mod:`rolloutgym_workflow.mcp_session` runs it.
+    """
+
+    command: list[Annotated[str, Field(min_length=1)]] | Annotated[str, Field(min_length=1)] | None = None
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = None
+    headers: dict[str, str] = Field(default_factory=dict)
+    protocol: Literal["auto", "legacy"] | None = None
+    per_episode: bool = True
+    timeout: float = Field(default=30.0, gt=0, le=3600)
+    call_timeout: float = Field(default=60.0, gt=0, le=3600)
+    include: list[str] | None = None
+    exclude: list[str] = Field(default_factory=list)
+    state_tool: str | None = None
+    state_arguments: dict[str, Any] = Field(default_factory=dict)
+    reset_tool: str | None = None
+    reset_arguments: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("url")
+    @classmethod
+    def _http_url(cls, value: str | None) -> str | None:
+        if value is not None and not value.startswith(("http://", "https://")):
+            raise ValueError(f"{value!r:.80} is not an http(s):// URL of a streamable HTTP MCP server")
+        return value
+
+    @model_validator(mode="after")
+    def _one_server(self) -> McpConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError(
+                "give the MCP server either 'command' (a stdio server started per episode, e.g. "
+                '["python", "-m", "my_server"]) or \'url\' (a streamable HTTP server, e.g. '
+                '"http://127.0.0.1:9000/mcp"), not both or neither'
+            )
+        if self.command == []:
+            raise ValueError("'command' is empty: give the executable and its arguments")
+        if self.url is not None and (self.env or self.cwd is not None):
+            raise ValueError("'env' and 'cwd' are for a 'command' server; an HTTP server takes 'headers'")
+        if self.command is not None and self.headers:
+            raise ValueError("'headers' are for a 'url' server; a 'command' server takes 'env'")
+        if self.include is not None and set(self.include) & set(self.exclude):
+            raise ValueError(f"tools both included and excluded: {sorted(set(self.include) & set(self.exclude))}")
+        return self
+
+
+class WorkflowConfig(_Shape):
+    """``workflow`` config: tools, read-only fixtures, initial mutable state (and optionally an MCP server)."""
+
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    mcp: McpConfig | None = None
     fixtures: dict[str, Any] = Field(default_factory=dict)
     initialMutableState: dict[str, Any] = Field(default_factory=dict)
     description: str | None = None
@@ -113,9 +163,10 @@ class WorkflowConfig(_Shape):
 
 
 class CustomConfig(_Shape):
-    """``custom`` config: tools and the initial state."""
+    """``custom`` config: tools and the initial state (and optionally an MCP server)."""
 
-    tools: list[dict[str, Any]] = Field(min_length=1)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    mcp: McpConfig | None = None
     initialState: dict[str, Any] = Field(default_factory=dict)
     description: str | None = None
     defaultVerifier: dict[str, Any] | None = None
@@ -187,6 +238,13 @@ def _check_state_names(config: WorkflowConfig, prefix: str) -> list[str]:
     return errors
 
 
+def _check_tool_source(config: WorkflowConfig | CustomConfig, prefix: str) -> list[str]:
+    """Tools come from ``tools``, an ``mcp`` server, or both; never from nowhere."""
+    if config.tools or config.mcp is not None:
+        return []
+    return [f"{prefix}.tools: give at least one tool, or take the tools from an MCP server with 'mcp'"]
+
+
 def validate_workflow(config: Mapping[str, Any], prefix: str = "config") -> dict[str, Any]:
     """Check a ``workflow`` config and return it (unchanged).
 
@@ -195,6 +253,7 @@ def validate_workflow(config: Mapping[str, Any], prefix: str = "config") -> dict
     """
     validated, errors = validate_model(WorkflowConfig, config, prefix)
     if isinstance(validated, WorkflowConfig):
+        errors += _check_tool_source(validated, prefix)
         errors += _check_tools(validated.tools, prefix, _TOOL_KINDS)
         errors += _check_state_names(validated, prefix)
     if errors:
@@ -210,6 +269,7 @@ def validate_custom(config: Mapping[str, Any], prefix: str = "config") -> dict[s
     """
     validated, errors = validate_model(CustomConfig, config, prefix)
     if isinstance(validated, CustomConfig):
+        errors += _check_tool_source(validated, prefix)
         errors += _check_tools(validated.tools, prefix, None)
     if errors:
         raise EnvFileError(join_errors(errors))

@@ -151,6 +151,9 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         self.tools = program.definitions if self.user_section is None else [*program.definitions, _RESPOND_DEFINITION]
         self.state: dict[str, Any] = program.fresh_state()
         self.records: list[ToolCallRecord] = []
+        # Tools run elsewhere (an MCP server's) and the state they report: set by McpWorkflowEnv.
+        self.extra_tools: dict[str, Any] = {}
+        self.external_state: dict[str, Any] | None = None
         self._invalid = 0
         self._oracle_position = 0
         self._done = True
@@ -205,28 +208,12 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         return messages, {"task_id": self.task.id}
 
     def step(self, action: Any) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
-        if self._done:
-            raise RuntimeError("reset() must be called before step() and after an episode ends")
-        if isinstance(action, str):
-            if self.user is not None:
-                return self._to_user([], action)
-            return self._finish(action, truncated=False)
-        if type(action) is not dict and not isinstance(action, Mapping):
-            self._invalid += 1
-            message = f"error: send an assistant message {{'role': 'assistant', 'content': ..., 'tool_calls'?: [...]}}, not {type(action).__name__}"
-            return [{"role": "user", "content": message}], 0.0, False, False, self._info()
-        calls = action.get("tool_calls")
-        if not calls:
-            if self.user is not None:
-                return self._to_user([], _text(action.get("content")))
-            return self._finish(_text(action.get("content")), truncated=False)
-        if not isinstance(calls, list):
-            calls = [calls]
-        if len(self.records) >= self.max_tool_calls:
-            return self._finish(_text(action.get("content")), truncated=True)
+        kind, value = self._begin(action)
+        if kind != "calls":
+            return self._conclude(kind, value)
         observations = []
         responses: list[str] = []
-        for call in calls:
+        for call in value:
             if self.user is not None and _is_respond(call):
                 observation, message = self._respond(call)
                 observations.append(observation)
@@ -234,6 +221,44 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
                     responses.append(message)
             else:
                 observations.append(self._call(call))
+        return self._after_calls(observations, responses)
+
+    # The steps of ``step``, shared with envs whose tool calls are awaited (``McpWorkflowEnv``).
+
+    def _begin(self, action: Any) -> tuple[str, Any]:
+        """What an action asks for: ``("calls", calls)``, or ``("answer"|"user"|"truncate"|"invalid", value)``."""
+        if self._done:
+            raise RuntimeError("reset() must be called before step() and after an episode ends")
+        if isinstance(action, str):
+            return ("user" if self.user is not None else "answer"), action
+        if type(action) is not dict and not isinstance(action, Mapping):
+            self._invalid += 1
+            message = (
+                "error: send an assistant message {'role': 'assistant', 'content': ..., 'tool_calls'?: [...]}, "
+                f"not {type(action).__name__}"
+            )
+            return "invalid", ([{"role": "user", "content": message}], 0.0, False, False, self._info())
+        calls = action.get("tool_calls")
+        if not calls:
+            return ("user" if self.user is not None else "answer"), _text(action.get("content"))
+        if not isinstance(calls, list):
+            calls = [calls]
+        if len(self.records) >= self.max_tool_calls:
+            return "truncate", _text(action.get("content"))
+        return "calls", calls
+
+    def _conclude(self, kind: str, value: Any) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
+        """The step result of an action without tool calls to run (see :meth:`_begin`)."""
+        if kind == "user":
+            return self._to_user([], value)
+        if kind == "answer":
+            return self._finish(value, truncated=False)
+        if kind == "truncate":
+            return self._finish(value, truncated=True)
+        return value
+
+    def _after_calls(self, observations: Messages, responses: list[str]) -> tuple[Messages, float, bool, bool, dict]:
+        """The step result once the calls ran: the tool messages, or the user's answer to what was sent."""
         if responses:
             return self._to_user(observations, "\n".join(responses))
         return observations, 0.0, False, False, self._info()
@@ -262,6 +287,14 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         return [*observations, {"role": "user", "content": reply}], 0.0, False, False, self._info()
 
     def _call(self, call: Any) -> dict[str, Any]:
+        prepared = self._prepare(call)
+        if type(prepared) is dict:
+            return prepared
+        tool, call_id, arguments = prepared
+        return self._run_local(tool, call_id, arguments)
+
+    def _prepare(self, call: Any) -> dict[str, Any] | tuple[Any, str, dict[str, Any]]:
+        """``(tool, call_id, arguments)`` of a call that may run, else its error message (recorded)."""
         position = len(self.records)
         if type(call) is not dict and not isinstance(call, Mapping):
             self._invalid += 1
@@ -279,35 +312,63 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         call_id = call.get("id")
         if type(call_id) is not str:
             call_id = f"call_{position}"
-
-        def fail(error: str, *, invalid: bool, arguments: Any = raw_arguments) -> dict[str, Any]:
-            if invalid:
-                self._invalid += 1
-            self.records.append(ToolCallRecord(str(name), arguments, None, error))
-            return {"role": "tool", "tool_call_id": call_id, "content": f"error: {error}"}
-
         if position >= self.max_tool_calls:
-            return fail(
-                f"the tool-call budget ({self.max_tool_calls}) is spent; give your final answer now", invalid=True
+            return self._fail_call(
+                name,
+                call_id,
+                f"the tool-call budget ({self.max_tool_calls}) is spent; give your final answer now",
+                invalid=True,
+                arguments=raw_arguments,
             )
-        tool = self.program.tools.get(name) if isinstance(name, str) else None
+        tool = None
+        if isinstance(name, str):
+            tool = self.program.tools.get(name) or self.extra_tools.get(name)
         if tool is None:
-            return fail(f"unknown tool {name!r:.80}; available tools: {', '.join(self.program.tools)}", invalid=True)
+            available = ", ".join([*self.program.tools, *self.extra_tools])
+            return self._fail_call(
+                name,
+                call_id,
+                f"unknown tool {name!r:.80}; available tools: {available}",
+                invalid=True,
+                arguments=raw_arguments,
+            )
         arguments, error = parse_arguments(raw_arguments)
         if error is not None:
-            return fail(f"{tool.name}: {error}", invalid=True)
+            return self._fail_call(name, call_id, f"{tool.name}: {error}", invalid=True, arguments=raw_arguments)
         assert arguments is not None
         error = tool.check(arguments)
         if error is not None:
-            return fail(f"{tool.name}: {error}", invalid=True, arguments=arguments)
+            return self._fail_call(name, call_id, f"{tool.name}: {error}", invalid=True, arguments=arguments)
+        return tool, call_id, arguments
+
+    def _run_local(self, tool: Any, call_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
         try:
             result = tool.run(arguments, self.state, self.program.fixtures)
         except ToolError as exc:
-            return fail(str(exc), invalid=False, arguments=arguments)
+            return self._fail_call(tool.name, call_id, str(exc), invalid=False, arguments=arguments)
         except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError) as exc:
-            return fail(f"{tool.name} failed: {type(exc).__name__}: {exc}", invalid=False, arguments=arguments)
-        self.records.append(ToolCallRecord(tool.name, arguments, result, None))
-        return {"role": "tool", "tool_call_id": call_id, "content": _encode(result)}
+            return self._fail_call(
+                tool.name,
+                call_id,
+                f"{tool.name} failed: {type(exc).__name__}: {exc}",
+                invalid=False,
+                arguments=arguments,
+            )
+        return self._succeed(tool.name, call_id, arguments, result)
+
+    def _fail_call(self, name: Any, call_id: str, error: str, *, invalid: bool, arguments: Any) -> dict[str, Any]:
+        """Record a failed call; its tool message is ``error: ...`` (``invalid``: the model's mistake)."""
+        if invalid:
+            self._invalid += 1
+        self.records.append(ToolCallRecord(str(name), arguments, None, error))
+        return {"role": "tool", "tool_call_id": call_id, "content": f"error: {error}"}
+
+    def _succeed(
+        self, name: str, call_id: str, arguments: dict[str, Any], result: Any, content: str | None = None
+    ) -> dict[str, Any]:
+        """Record a call that ran; its tool message is ``content`` (default: the result as JSON)."""
+        self.records.append(ToolCallRecord(name, arguments, result, None))
+        return {"role": "tool", "tool_call_id": call_id, "content": _encode(result) if content is None else content}
 
     def _info(self) -> dict[str, Any]:
         info = {"invalid_actions": self._invalid, "tool_calls": len(self.records)}
@@ -332,14 +393,20 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         info = self._info()
         info["score"] = score.to_dict()
         info["passed"] = bool(score.metadata.get("passed"))
-        info["state"] = json.loads(_encode(self.state))
+        state = self.state if self.external_state is None else {**self.state, **self.external_state}
+        info["state"] = json.loads(_encode(state))
         final: Messages = [] if user_reply is None else [{"role": "user", "content": user_reply}]
         if user_reply is not None:
             info["user_ended"] = True
         return final, score.value, not truncated, truncated, info
 
     def final_state(self) -> dict[str, Any]:
-        """What verifiers see: the fixtures overlaid with the mutable state (as the SDK does)."""
+        """What verifiers see: the fixtures overlaid with the mutable state (as the SDK does).
+
+        An MCP server's reported state (``config.mcp.state_tool``) overlays both.
+        """
+        if self.external_state is not None:
+            return {**self.program.fixtures, **self.state, **self.external_state}
         if not self.program.fixtures:
             return self.state
         return {**self.program.fixtures, **self.state}

@@ -16,6 +16,7 @@ from typing import Any
 
 from rolloutgym.declarative import Environment, Task, validate_config
 from rolloutgym.verifiers import Verifier, build_verifier
+from rolloutgym_protocol.errors import EnvFileError
 
 from ._tools import CompiledTool, compile_custom_tool, compile_workflow_tool
 
@@ -40,6 +41,7 @@ class Program:
     initial_state: Mapping[str, Any]
     verifier: Verifier
     definitions: list[dict[str, Any]] = field(default_factory=list)
+    mcp: Any = None  # an McpToolSource when config.mcp names an MCP server
 
     @functools.cached_property
     def system_prompt(self) -> str:
@@ -67,11 +69,11 @@ def compile_program(environment: Environment, *, registry: Any = None) -> Progra
     """Validate and compile a ``workflow`` or ``custom`` environment."""
     config = validate_config(environment.template, environment.config)
     if environment.template == "workflow":
-        tools = [compile_workflow_tool(tool) for tool in config["tools"]]
+        tools = [compile_workflow_tool(tool) for tool in config.get("tools") or []]
         fixtures = _freeze(config.get("fixtures") or {})
         initial = _freeze(config.get("initialMutableState") or {})
     elif environment.template == "custom":
-        tools = [compile_custom_tool(tool) for tool in config["tools"]]
+        tools = [compile_custom_tool(tool) for tool in config.get("tools") or []]
         fixtures = {}
         initial = _freeze(config.get("initialState") or {})
     else:
@@ -81,6 +83,7 @@ def compile_program(environment: Environment, *, registry: Any = None) -> Progra
     path = "verifier" if environment.verifier is not None else "config.defaultVerifier"
     verifier = build_verifier(environment.verifier_config, registry=registry, path=path)
     description = environment.description or config.get("description")
+    mcp = _mcp_source(config.get("mcp"), tools, environment.slug)
     return Program(
         name=environment.name or environment.slug,
         slug=environment.slug,
@@ -91,11 +94,35 @@ def compile_program(environment: Environment, *, registry: Any = None) -> Progra
         initial_state=initial,
         verifier=verifier,
         definitions=[tool.definition for tool in tools],
+        mcp=mcp,
     )
+
+
+def _mcp_source(config: Any, tools: list[CompiledTool], slug: str) -> Any:
+    """The env file's MCP server (``config.mcp``), or None; needs the ``mcp`` SDK."""
+    if config is None:
+        return None
+    from .mcp_session import McpSettings, require_mcp
+
+    try:
+        require_mcp()
+    except ImportError as exc:
+        raise EnvFileError(f"environment {slug!r}: config.mcp: {exc}") from None
+    from .mcp_env import McpToolSource
+
+    return McpToolSource(McpSettings.from_config(config), {tool.name for tool in tools}, slug)
 
 
 def _factory(program: Program) -> Callable[..., Any]:
     from .envs import WorkflowEnv
+
+    if program.mcp is not None:
+        from .mcp_env import McpWorkflowEnv
+
+        def make_mcp(task: Task | None = None, **kwargs: Any) -> McpWorkflowEnv:
+            return McpWorkflowEnv(program, task, **kwargs)
+
+        return make_mcp
 
     def make(task: Task | None = None, **kwargs: Any) -> WorkflowEnv:
         return WorkflowEnv(program, task, **kwargs)
@@ -104,10 +131,13 @@ def _factory(program: Program) -> Callable[..., Any]:
 
 
 def compile_workflow(environment: Environment) -> Callable[..., Any]:
-    """``workflow`` template: ``factory(task, max_tool_calls=20, judge=None) -> WorkflowEnv``."""
+    """``workflow`` template: ``factory(task, max_tool_calls=20, judge=None) -> WorkflowEnv``.
+
+    With ``config.mcp`` the factory makes (async) :class:`~rolloutgym_workflow.mcp_env.McpWorkflowEnv` envs.
+    """
     return _factory(compile_program(environment))
 
 
 def compile_custom(environment: Environment) -> Callable[..., Any]:
-    """``custom`` template: ``factory(task, max_tool_calls=20, judge=None) -> WorkflowEnv``."""
+    """``custom`` template: ``factory(task, max_tool_calls=20, judge=None) -> WorkflowEnv`` (or ``McpWorkflowEnv``)."""
     return _factory(compile_program(environment))

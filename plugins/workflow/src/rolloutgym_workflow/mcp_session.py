@@ -1,0 +1,460 @@
+"""MCP servers as tool sources of env files: settings, sessions, and tool results as tool messages.
+
+An env file's ``config.mcp`` names a server: ``command`` (a stdio server, one process per
+episode) or ``url`` (a streamable HTTP server, one MCP session per episode). Sessions use
+the official ``mcp`` SDK's :class:`mcp.Client` and all run on one event loop in a daemon
+thread (the *MCP loop*): every anyio scope of a session is entered and left by the one task
+that owns it, whichever loop or thread the env is stepped from (the engine's loop, a
+``SyncFromAsync`` adapter's loop, a served session's handler). Envs await the MCP loop's
+futures from their own loop, so they stay async: a thread hop costs microseconds, an MCP
+round trip milliseconds.
+
+Failures of the server (it does not start, does not answer, exits mid-episode) raise
+:class:`McpServerError` with the tail of its stderr; failures of a tool (``isError``, a
+JSON-RPC error for a call) are tool outcomes the model reads.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import concurrent.futures
+import json
+import logging
+import os
+import shlex
+import tempfile
+import threading
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from rolloutgym_protocol.errors import RolloutGymError
+
+__all__ = ["McpServerError", "McpSession", "McpSettings", "McpToolResult", "require_mcp", "run_on_mcp_loop"]
+
+_log = logging.getLogger("rolloutgym.workflow.mcp")
+
+_INSTALL_HINT = (
+    "MCP tools in env files need the official MCP SDK (mcp>=2.0): pip install 'rolloutgym-workflow[mcp]' "
+    "(or pip install 'mcp>=2.0')"
+)
+_STDERR_TAIL = 2_000
+_CLOSE_TIMEOUT = 15.0  # the SDK's stdio shutdown: stdin close, 2 s grace, SIGTERM, 2 s, SIGKILL
+
+
+class McpServerError(RolloutGymError, RuntimeError):
+    """An env file's MCP server failed: it did not start, did not answer in time, or stopped mid-episode."""
+
+
+def require_mcp() -> None:
+    """Import the MCP SDK or raise :class:`ImportError` with the install hint."""
+    try:
+        import mcp  # noqa: F401
+        import mcp_types  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(f"{_INSTALL_HINT} ({exc})") from exc
+    from mcp import Client
+
+    if not hasattr(Client, "call_tool"):  # pragma: no cover - an mcp 1.x install
+        raise ImportError(_INSTALL_HINT + "; the installed mcp is older")
+
+
+@dataclass(frozen=True)
+class McpSettings:
+    """A validated ``config.mcp`` (see :class:`rolloutgym_workflow._shapes.McpConfig`)."""
+
+    command: tuple[str, ...] | None = None
+    url: str | None = None
+    env: Mapping[str, str] = field(default_factory=dict)
+    cwd: str | None = None
+    headers: Mapping[str, str] = field(default_factory=dict)
+    protocol: str = "auto"
+    per_episode: bool = True
+    timeout: float = 30.0
+    call_timeout: float = 60.0
+    include: tuple[str, ...] | None = None
+    exclude: tuple[str, ...] = ()
+    state_tool: str | None = None
+    state_arguments: Mapping[str, Any] = field(default_factory=dict)
+    reset_tool: str | None = None
+    reset_arguments: Mapping[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_config(cls, config: Mapping[str, Any]) -> McpSettings:
+        """Settings from ``config["mcp"]`` (already validated by the template's shape)."""
+        command = config.get("command")
+        if isinstance(command, str):
+            command = shlex.split(command)
+        url = config.get("url")
+        include = config.get("include")
+        return cls(
+            command=None if command is None else tuple(command),
+            url=url,
+            env=dict(config.get("env") or {}),
+            cwd=config.get("cwd"),
+            headers=dict(config.get("headers") or {}),
+            # HTTP: the initialize handshake, so the server gives each episode its own Mcp-Session-Id.
+            protocol=config.get("protocol") or ("legacy" if url is not None else "auto"),
+            per_episode=bool(config.get("per_episode", True)),
+            timeout=float(config.get("timeout", 30.0)),
+            call_timeout=float(config.get("call_timeout", 60.0)),
+            include=None if include is None else tuple(include),
+            exclude=tuple(config.get("exclude") or ()),
+            state_tool=config.get("state_tool"),
+            state_arguments=dict(config.get("state_arguments") or {}),
+            reset_tool=config.get("reset_tool"),
+            reset_arguments=dict(config.get("reset_arguments") or {}),
+        )
+
+    def describe(self) -> str:
+        """The server as a user wrote it: ``command `python -m x``` or ``url http://...``."""
+        if self.command is not None:
+            return f"command `{shlex.join(self.command)}`"
+        return f"url {self.url}"
+
+    def hidden_tools(self) -> set[str]:
+        """Server tools the agent never sees: the state and reset tools (grading and episode setup)."""
+        return {name for name in (self.state_tool, self.reset_tool) if name}
+
+
+@dataclass(frozen=True)
+class McpToolResult:
+    """One ``tools/call`` outcome: the text the model reads, the value verifiers see, and whether it failed."""
+
+    text: str
+    value: Any
+    is_error: bool
+
+
+def _block_text(block: Any) -> str:
+    kind = getattr(block, "type", None)
+    if kind == "text":
+        return str(block.text)
+    if kind in ("image", "audio"):
+        data = getattr(block, "data", "") or ""
+        return f"[{kind} {getattr(block, 'mime_type', '?')}, {len(data) * 3 // 4} bytes]"
+    if kind == "resource_link":
+        return f"[resource {getattr(block, 'uri', '')}]"
+    if kind == "resource":
+        resource = getattr(block, "resource", None)
+        text = getattr(resource, "text", None)
+        return text if isinstance(text, str) else f"[resource {getattr(resource, 'uri', '')}]"
+    return json.dumps(block.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False)
+
+
+def convert_result(result: Any) -> McpToolResult:
+    """A ``CallToolResult`` as a tool message: text blocks joined (structured content as JSON when no text).
+
+    The value verifiers see is the structured content when the server gives one, else the
+    text parsed as JSON when it is JSON, else the text.
+    """
+    structured = getattr(result, "structured_content", None)
+    parts = [_block_text(block) for block in getattr(result, "content", None) or []]
+    text = "\n".join(part for part in parts if part)
+    if not text and structured is not None:
+        text = json.dumps(structured, ensure_ascii=False, default=str)
+    value: Any = structured
+    if value is None:
+        try:
+            value = json.loads(text)
+        except (ValueError, RecursionError):
+            value = text
+    return McpToolResult(text, value, bool(getattr(result, "is_error", False)))
+
+
+# -- the MCP loop -------------------------------------------------------------------------
+
+_LOOP_LOCK = threading.Lock()
+_LOOP: asyncio.AbstractEventLoop | None = None
+_OPEN: set[McpSession] = set()
+
+
+def _mcp_loop() -> asyncio.AbstractEventLoop:
+    global _LOOP
+    with _LOOP_LOCK:
+        if _LOOP is None or _LOOP.is_closed():
+            loop = asyncio.new_event_loop()
+            thread = threading.Thread(target=loop.run_forever, name="rolloutgym-mcp", daemon=True)
+            thread.start()
+            _LOOP = loop
+        return _LOOP
+
+
+def _submit(coroutine: Awaitable[Any]) -> concurrent.futures.Future[Any]:
+    return asyncio.run_coroutine_threadsafe(coroutine, _mcp_loop())  # type: ignore[arg-type]
+
+
+async def run_on_mcp_loop(coroutine: Awaitable[Any]) -> Any:
+    """Await ``coroutine`` on the MCP loop from any other event loop."""
+    return await asyncio.wrap_future(_submit(coroutine))
+
+
+def run_on_mcp_loop_sync(coroutine: Awaitable[Any], timeout: float | None = None) -> Any:
+    """Run ``coroutine`` on the MCP loop from synchronous code and wait for it."""
+    return _submit(coroutine).result(timeout)
+
+
+@atexit.register
+def _close_all() -> None:
+    """At interpreter exit, stop every server still open (no orphaned processes)."""
+    sessions = list(_OPEN)
+    if not sessions or _LOOP is None or _LOOP.is_closed():
+        return
+    try:
+        run_on_mcp_loop_sync(asyncio.gather(*(session.close() for session in sessions)), _CLOSE_TIMEOUT)
+    except Exception:  # pragma: no cover - best effort at exit
+        _log.warning("could not close %d MCP session(s) at exit", len(sessions))
+
+
+# -- sessions ---------------------------------------------------------------------------------
+
+Request = Callable[[Any], Awaitable[Any]]
+
+
+class McpSession:
+    """One MCP client session (for a ``command``, one server process), owned by one task on the MCP loop.
+
+    Create it, then ``await run_on_mcp_loop(session.open())`` (the tools it lists),
+    ``session.call(name, arguments)`` and ``session.close()`` likewise. ``close`` is
+    idempotent and stops the server process even when the episode failed.
+    """
+
+    def __init__(self, settings: McpSettings) -> None:
+        self.settings = settings
+        self.tools: list[Any] = []
+        self._queue: asyncio.Queue[tuple[Request, asyncio.Future[Any]] | None] | None = None
+        self._ready: asyncio.Future[list[Any]] | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._scope: Any = None
+        self._stderr: Any = None
+        self._failure: BaseException | None = None
+        self._closing = False
+
+    @property
+    def alive(self) -> bool:
+        """Open and serving (not closed, not failed)."""
+        return not self._closing and self._task is not None and not self._task.done()
+
+    # Everything below runs on the MCP loop.
+
+    async def open(self) -> list[Any]:
+        """Start (or connect to) the server and list its tools; raises :class:`McpServerError`."""
+        require_mcp()
+        loop = asyncio.get_running_loop()
+        self._queue = asyncio.Queue()
+        self._ready = loop.create_future()
+        if self.settings.command is not None:
+            self._stderr = tempfile.TemporaryFile(mode="w+b")
+        self._task = loop.create_task(self._own())
+        _OPEN.add(self)
+        try:
+            self.tools = await asyncio.wait_for(asyncio.shield(self._ready), self.settings.timeout)
+        except TimeoutError:
+            await self.close()
+            raise McpServerError(
+                self._message(
+                    f"did not start and list its tools within {self.settings.timeout:g} s "
+                    "(raise config.mcp.timeout if it is slow to start)"
+                )
+            ) from None
+        except McpServerError:
+            await self.close()
+            raise
+        return self.tools
+
+    async def _own(self) -> None:
+        """The owner task: enter the client, list the tools, serve requests until closed."""
+        import contextlib
+
+        import anyio
+        from mcp import Client
+
+        try:
+            with anyio.CancelScope() as scope:
+                self._scope = scope
+                async with contextlib.AsyncExitStack() as stack:
+                    target = await self._target(stack)
+                    client = await stack.enter_async_context(Client(target, mode=self.settings.protocol, cache=None))
+                    tools = await _list_tools(client)
+                    if self._ready is not None and not self._ready.done():
+                        self._ready.set_result(tools)
+                    await self._serve(client)
+        except BaseException as exc:  # noqa: BLE001 - recorded and raised to the waiters as McpServerError
+            self._failure = exc
+            self._fail_waiters(exc)
+            if not isinstance(exc, Exception):
+                raise
+        finally:
+            self._fail_waiters(None)
+
+    async def _serve(self, client: Any) -> None:
+        assert self._queue is not None
+        while True:
+            item = await self._queue.get()
+            if item is None:
+                return
+            request, future = item
+            if future.done():
+                continue
+            try:
+                value = await request(client)
+            except Exception as exc:
+                if not future.done():
+                    future.set_exception(exc)
+                if _fatal(exc):
+                    raise
+            else:
+                if not future.done():
+                    future.set_result(value)
+
+    def _fail_waiters(self, exc: BaseException | None) -> None:
+        error = self._server_error(exc)
+        if self._ready is not None and not self._ready.done():
+            self._ready.set_exception(error)
+            self._ready.exception()  # retrieved: open() raises its own message
+        while self._queue is not None and not self._queue.empty():
+            item = self._queue.get_nowait()
+            if item is not None and not item[1].done():
+                item[1].set_exception(error)
+
+    def _server_error(self, exc: BaseException | None) -> McpServerError:
+        if isinstance(exc, McpServerError):
+            return exc
+        if exc is None:
+            return McpServerError(self._message("is closed"))
+        return McpServerError(self._message(f"failed: {_describe(exc)}"))
+
+    async def _target(self, stack: Any) -> Any:
+        """What :class:`mcp.Client` connects to: a stdio transport, or the URL (with headers: an HTTP client)."""
+        from mcp import StdioServerParameters
+        from mcp.client.stdio import stdio_client
+        from mcp.client.streamable_http import streamable_http_client
+
+        settings = self.settings
+        if settings.command is not None:
+            parameters = StdioServerParameters(
+                command=settings.command[0], args=list(settings.command[1:]), env=dict(settings.env), cwd=settings.cwd
+            )
+            return stdio_client(parameters, errlog=self._stderr)
+        if not settings.headers:
+            return settings.url
+        import httpx2  # the HTTP client of the mcp 2.x transports
+
+        http = await stack.enter_async_context(
+            httpx2.AsyncClient(headers=dict(settings.headers), timeout=httpx2.Timeout(30.0, read=300.0))
+        )
+        return streamable_http_client(str(settings.url), http_client=http)
+
+    async def call(self, name: str, arguments: Mapping[str, Any], *, timeout: float | None = None) -> McpToolResult:
+        """``tools/call``: the result as a tool message; a server failure raises :class:`McpServerError`."""
+        from mcp import MCPError
+
+        limit = self.settings.call_timeout if timeout is None else timeout
+
+        async def request(client: Any) -> Any:
+            return await client.call_tool(name, dict(arguments), read_timeout_seconds=limit)
+
+        try:
+            result = await self._request(request, limit + 5.0)
+        except MCPError as exc:
+            if _fatal(exc):
+                raise self._died(f"stopped while calling {name!r}", exc) from None
+            return McpToolResult(f"{name}: {exc.message}", None, True)
+        except TimeoutError:
+            raise self._died(f"did not answer a call of {name!r} within {limit:g} s", None) from None
+        except McpServerError:
+            raise
+        except Exception as exc:
+            raise self._died(f"failed while calling {name!r}: {_describe(exc)}", exc) from None
+        return convert_result(result)
+
+    def _died(self, what: str, exc: BaseException | None) -> McpServerError:
+        error = McpServerError(self._message(what))
+        asyncio.get_running_loop().create_task(self.close())
+        return error
+
+    async def _request(self, request: Request, timeout: float) -> Any:
+        if self._closing or self._task is None or self._task.done() or self._queue is None:
+            raise self._server_error(self._failure)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self._queue.put_nowait((request, future))
+        return await asyncio.wait_for(future, timeout)
+
+    async def close(self) -> None:
+        """Stop the session (and the server process); safe to call more than once."""
+        _OPEN.discard(self)
+        if self._closing:
+            if self._task is not None:
+                await asyncio.wait({self._task}, timeout=_CLOSE_TIMEOUT)
+            return
+        self._closing = True
+        task = self._task
+        if task is not None and not task.done():
+            pending: set[Any] = {task}
+            if self._queue is not None and self._ready is not None and self._ready.done():
+                self._queue.put_nowait(None)  # a running session leaves its client context itself
+                _done, pending = await asyncio.wait({task}, timeout=2.0)
+            if pending and self._scope is not None:
+                self._scope.cancel()
+                await asyncio.wait({task}, timeout=_CLOSE_TIMEOUT)
+        if self._stderr is not None:
+            self._stderr.close()
+
+    def stderr_tail(self) -> str:
+        """The last characters the server wrote to its stderr (stdio servers)."""
+        handle = self._stderr
+        if handle is None or handle.closed:
+            return ""
+        try:
+            size = os.fstat(handle.fileno()).st_size
+            data = os.pread(handle.fileno(), _STDERR_TAIL, max(0, size - _STDERR_TAIL))
+        except OSError:
+            return ""
+        return data.decode("utf-8", "replace").strip()
+
+    def _message(self, what: str) -> str:
+        text = f"MCP server ({self.settings.describe()}) {what}"
+        tail = self.stderr_tail()
+        if tail:
+            text += "\n--- its stderr (last lines) ---\n" + tail
+        return text
+
+
+async def _list_tools(client: Any) -> list[Any]:
+    tools: list[Any] = []
+    cursor = None
+    for _ in range(1000):
+        page = await client.list_tools(cursor=cursor)
+        tools += list(page.tools)
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    return tools
+
+
+def _fatal(exc: BaseException) -> bool:
+    """Whether an error from a request means the connection is gone (not just this call failed)."""
+    from mcp import MCPError
+    from mcp_types import CONNECTION_CLOSED, REQUEST_TIMEOUT
+
+    if isinstance(exc, MCPError):
+        return exc.code in (CONNECTION_CLOSED, REQUEST_TIMEOUT)
+    return True
+
+
+def _describe(exc: BaseException) -> str:
+    if isinstance(exc, BaseExceptionGroup):
+        return "; ".join(_describe(inner) for inner in exc.exceptions[:3])
+    if isinstance(exc, FileNotFoundError):
+        return f"the executable was not found ({exc.filename or exc}); check config.mcp.command"
+    text = str(exc) or type(exc).__name__
+    message = getattr(exc, "message", None)
+    if isinstance(message, str) and message:
+        text = message
+    return f"{type(exc).__name__}: {text}"
+
+
+def tool_names(tools: Sequence[Any]) -> list[str]:
+    """The names of listed MCP tools."""
+    return [tool.name for tool in tools]
