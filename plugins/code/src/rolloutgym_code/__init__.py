@@ -6,50 +6,9 @@ The public names are imported lazily, so that ``rolloutgym list`` (which imports
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "CodeEditingEnv",
-    "CodeTask",
-    "GradingInput",
-    "Sandbox",
-    "SandboxLimits",
-    "SandboxResult",
-    "SandboxUnavailable",
-    "TestRun",
-    "Workspace",
-    "WorkspaceError",
-    "available_sandboxes",
-    "compile_code_editing",
-    "get_sandbox",
-    "grade_repository",
-    "pybugs_tasks",
-    "pyfunc_tasks",
-    "register_sandbox",
-    "run_pytest",
-]
-
-_WHERE = {
-    "CodeEditingEnv": "envs",
-    "CodeTask": "envs",
-    "GradingInput": "grading",
-    "grade_repository": "grading",
-    "Sandbox": "sandbox",
-    "SandboxLimits": "sandbox",
-    "SandboxResult": "sandbox",
-    "SandboxUnavailable": "sandbox",
-    "available_sandboxes": "sandbox",
-    "get_sandbox": "sandbox",
-    "register_sandbox": "sandbox",
-    "TestRun": "testrun",
-    "run_pytest": "testrun",
-    "Workspace": "workspace",
-    "WorkspaceError": "workspace",
-    "compile_code_editing": "template",
-    "pybugs_tasks": "tasks",
-    "pyfunc_tasks": "tasks",
-}
+import lazy_loader
 
 if TYPE_CHECKING:
     from .envs import CodeEditingEnv, CodeTask
@@ -68,8 +27,25 @@ if TYPE_CHECKING:
     from .testrun import TestRun, run_pytest
     from .workspace import Workspace, WorkspaceError
 
-
-def __getattr__(name: str) -> Any:
-    if name not in _WHERE:
-        raise AttributeError(f"module 'rolloutgym_code' has no attribute {name!r}")
-    return getattr(importlib.import_module(f".{_WHERE[name]}", __name__), name)
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "envs": ["CodeEditingEnv", "CodeTask"],
+        "grading": ["GradingInput", "grade_repository"],
+        "sandbox": [
+            "Sandbox",
+            "SandboxLimits",
+            "SandboxResult",
+            "SandboxUnavailable",
+            "available_sandboxes",
+            "get_sandbox",
+            "register_sandbox",
+        ],
+        "tasks": ["pybugs_tasks", "pyfunc_tasks"],
+        "template": ["compile_code_editing"],
+        "testrun": ["TestRun", "run_pytest"],
+        "workspace": ["Workspace", "WorkspaceError"],
+    },
+)

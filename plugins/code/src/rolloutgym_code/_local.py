@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
 
 from ._process import run_bounded
-from .sandbox import SandboxLimits, SandboxResult, SandboxUnavailable
+from ._sandbox_types import SandboxLimits, SandboxResult, SandboxUnavailable
 
 __all__ = [
     "TRUSTED_DIR",
