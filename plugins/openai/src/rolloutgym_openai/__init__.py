@@ -7,15 +7,18 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["OpenAIChatPolicy", "make_policy"]
+import lazy_loader
 
+if TYPE_CHECKING:
+    from .policy import OpenAIChatPolicy, make_policy
 
-def __getattr__(name: str) -> Any:
-    # Lazy: importing the package (e.g. for its plugin module) must not import httpx.
-    if name in __all__:
-        from . import policy
-
-        return getattr(policy, name)
-    raise AttributeError(f"module 'rolloutgym_openai' has no attribute {name!r}")
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "policy": ["OpenAIChatPolicy", "make_policy"],
+    },
+)

@@ -23,11 +23,24 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rolloutgym_testing.http_server import LocalHTTPServer
+if TYPE_CHECKING:
+    from rolloutgym_testing.http_server import LocalHTTPServer
 
 __all__ = ["ChatCompletionsServer", "Reply", "default_reply"]
+
+
+def _local_http_server() -> type[LocalHTTPServer]:
+    """rolloutgym-testing's HTTP server (the test extra), imported when a server starts."""
+    try:
+        from rolloutgym_testing.http_server import LocalHTTPServer
+    except ImportError as error:
+        raise ImportError(
+            f"ChatCompletionsServer runs on the HTTP server of rolloutgym-testing, which is not importable here "
+            f"({error}); install the test extra: pip install 'rolloutgym-openai[test]'"
+        ) from error
+    return LocalHTTPServer
 
 
 @dataclass(frozen=True)
@@ -147,7 +160,7 @@ class ChatCompletionsServer:
 
     def start(self) -> None:
         """Start listening on an ephemeral port of 127.0.0.1."""
-        self._http = LocalHTTPServer(self._handle)
+        self._http = _local_http_server()(self._handle)
         self._http.start()
 
     def stop(self) -> None:
