@@ -3,7 +3,7 @@
 * ``sql/shop-v0`` — text-to-SQL questions on a generated shop database;
 * ``sql/shop-ops-v0`` — data-changing tasks graded by a database diff;
 * the ``sql`` template for declarative env files (schema + seed, tasks with gold SQL);
-* :func:`load_task_file` for local BIRD/Spider copies.
+* :func:`load_task_file` for your BIRD/Spider copies (task files).
 
 Importing this package imports neither duckdb nor pyarrow.
 """
@@ -21,8 +21,8 @@ if TYPE_CHECKING:
     from ._sources import DatabaseSource, GeneratedSource, SqliteFileSource, SqlScriptSource
     from ._tasks import SqlTask
     from .envs import SQL_TOOLS, SqlEnv
-    from .local import load_task_file
     from .shop import make_shop_env, make_shop_ops_env, shop_ops_tasks, shop_tasks
+    from .task_files import load_task_file
     from .template import compile_sql
 
 # Lazy re-exports (PEP 562): ``rolloutgym list`` imports ``rolloutgym_sql.plugin``, which
@@ -46,7 +46,7 @@ _EXPORTS = {
     "compare_results": "._compare",
     "compile_sql": ".template",
     "diff_databases": "._diff",
-    "load_task_file": ".local",
+    "load_task_file": ".task_files",
     "make_shop_env": ".shop",
     "make_shop_ops_env": ".shop",
     "orders_result": "._compare",

@@ -1,4 +1,4 @@
-"""Local BIRD/Spider-style benchmarks: loading by path and registering through an env variable."""
+"""BIRD/Spider-style task files: loading by path and registering through an env variable."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import pytest
 from rolloutgym.registry import Registry
 from rolloutgym_protocol.errors import ConfigError
 from rolloutgym_sql import SqlEnv, load_task_file
-from rolloutgym_sql.local import BENCHMARKS_VARIABLE
+from rolloutgym_sql.task_files import BENCHMARKS_VARIABLE
 from rolloutgym_testing import run_episode
 
 

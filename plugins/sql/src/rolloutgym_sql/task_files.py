@@ -1,4 +1,4 @@
-"""Local BIRD/Spider-style benchmarks: a questions JSON file plus a folder of SQLite databases.
+"""BIRD/Spider-style task files: a questions JSON file plus a folder of SQLite databases (your copies).
 
 Load tasks from Python::
 
@@ -31,7 +31,7 @@ from typing import Any
 from rolloutgym_protocol import EnvSpec
 from rolloutgym_protocol.errors import ConfigError
 
-__all__ = ["BENCHMARKS_VARIABLE", "benchmark_tasks", "load_task_file", "local_benchmark_specs", "make_local_env"]
+__all__ = ["BENCHMARKS_VARIABLE", "benchmark_tasks", "load_task_file", "task_file_specs", "make_task_file_env"]
 
 BENCHMARKS_VARIABLE = "ROLLOUTGYM_SQL_BENCHMARKS"
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_-]*$")
@@ -64,7 +64,8 @@ def _database_path(databases: Path, db_id: str) -> Path:
         if candidate.is_file():
             return candidate
     raise ConfigError(
-        f"no SQLite database for db_id {db_id!r} under {str(databases)!r}; expected {str(databases / db_id / (db_id + '.sqlite'))!r}"
+        f"no SQLite database for db_id {db_id!r} under {str(databases)!r}; "
+        f"expected {str(databases / db_id / (db_id + '.sqlite'))!r}"
     )
 
 
@@ -95,7 +96,8 @@ def load_task_file(
         gold = item.get("SQL", item.get("query"))
         if not isinstance(db_id, str) or not isinstance(question, str) or not isinstance(gold, str):
             raise ConfigError(
-                f"{str(questions_path)!r} item {index}: needs string fields 'db_id', 'question' and 'SQL' (BIRD) or 'query' (Spider)"
+                f"{str(questions_path)!r} item {index}: needs string fields 'db_id', 'question' and 'SQL' (BIRD) "
+                "or 'query' (Spider)"
             )
         if db_id not in sources:
             sources[db_id] = SqliteFileSource(str(_database_path(databases_path, db_id)))
@@ -153,7 +155,7 @@ def _benchmarks() -> dict[str, dict[str, Any]]:
     return found
 
 
-def local_benchmark_specs() -> list[EnvSpec]:
+def task_file_specs() -> list[EnvSpec]:
     """EnvSpecs for the benchmarks listed in ``ROLLOUTGYM_SQL_BENCHMARKS`` (reads only that JSON file)."""
     specs = []
     for name, entry in _benchmarks().items():
@@ -161,11 +163,11 @@ def local_benchmark_specs() -> list[EnvSpec]:
         specs.append(
             EnvSpec(
                 id=f"sql/{name}-v{int(entry.get('version', 0))}",
-                entry_point="rolloutgym_sql.local:make_local_env",
-                tasks=f"rolloutgym_sql.local:benchmark_tasks.{attribute}",
+                entry_point="rolloutgym_sql.task_files:make_task_file_env",
+                tasks=f"rolloutgym_sql.task_files:benchmark_tasks.{attribute}",
                 description=entry.get("description")
-                or f"Local text-to-SQL benchmark: {entry['questions']} on databases in {entry['databases']}.",
-                tags=("sql", "multi-turn", "tools", "text-to-sql", "local"),
+                or f"Text-to-SQL task file: {entry['questions']} on databases in {entry['databases']}.",
+                tags=("sql", "multi-turn", "tools", "text-to-sql", "task-file"),
                 splits=(str(entry.get("split", "dev")),),
                 max_steps=20,
                 replayable=True,
@@ -205,8 +207,8 @@ class _BenchmarkTasks:
 benchmark_tasks = _BenchmarkTasks()
 
 
-def make_local_env(task: Any, *, backend: str = "sqlite", statement_seconds: float | None = None) -> Any:
-    """A :class:`~rolloutgym_sql.SqlEnv` for one task of a local benchmark."""
+def make_task_file_env(task: Any, *, backend: str = "sqlite", statement_seconds: float | None = None) -> Any:
+    """A :class:`~rolloutgym_sql.SqlEnv` for one task of a registered task file."""
     from ._results import Limits
     from .envs import SqlEnv
 
