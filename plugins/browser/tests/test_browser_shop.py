@@ -28,7 +28,7 @@ CHECKOUT = [
 
 
 def test_task_file_is_the_replay_of_the_reference_solutions() -> None:
-    stored = json.loads(TASK_FILE.read_text(encoding="utf-8"))
+    stored = [json.loads(line) for line in TASK_FILE.read_text(encoding="utf-8").splitlines()]
     assert stored == json.loads(json.dumps(build_tasks())), (
         "run: python -m rolloutgym_browser.shop (and bump the env version)"
     )
@@ -85,6 +85,9 @@ def test_initial_state_is_fresh_each_time() -> None:
 
 
 def test_plugin_module_imports_nothing_heavy() -> None:
-    code = "import sys, rolloutgym_browser.plugin, rolloutgym_browser; print(sorted(m for m in ('playwright', 'h11') if m in sys.modules))"
+    code = (
+        "import sys, rolloutgym_browser.plugin, rolloutgym_browser; print(sorted(m for m in ('playwright', 'h11') if "
+        "m in sys.modules))"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"

@@ -21,7 +21,6 @@ the agent ends before the page is done is ended as the page's own timer ends it:
 from __future__ import annotations
 
 import importlib.metadata
-import json
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -33,7 +32,7 @@ from ._miniwob_server import MINIWOB_INSTALL_HINT, miniwob_html_root
 
 __all__ = ["MINIWOB_INSTALL_HINT", "MiniWoBTask", "make_miniwob_env", "miniwob_html_root", "miniwob_tasks"]
 
-TASK_FILE = Path(__file__).with_name("miniwob_tasks.json")
+TASK_FILE = Path(__file__).with_name("data") / "miniwob_tasks.jsonl"
 #: The package version the task list and the scripted solutions were written against.
 MINIWOB_VERSION = "1.1.0"
 
@@ -60,18 +59,14 @@ class MiniWoBTask:
 
 @cache
 def _load() -> tuple[MiniWoBTask, ...]:
+    from ._data_files import miniwob_task_records
     from ._miniwob_oracle import SCRIPTED
 
-    records = json.loads(TASK_FILE.read_text(encoding="utf-8"))
     return tuple(
         MiniWoBTask(
-            id=record["id"],
-            split=record["split"],
-            file=record["file"],
-            needs=tuple(record["needs"]),
-            scripted=record["id"] in SCRIPTED,
+            id=record.id, split=record.split, file=record.file, needs=record.needs, scripted=record.id in SCRIPTED
         )
-        for record in records["tasks"]
+        for record in miniwob_task_records()
     )
 
 

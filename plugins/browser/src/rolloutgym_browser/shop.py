@@ -1,9 +1,9 @@
 """``browser/shop-v0``: a small local web shop and its tasks.
 
-The tasks and their ground truth live in ``shop_tasks.json`` next to this module. It is
-generated, never edited by hand: ``python -m rolloutgym_browser.shop`` replays every
-reference solution (``_shop_tasks.py``) on a fresh site with the ``dom`` backend and
-stores the resulting server-side state as the task's expected end state.
+The tasks live in ``data/shop_tasks.jsonl``, one task per line (read by ``_data_files``).
+A task's expected end state is not written by hand: ``python -m rolloutgym_browser.shop``
+replays every task's reference solution (``oracle``) on a fresh site with the ``dom``
+backend and stores the resulting server-side state; ``--check`` only compares.
 """
 
 from __future__ import annotations
@@ -15,36 +15,36 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from ._data_files import ShopTaskRecord, shop_task_records
 from ._shop_site import ShopSite
 from .envs import BrowserEnv, BrowserTask
 
 __all__ = ["SHOP_DESCRIPTION", "build_tasks", "make_shop_env", "shop_tasks"]
 
-TASK_FILE = Path(__file__).with_name("shop_tasks.json")
+TASK_FILE = Path(__file__).with_name("data") / "shop_tasks.jsonl"
 SHOP_DESCRIPTION = (
     "You are signed in as Sam Rivera. Prices are in US dollars. Coupon codes and shipping options are "
     "chosen at checkout."
 )
 
 
-def _task_from_record(record: dict[str, Any]) -> BrowserTask:
+def _task_from_record(record: ShopTaskRecord) -> BrowserTask:
     return BrowserTask(
-        id=record["id"],
-        split=record["split"],
-        instruction=record["instruction"],
-        start_url=record["start_url"],
-        setup=record["setup"],
-        expected_state=record["expected_state"],
-        answer=record["answer"],
-        oracle=tuple(record["oracle"]),
-        skills=tuple(record["skills"]),
+        id=record.id,
+        split=record.split,
+        instruction=record.instruction,
+        start_url=record.start_url,
+        setup=record.setup,
+        expected_state=record.expected_state,
+        answer=record.answer,
+        oracle=record.oracle,
+        skills=record.skills,
     )
 
 
 @cache
 def _load() -> tuple[BrowserTask, ...]:
-    records = json.loads(TASK_FILE.read_text(encoding="utf-8"))
-    return tuple(_task_from_record(record) for record in records["tasks"])
+    return tuple(_task_from_record(record) for record in shop_task_records())
 
 
 def shop_tasks() -> list[BrowserTask]:
@@ -63,7 +63,7 @@ def make_shop_env(task: BrowserTask | None = None, **kwargs: Any) -> BrowserEnv:
     )
 
 
-async def _replay(definition: Any) -> dict[str, Any]:
+async def _replay(definition: ShopTaskRecord) -> dict[str, Any]:
     provisional = BrowserTask(
         id=definition.id,
         split=definition.split,
@@ -94,40 +94,27 @@ async def _replay(definition: Any) -> dict[str, Any]:
         await environment.close()
 
 
-def build_tasks() -> dict[str, Any]:
-    """Replay every reference solution and return the task file's content."""
-    from ._shop_tasks import TASK_DEFINITIONS
-
+def build_tasks() -> list[dict[str, Any]]:
+    """Every task of the data file, its ``expected_state`` replaced by the replay of its reference solution."""
     tasks = []
-    for definition in TASK_DEFINITIONS:
-        state = asyncio.run(_replay(definition))
-        tasks.append(
-            {
-                "id": definition.id,
-                "split": definition.split,
-                "skills": list(definition.skills),
-                "instruction": definition.instruction,
-                "start_url": definition.start_url,
-                "setup": definition.setup,
-                "oracle": list(definition.oracle),
-                "answer": definition.answer,
-                "expected_state": state,
-            }
-        )
-    return {"env": "browser/shop-v0", "generated_by": "python -m rolloutgym_browser.shop", "tasks": tasks}
+    for record in shop_task_records():
+        tasks.append({**record.model_dump(mode="json"), "expected_state": asyncio.run(_replay(record))})
+    return tasks
 
 
 def main() -> None:
-    """Regenerate ``shop_tasks.json`` (``--check`` only compares)."""
-    content = json.dumps(build_tasks(), indent=1, sort_keys=False, ensure_ascii=False) + "\n"
+    """Rewrite the expected end states in ``data/shop_tasks.jsonl`` (``--check`` only compares)."""
+    content = "".join(json.dumps(task, ensure_ascii=False) + "\n" for task in build_tasks())
     if "--check" in sys.argv[1:]:
-        current = TASK_FILE.read_text(encoding="utf-8") if TASK_FILE.exists() else ""
-        if current != content:
-            sys.exit(f"{TASK_FILE} is out of date; run python -m rolloutgym_browser.shop (and bump the env version)")
-        print("shop_tasks.json is up to date")
+        if TASK_FILE.read_text(encoding="utf-8") != content:
+            sys.exit(
+                f"{TASK_FILE}: an expected_state is not the replay of its task's oracle; run "
+                "python -m rolloutgym_browser.shop to rewrite them (and bump the env version)"
+            )
+        print(f"{TASK_FILE.name} is up to date")
         return
     TASK_FILE.write_text(content, encoding="utf-8")
-    print(f"wrote {TASK_FILE} ({len(json.loads(content)['tasks'])} tasks)")
+    print(f"wrote {TASK_FILE} ({len(content.splitlines())} tasks)")
 
 
 if __name__ == "__main__":
