@@ -134,7 +134,7 @@ def test_sqlite_and_duckdb_end_states_agree(task_id: str, needs_duckdb: None) ->
     """(Not every task: ROUND() of a float halfway case differs between the engines, e.g. shop-ops-008;
     each backend's ground truth comes from running the gold SQL on that backend.)"""
     from rolloutgym_sql import diff_databases
-    from rolloutgym_sql._grading import expected_state
+    from rolloutgym_sql.grading import expected_state
 
     task = next(item for item in shop_ops_tasks() if item.id == task_id)
     sqlite_state = expected_state(task, shop_source(), "sqlite", Limits())

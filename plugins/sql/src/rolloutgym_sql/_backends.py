@@ -8,6 +8,7 @@ from typing import Any
 from rolloutgym_protocol.errors import ConfigError
 
 from ._results import Limits
+from ._sessions import open_in_process
 from ._sources import DatabaseSource
 
 __all__ = ["BACKENDS", "check_backend", "open_session"]
@@ -43,10 +44,4 @@ def open_session(
         from ._worker import IsolatedSession
 
         return IsolatedSession(backend, source, read_only=read_only, limits=limits)
-    if backend == "duckdb":
-        from ._duckdb import DuckDBSession
-
-        return DuckDBSession(source, read_only=read_only, limits=limits)
-    from ._sqlite import SqliteSession
-
-    return SqliteSession(source, read_only=read_only, limits=limits)
+    return open_in_process(backend, source, read_only=read_only, limits=limits)

@@ -30,6 +30,7 @@ from typing import Any
 
 from ._results import Limits, QueryResult, StatementError
 from ._schema import TableContents, TableInfo
+from ._sessions import open_in_process
 from ._sources import DatabaseSource
 
 __all__ = ["IsolatedSession"]
@@ -312,8 +313,6 @@ def _limit_memory(limits: Limits) -> None:
 
 
 def _serve() -> None:
-    from ._backends import open_session
-
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
     images: dict[str, bytes] = {}
@@ -341,9 +340,7 @@ def _serve() -> None:
                 resource.setrlimit(
                     resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.getrlimit(resource.RLIMIT_AS)[1])
                 )
-                session = open_session(
-                    backend, _ImageSource(key, images[key]), read_only=read_only, limits=limits, isolated=False
-                )
+                session = open_in_process(backend, _ImageSource(key, images[key]), read_only=read_only, limits=limits)
                 _limit_memory(limits)
                 reply: tuple[str, Any] = ("ok", None)
             elif operation == "execute":

@@ -17,11 +17,11 @@ from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import EnvClosedError
 
 from ._backends import check_backend, open_session
-from ._grading import grade_changes, grade_query
 from ._results import Limits, StatementError, format_result
 from ._schema import describe_tables
 from ._sources import DatabaseSource
 from ._tasks import SqlTask
+from .grading import grade_changes, grade_query
 
 __all__ = ["SQL_TOOLS", "SqlEnv"]
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import json
 import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rolloutgym_protocol import Score
@@ -81,7 +83,8 @@ def expected_state(task: SqlTask, source: DatabaseSource, backend: str, limits: 
                     session.execute(statement, max_rows=1)
                 except StatementError as exc:
                     raise ConfigError(
-                        f"task {task.id!r}: gold statement {index + 1} fails on {backend}: {exc}. Fix the task's gold SQL."
+                        f"task {task.id!r}: gold statement {index + 1} fails on {backend}: {exc}. "
+                        "Fix the task's gold SQL."
                     ) from None
             return session.contents()
         finally:
@@ -153,63 +156,77 @@ def grade_query(
         feedback = (
             "no answer was submitted: call submit_answer with the final SQL query (sql) or the final value (answer)"
         )
-        return Score(
-            0.0,
-            {"executes": Score(0.0, feedback=feedback), "result_match": Score(0.0, feedback=feedback)},
-            metadata,
-            feedback=feedback,
-        )
+        return _zero(metadata, Score(0.0, feedback=feedback), feedback, feedback)
     if sql is not None:
-        try:
-            result = session.execute(sql, max_rows=limits.grading_rows)
-        except StatementError as exc:
-            feedback = f"the submitted SQL failed: {exc}"
-            return Score(
-                0.0,
-                {
-                    "executes": Score(0.0, feedback=feedback),
-                    "result_match": Score(0.0, feedback="nothing to compare: the SQL failed"),
-                },
-                metadata,
-                feedback=feedback,
-            )
-        if not result.returns_rows:
-            feedback = "the submitted SQL is not a query: submit the SELECT that answers the question"
-            return Score(
-                0.0,
-                {"executes": Score(1.0, feedback="it ran"), "result_match": Score(0.0, feedback=feedback)},
-                metadata,
-                feedback=feedback,
-            )
-        if result.truncated:
-            feedback = (
-                f"the submitted query returns more than {limits.grading_rows} rows; the expected result has {len(rows)}"
-            )
-            return Score(
-                0.0,
-                {"executes": Score(1.0, feedback="it ran"), "result_match": Score(0.0, feedback=feedback)},
-                metadata,
-                feedback=feedback,
-            )
-        got_columns, got_rows = result.columns, result.rows
-        executes = Score(1.0, feedback=f"the submitted SQL ran and returned {len(got_rows)} rows")
-        options = task.match
+        submitted = _run_submitted_sql(task, session, sql, limits, len(rows), metadata)
+        if isinstance(submitted, Score):
+            return submitted
     else:
-        got_rows = parse_answer_value(answer, len(columns))
-        got_columns = tuple(columns[: len(got_rows[0])]) if got_rows else columns
-        if got_rows and len(got_rows[0]) != len(columns):
-            got_columns = tuple(f"value{index + 1}" for index in range(len(got_rows[0])))
-        executes = Score(1.0, feedback="a final value was submitted (no SQL to run)")
-        options = MatchOptions(ordered=task.match.ordered, rel_tol=task.match.rel_tol, abs_tol=task.match.abs_tol)
-    metadata["submitted_rows"] = len(got_rows)
-    comparison = compare_results(columns, rows, got_columns, got_rows, options=options, ordered=ordered)
+        submitted = _submitted_value(task, answer, columns)
+    metadata["submitted_rows"] = len(submitted.rows)
+    comparison = compare_results(
+        columns, rows, submitted.columns, submitted.rows, options=submitted.options, ordered=ordered
+    )
     value = 1.0 if comparison.match else 0.0
     return Score(
         value,
-        {"executes": executes, "result_match": Score(value, feedback=comparison.feedback)},
+        {"executes": submitted.executes, "result_match": Score(value, feedback=comparison.feedback)},
         metadata,
         feedback=comparison.feedback,
     )
+
+
+@dataclass(frozen=True)
+class _Submitted:
+    """What a submission is compared as: its columns and rows, how it ran, the match options."""
+
+    columns: Sequence[str]
+    rows: Sequence[Sequence[Any]]
+    executes: Score
+    options: MatchOptions
+
+
+def _zero(metadata: dict[str, Any], executes: Score, result_feedback: str, feedback: str) -> Score:
+    """A zero score: ``executes`` as given, ``result_match`` 0 with ``result_feedback``."""
+    return Score(
+        0.0,
+        {"executes": executes, "result_match": Score(0.0, feedback=result_feedback)},
+        metadata,
+        feedback=feedback,
+    )
+
+
+def _run_submitted_sql(
+    task: SqlTask, session: Any, sql: str, limits: Limits, expected_rows: int, metadata: dict[str, Any]
+) -> _Submitted | Score:
+    """Run the submitted SQL in the agent's session: its result, or the zero score it earns."""
+    try:
+        result = session.execute(sql, max_rows=limits.grading_rows)
+    except StatementError as exc:
+        feedback = f"the submitted SQL failed: {exc}"
+        return _zero(metadata, Score(0.0, feedback=feedback), "nothing to compare: the SQL failed", feedback)
+    ran = Score(1.0, feedback="it ran")
+    if not result.returns_rows:
+        feedback = "the submitted SQL is not a query: submit the SELECT that answers the question"
+        return _zero(metadata, ran, feedback, feedback)
+    if result.truncated:
+        feedback = (
+            f"the submitted query returns more than {limits.grading_rows} rows; the expected result has {expected_rows}"
+        )
+        return _zero(metadata, ran, feedback, feedback)
+    executes = Score(1.0, feedback=f"the submitted SQL ran and returned {len(result.rows)} rows")
+    return _Submitted(result.columns, result.rows, executes, task.match)
+
+
+def _submitted_value(task: SqlTask, answer: Any, columns: tuple[str, ...]) -> _Submitted:
+    """A submitted final value as rows, under the expected columns when it has their width."""
+    rows = parse_answer_value(answer, len(columns))
+    submitted_columns = tuple(columns[: len(rows[0])]) if rows else columns
+    if rows and len(rows[0]) != len(columns):
+        submitted_columns = tuple(f"value{index + 1}" for index in range(len(rows[0])))
+    executes = Score(1.0, feedback="a final value was submitted (no SQL to run)")
+    options = MatchOptions(ordered=task.match.ordered, rel_tol=task.match.rel_tol, abs_tol=task.match.abs_tol)
+    return _Submitted(submitted_columns, rows, executes, options)
 
 
 def _listed_tables(
