@@ -1,7 +1,8 @@
 """The shipped task sets ``code/pybugs-v0`` and ``code/pyfunc-v0``, read from package data.
 
 Each task is a folder ``data/<set>/<NN>-<slug>/`` holding ``task.json`` (id, split,
-instruction, category, skills), ``repo/`` (the repository the agent starts from), ``fix/``
+instruction, category, skills; checked on load: a missing, unknown or mistyped field is an
+error naming the file and the field), ``repo/`` (the repository the agent starts from), ``fix/``
 (the fixed versions of the files the reference solution changes) and ``hidden/`` (hidden
 tests, at the paths they get in the repository). The reference patch is the unified diff
 from ``repo/`` to ``repo/`` + ``fix/``; the oracle applies it with the ``apply_patch`` tool.
@@ -11,13 +12,43 @@ from __future__ import annotations
 
 import difflib
 import functools
-import json
 from importlib.resources import files as package_files
 from importlib.resources.abc import Traversable
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from rolloutgym_protocol.errors import ConfigError
 
 from .envs import CodeTask, visible_test_paths
 
-__all__ = ["load_task_folder", "pybugs_tasks", "pyfunc_tasks", "reference_diff"]
+__all__ = ["TaskMeta", "load_task_folder", "pybugs_tasks", "pyfunc_tasks", "reference_diff"]
+
+
+class TaskMeta(BaseModel):
+    """``task.json`` of a task folder: unknown fields are errors, values are not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+    id: str
+    split: Literal["train", "dev", "test"]
+    instruction: str
+    category: str | None = None
+    skills: list[str] = Field(default_factory=list)
+
+
+def _read_meta(folder: Traversable) -> TaskMeta:
+    path = folder.joinpath("task.json")
+    try:
+        return TaskMeta.model_validate_json(path.read_text(encoding="utf-8"))
+    except ValidationError as error:
+        problem = error.errors(include_url=False)[0]
+        if problem["type"] == "json_invalid":
+            raise ConfigError(f"{path}: not valid JSON ({problem['msg']}); fix the file") from None
+        field = ".".join(str(part) for part in problem["loc"]) or "(the object)"
+        raise ConfigError(
+            f"{path}: field {field!r}: {problem['msg']}; fix the file (task.json has the fields "
+            f"{', '.join(TaskMeta.model_fields)})"
+        ) from None
 
 
 def _read_tree(folder: Traversable, prefix: str = "") -> dict[str, str]:
@@ -54,19 +85,19 @@ def reference_diff(before: dict[str, str], after: dict[str, str | None]) -> str:
 
 def load_task_folder(folder: Traversable) -> CodeTask:
     """Read one task folder (see the module docstring)."""
-    meta = json.loads(folder.joinpath("task.json").read_text(encoding="utf-8"))
+    meta = _read_meta(folder)
     repository = _read_tree(folder.joinpath("repo"))
     fix = _read_tree(folder.joinpath("fix"))
     hidden = _read_tree(folder.joinpath("hidden"))
     return CodeTask(
-        id=meta["id"],
-        split=meta["split"],
-        instruction=meta["instruction"],
+        id=meta.id,
+        split=meta.split,
+        instruction=meta.instruction,
         files=repository,
         hidden_tests=hidden,
         visible_tests=visible_test_paths(repository),
         reference_patch=reference_diff(repository, dict(fix)),
-        metadata={"category": meta.get("category"), "skills": meta.get("skills", []), "changed_files": sorted(fix)},
+        metadata={"category": meta.category, "skills": list(meta.skills), "changed_files": sorted(fix)},
     )
 
 
