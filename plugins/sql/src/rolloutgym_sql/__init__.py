@@ -10,8 +10,9 @@ Importing this package imports neither duckdb nor pyarrow.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:
     from ._compare import MatchOptions, ResultComparison, compare_results, orders_result
@@ -21,75 +22,26 @@ if TYPE_CHECKING:
     from ._sources import DatabaseSource, GeneratedSource, SqliteFileSource, SqlScriptSource
     from ._tasks import SqlTask
     from .envs import SQL_TOOLS, SqlEnv
+    from .grading import expected_result, expected_state, grade_changes, grade_query, parse_answer_value
     from .shop import make_shop_env, make_shop_ops_env, shop_ops_tasks, shop_tasks
     from .task_files import load_task_file
     from .template import compile_sql
 
-# Lazy re-exports (PEP 562): ``rolloutgym list`` imports ``rolloutgym_sql.plugin``, which
-# imports this package first, so nothing here may be imported eagerly.
-_EXPORTS = {
-    "SQL_TOOLS": ".envs",
-    "DatabaseDiff": "._diff",
-    "DatabaseSource": "._sources",
-    "GeneratedSource": "._sources",
-    "Limits": "._results",
-    "MatchOptions": "._compare",
-    "QueryResult": "._results",
-    "ResultComparison": "._compare",
-    "SqlEnv": ".envs",
-    "SqlScriptSource": "._sources",
-    "SqlTask": "._tasks",
-    "SqliteFileSource": "._sources",
-    "StatementError": "._results",
-    "TableContents": "._schema",
-    "TableInfo": "._schema",
-    "compare_results": "._compare",
-    "compile_sql": ".template",
-    "diff_databases": "._diff",
-    "load_task_file": ".task_files",
-    "make_shop_env": ".shop",
-    "make_shop_ops_env": ".shop",
-    "orders_result": "._compare",
-    "shop_ops_tasks": ".shop",
-    "shop_tasks": ".shop",
-}
-
-__all__ = [
-    "SQL_TOOLS",
-    "DatabaseDiff",
-    "DatabaseSource",
-    "GeneratedSource",
-    "Limits",
-    "MatchOptions",
-    "QueryResult",
-    "ResultComparison",
-    "SqlEnv",
-    "SqlScriptSource",
-    "SqlTask",
-    "SqliteFileSource",
-    "StatementError",
-    "TableContents",
-    "TableInfo",
-    "compare_results",
-    "compile_sql",
-    "diff_databases",
-    "load_task_file",
-    "make_shop_env",
-    "make_shop_ops_env",
-    "orders_result",
-    "shop_ops_tasks",
-    "shop_tasks",
-]
-
-
-def __getattr__(name: str) -> Any:
-    module_name = _EXPORTS.get(name)
-    if module_name is None:
-        raise AttributeError(f"module 'rolloutgym_sql' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module_name, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(__all__))
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "_compare": ["MatchOptions", "ResultComparison", "compare_results", "orders_result"],
+        "_diff": ["DatabaseDiff", "diff_databases"],
+        "_results": ["Limits", "QueryResult", "StatementError"],
+        "_schema": ["TableContents", "TableInfo"],
+        "_sources": ["DatabaseSource", "GeneratedSource", "SqlScriptSource", "SqliteFileSource"],
+        "_tasks": ["SqlTask"],
+        "envs": ["SQL_TOOLS", "SqlEnv"],
+        "grading": ["expected_result", "expected_state", "grade_changes", "grade_query", "parse_answer_value"],
+        "shop": ["make_shop_env", "make_shop_ops_env", "shop_ops_tasks", "shop_tasks"],
+        "task_files": ["load_task_file"],
+        "template": ["compile_sql"],
+    },
+)
