@@ -201,8 +201,12 @@ def _close_all() -> None:
     sessions = list(_OPEN)
     if not sessions or _LOOP is None or _LOOP.is_closed():
         return
+
+    async def close_all() -> None:
+        await asyncio.gather(*(session.close() for session in sessions), return_exceptions=True)
+
     try:
-        run_on_mcp_loop_sync(asyncio.gather(*(session.close() for session in sessions)), _CLOSE_TIMEOUT)
+        run_on_mcp_loop_sync(close_all(), _CLOSE_TIMEOUT + 5.0)
     except Exception:  # pragma: no cover - best effort at exit
         _log.warning("could not close %d MCP session(s) at exit", len(sessions))
 
