@@ -8,23 +8,24 @@ and the sampled tokens and logprobs are recorded verbatim.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["CookbookRenderer", "TinkerSampler", "create_sampling_client", "make_policy", "policy_from_client"]
+import lazy_loader
 
-_HOMES = {
-    "CookbookRenderer": "renderer",
-    "TinkerSampler": "sampler",
-    "create_sampling_client": "client",
-    "make_policy": "policy",
-    "policy_from_client": "policy",
-}
+if TYPE_CHECKING:
+    from .client import create_sampling_client
+    from .policy import make_policy, policy_from_client
+    from .renderer import CookbookRenderer
+    from .sampler import TinkerSampler
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy: the plugin module must import without tinker or transformers.
-    if name in _HOMES:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module 'rolloutgym_tinker' has no attribute {name!r}")
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "client": ["create_sampling_client"],
+        "policy": ["make_policy", "policy_from_client"],
+        "renderer": ["CookbookRenderer"],
+        "sampler": ["TinkerSampler"],
+    },
+)

@@ -13,9 +13,22 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from rolloutgym_testing.tokenizers import byte_tokenizer
-
 __all__ = ["StandInSamplingClient", "byte_tokenizer"]
+
+
+def byte_tokenizer() -> Any:
+    """A byte-level Hugging Face tokenizer with the ChatML/Qwen special tokens, built in code (no download).
+
+    It is rolloutgym-testing's (the test extra), which needs ``transformers`` and ``tokenizers``.
+    """
+    try:
+        from rolloutgym_testing.tokenizers import byte_tokenizer as build
+    except ImportError as error:
+        raise ImportError(
+            f"byte_tokenizer comes from rolloutgym-testing, which is not importable here ({error}); "
+            f"install the test extra: pip install 'rolloutgym-tinker[test]'"
+        ) from error
+    return build()
 
 
 class StandInSamplingClient:
