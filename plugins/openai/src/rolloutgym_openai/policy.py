@@ -19,8 +19,10 @@ from typing import Any
 from urllib.parse import urlparse
 
 from rolloutgym.llm import ChatPolicy, Completion, SamplingParams, to_openai_messages
-from rolloutgym.llm.http import JSONClient, RetrySettings, ServerRefused
+from rolloutgym.llm.http import RetrySettings, ServerRefused
 from rolloutgym_protocol.errors import ConfigError, PolicyError
+
+from ._http import AiohttpJSONClient
 
 __all__ = ["DEFAULT_BASE_URL", "OpenAIChatPolicy", "make_policy"]
 
@@ -131,7 +133,7 @@ class OpenAIChatPolicy(ChatPolicy):
         self.parallel_tool_calls = parallel_tool_calls
         self.return_token_ids = return_token_ids
         self.extra_body = dict(extra_body or {})
-        self.client = JSONClient(
+        self.client = AiohttpJSONClient(
             self.base_url,
             api_key=key or None,
             timeout=timeout,

@@ -1,11 +1,16 @@
 """JSON over HTTP for model servers: retries with backoff, timeouts, a concurrency limit.
 
 Shared by the policy adapters that talk to OpenAI-compatible servers (``rolloutgym-openai``,
-``rolloutgym-vllm``); needs ``httpx`` (which those plugins depend on).
+``rolloutgym-vllm``). The retries, timeouts, concurrency limit and error messages live in
+:class:`JSONClient`; one attempt goes through its transport methods (``_make_client``,
+``_send``, ``_close_client``), which use ``httpx`` (a dependency of those plugins); a
+subclass may send through another HTTP client (``rolloutgym-openai`` uses ``aiohttp``).
+Request bodies are serialised once per request (not once per attempt) with
+``pydantic_core``, answers parsed with it.
 
-One ``httpx.AsyncClient`` and one semaphore exist per running event loop (a sync rollout
-runs each step in its own ``asyncio.run``; a client or semaphore cannot cross loops). They
-are closed when the loop shuts its async generators down, which ``asyncio.run`` does.
+One client and one semaphore exist per running event loop (a sync rollout runs each step
+in its own ``asyncio.run``; a client or semaphore cannot cross loops). They are closed
+when the loop shuts its async generators down, which ``asyncio.run`` does.
 """
 
 from __future__ import annotations
@@ -21,12 +26,16 @@ from dataclasses import dataclass
 from typing import Any
 
 import certifi
-import httpx
+import pydantic_core
 from rolloutgym_protocol.errors import PolicyError
 
-__all__ = ["JSONClient", "RetrySettings", "ServerRefused"]
+__all__ = ["JSONClient", "RetrySettings", "ServerRefused", "TransportFailed"]
 
 RETRY_STATUSES = frozenset({408, 409, 425, 429, 500, 502, 503, 504})
+
+
+class TransportFailed(Exception):
+    """Raised by a transport's ``_send`` when the request got no HTTP answer (not a timeout)."""
 
 
 class ServerRefused(PolicyError):
@@ -91,28 +100,29 @@ _CONNECTIONS_PER_CLIENT = 8
 class _LoopResources:
     """The clients and the semaphore of one event loop.
 
-    Connections are spread over several small ``httpx`` pools: httpcore scans its whole
-    pool for every request, which costs quadratic time with dozens of requests in flight.
+    Connections may be spread over several small pools (``connections_per_client``):
+    httpcore scans its whole pool for every request, which costs quadratic time with dozens
+    of requests in flight.
     """
 
-    def __init__(self, make_client: Any, connections: int) -> None:
-        self._make_client = make_client
+    def __init__(self, owner: JSONClient, connections: int) -> None:
+        self._owner = owner
         self.semaphore = asyncio.Semaphore(connections)
-        self.clients: list[httpx.AsyncClient | None] = [None] * max(1, -(-connections // _CONNECTIONS_PER_CLIENT))
+        self.clients: list[Any] = [None] * max(1, -(-connections // owner.connections_per_client))
         self._next = 0
 
-    def client(self) -> httpx.AsyncClient:
+    def client(self) -> Any:
         index = self._next
         self._next = (index + 1) % len(self.clients)
         client = self.clients[index]
         if client is None:
-            client = self.clients[index] = self._make_client()
+            client = self.clients[index] = self._owner._make_client()
         return client
 
     async def aclose(self) -> None:
         for client in self.clients:
             if client is not None:
-                await client.aclose()
+                await self._owner._close_client(client)
 
 
 async def _keep_until_loop_shutdown(resources: _LoopResources) -> AsyncIterator[_LoopResources]:
@@ -124,11 +134,12 @@ async def _keep_until_loop_shutdown(resources: _LoopResources) -> AsyncIterator[
         await resources.aclose()
 
 
-def _error_message(response: httpx.Response) -> str:
+def _error_message(content: bytes) -> str:
+    text = content.decode("utf-8", errors="replace")
     try:
-        body = response.json()
+        body = pydantic_core.from_json(content)
     except ValueError:
-        return response.text[:300].strip() or "(empty body)"
+        return text[:300].strip() or "(empty body)"
     error = body.get("error") if isinstance(body, dict) else None
     if isinstance(error, dict) and error.get("message"):
         return str(error["message"])[:500]
@@ -136,7 +147,7 @@ def _error_message(response: httpx.Response) -> str:
         return error[:500]
     if isinstance(body, dict) and body.get("detail"):
         return str(body["detail"])[:500]
-    return response.text[:300]
+    return text[:300]
 
 
 class JSONClient:
@@ -151,7 +162,13 @@ class JSONClient:
         headers: extra request headers.
         service: how errors name the server ("OpenAI-compatible server", "vLLM server").
         key_hint: what to do when the server refuses the key (HTTP 401).
+
+    Subclasses that send through another HTTP library override ``_make_client``,
+    ``_send``, ``_close_client`` and :attr:`connections_per_client`.
     """
+
+    #: connections per client object (httpx: small pools, see ``_LoopResources``).
+    connections_per_client: int = _CONNECTIONS_PER_CLIENT
 
     def __init__(
         self,
@@ -190,22 +207,53 @@ class JSONClient:
             # The keeper references its loop, so entries of finished loops are purged by hand.
             for finished in [known for known in self._by_loop if known.is_closed()]:
                 del self._by_loop[finished]
-            resources = _LoopResources(self._make_client, self.max_concurrency)
+            resources = _LoopResources(self, self.max_concurrency)
             keeper = _keep_until_loop_shutdown(resources)
             await keeper.__anext__()
             entry = (resources, keeper)
             self._by_loop[loop] = entry
         return entry[0]
 
-    def _make_client(self) -> httpx.AsyncClient:
+    def ssl_context(self) -> ssl.SSLContext | None:
+        """certifi's CA bundle for an ``https`` server (loaded once: ~0.1 s), else None."""
         if self._ssl_context is None and self.base_url.startswith("https:"):
-            # Loading the CA bundle costs ~0.1 s; do it once, not once per event loop.
             self._ssl_context = ssl.create_default_context(cafile=certifi.where())
-        per_client = min(self.max_concurrency, _CONNECTIONS_PER_CLIENT)
+        return self._ssl_context
+
+    def _make_client(self) -> Any:
+        """A new HTTP client for the running event loop (httpx here)."""
+        import httpx
+
+        per_client = min(self.max_concurrency, self.connections_per_client)
         limits = httpx.Limits(max_connections=per_client, max_keepalive_connections=per_client)
         return httpx.AsyncClient(
-            timeout=self.timeout, limits=limits, headers=self._headers, verify=self._ssl_context or False
+            timeout=self.timeout, limits=limits, headers=self._headers, verify=self.ssl_context() or False
         )
+
+    async def _close_client(self, client: Any) -> None:
+        await client.aclose()
+
+    async def _send(
+        self, client: Any, url: str, payload: bytes, timeout: float | None
+    ) -> tuple[int, Mapping[str, str], bytes]:
+        """One attempt: ``(status, headers, body)``.
+
+        Raises:
+            TimeoutError: no answer within ``timeout``.
+            TransportFailed: no HTTP answer (connection refused or dropped, broken HTTP).
+        """
+        import httpx
+
+        try:
+            if timeout == self.timeout:
+                response = await client.post(url, content=payload)
+            else:
+                response = await client.post(url, content=payload, timeout=timeout)
+        except httpx.TimeoutException:
+            raise TimeoutError from None
+        except httpx.TransportError as exc:
+            raise TransportFailed(f"{type(exc).__name__}: {exc or 'closed by the server'}") from None
+        return response.status_code, response.headers, response.content
 
     async def aclose(self) -> None:
         """Close this loop's connections now (they are also closed when the loop ends)."""
@@ -230,6 +278,7 @@ class JSONClient:
         """
         resources = await self._resources()
         url = self.base_url + path
+        payload = self._encode(body, url)
         attempts = self.retry.max_retries + 1
         last_problem = ""
         attempt_timeout = self.timeout
@@ -237,30 +286,25 @@ class JSONClient:
             delay: float | None = None
             async with resources.semaphore:
                 try:
-                    if attempt_timeout == self.timeout:
-                        response = await resources.client().post(url, json=body)
-                    else:
-                        response = await resources.client().post(url, json=body, timeout=attempt_timeout)
-                except httpx.TimeoutException:
+                    status, headers, content = await self._send(resources.client(), url, payload, attempt_timeout)
+                except TimeoutError:
                     last_problem = f"no answer within the {self.timeout:g} s timeout"
                     if attempt_timeout != self.timeout:
                         last_problem += f" (the last retry waited {attempt_timeout:g} s)"
                     if attempt_timeout is not None and self.timeout is not None:
                         attempt_timeout = min(attempt_timeout * 2, self.timeout * 4)
-                except httpx.TransportError as exc:
-                    last_problem = f"connection failed ({type(exc).__name__}: {exc or 'closed by the server'})"
+                except TransportFailed as exc:
+                    last_problem = f"connection failed ({exc})"
                 else:
-                    if response.status_code == 200:
-                        return self._json(response, url)
-                    message = _error_message(response)
-                    if response.status_code not in RETRY_STATUSES:
+                    if status == 200:
+                        return self._json(content, url)
+                    message = _error_message(content)
+                    if status not in RETRY_STATUSES:
                         raise ServerRefused(
-                            self._refusal(response.status_code, message, url),
-                            status=response.status_code,
-                            server_message=message,
+                            self._refusal(status, message, url), status=status, server_message=message
                         ) from None
-                    last_problem = f"HTTP {response.status_code}: {message}"
-                    delay = self.retry.server_delay(response.headers)
+                    last_problem = f"HTTP {status}: {message}"
+                    delay = self.retry.server_delay(headers)
             if attempt + 1 < attempts:
                 await asyncio.sleep(self.retry.backoff(attempt) if delay is None else delay)
         raise PolicyError(
@@ -269,12 +313,19 @@ class JSONClient:
             f"{self.base_url}/models'), or raise --policy-arg timeout=SECONDS / max_retries=N."
         )
 
-    def _json(self, response: httpx.Response, url: str) -> dict[str, Any]:
+    def _encode(self, body: Mapping[str, Any], url: str) -> bytes:
         try:
-            data = response.json()
+            return pydantic_core.to_json(body)
+        except ValueError as exc:
+            raise PolicyError(f"the request to {url} cannot be sent as JSON: {exc}") from None
+
+    def _json(self, content: bytes, url: str) -> dict[str, Any]:
+        try:
+            data = pydantic_core.from_json(content)
         except ValueError:
+            text = content[:200].decode("utf-8", errors="replace")
             raise PolicyError(
-                f"{self.service} at {url} answered HTTP 200 with a body that is not JSON: {response.text[:200]!r}"
+                f"{self.service} at {url} answered HTTP 200 with a body that is not JSON: {text!r}"
             ) from None
         if not isinstance(data, dict):
             raise PolicyError(f"{self.service} at {url} answered a JSON {type(data).__name__}, expected an object")
