@@ -11,22 +11,24 @@ wave of a batch to the offline engine in one ``LLM.generate`` call.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["VLLMBatchSampler", "VLLMEngineSampler", "VLLMServerSampler", "make_policy"]
+import lazy_loader
 
-_HOMES = {
-    "VLLMBatchSampler": "batch",
-    "VLLMEngineSampler": "engine",
-    "VLLMServerSampler": "server",
-    "make_policy": "policy",
-}
+if TYPE_CHECKING:
+    from .batch import VLLMBatchSampler
+    from .engine import VLLMEngineSampler
+    from .policy import make_policy
+    from .server import VLLMServerSampler
 
-
-def __getattr__(name: str) -> Any:
-    # Lazy: the plugin module must import without httpx, transformers or vllm.
-    if name in _HOMES:
-        import importlib
-
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module 'rolloutgym_vllm' has no attribute {name!r}")
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "batch": ["VLLMBatchSampler"],
+        "engine": ["VLLMEngineSampler"],
+        "policy": ["make_policy"],
+        "server": ["VLLMServerSampler"],
+    },
+)

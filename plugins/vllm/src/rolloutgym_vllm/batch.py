@@ -21,7 +21,7 @@ from typing import Any
 from rolloutgym.llm import ChatTemplateRenderer, Renderer, Sample, SamplingParams
 from rolloutgym_protocol.errors import PolicyError
 
-from .engine import load_llm, sample_from_output, vllm_sampling_params
+from ._offline import load_llm, sample_from_output, vllm_sampling_params
 
 __all__ = ["VLLMBatchSampler"]
 

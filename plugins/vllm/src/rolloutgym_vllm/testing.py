@@ -22,12 +22,40 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rolloutgym_testing.http_server import LocalHTTPServer
-from rolloutgym_testing.tokenizers import byte_tokenizer
+if TYPE_CHECKING:
+    from rolloutgym_testing.http_server import LocalHTTPServer
 
 __all__ = ["CompletionsServer", "StandInLLM", "byte_tokenizer"]
+
+
+def byte_tokenizer() -> Any:
+    """A byte-level Hugging Face tokenizer with the ChatML/Qwen special tokens, built in code (no download).
+
+    It is rolloutgym-testing's (the test extra), which needs ``transformers`` and ``tokenizers``.
+    """
+    try:
+        from rolloutgym_testing.tokenizers import byte_tokenizer as build
+    except ImportError as error:
+        raise ImportError(
+            f"byte_tokenizer comes from rolloutgym-testing, which is not importable here ({error}); "
+            f"install the test extra: pip install 'rolloutgym-vllm[test]'"
+        ) from error
+    return build()
+
+
+def _local_http_server() -> type[LocalHTTPServer]:
+    """rolloutgym-testing's HTTP server (the test extra), imported when a server starts."""
+    try:
+        from rolloutgym_testing.http_server import LocalHTTPServer
+    except ImportError as error:
+        raise ImportError(
+            f"CompletionsServer runs on the HTTP server of rolloutgym-testing, which is not importable here "
+            f"({error}); install the test extra: pip install 'rolloutgym-vllm[test]'"
+        ) from error
+    return LocalHTTPServer
+
 
 Responder = Callable[[Sequence[int], Mapping[str, Any]], Sequence[int]]
 
@@ -72,7 +100,7 @@ class CompletionsServer:
         return f"{self._http.root}/v1"
 
     def __enter__(self) -> CompletionsServer:
-        self._http = LocalHTTPServer(self._handle)
+        self._http = _local_http_server()(self._handle)
         self._http.start()
         return self
 
