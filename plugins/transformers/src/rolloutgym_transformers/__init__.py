@@ -10,34 +10,28 @@ a :class:`TransformersBatchSampler`: one padded batch per wave of
 :func:`rolloutgym.llm.run_multi_turn_rollout`.
 """
 
-from .policy import TransformersPolicy, make_batch_sampler, make_policy
+from __future__ import annotations
 
-__all__ = [
-    "TransformersBatchSampler",
-    "TransformersPolicy",
-    "TransformersSampler",
-    "build_tiny",
-    "load_model",
-    "make_batch_sampler",
-    "make_policy",
-]
+from typing import TYPE_CHECKING
 
+import lazy_loader
 
-def __getattr__(name: str):  # heavy modules (torch) only on first use
-    if name == "TransformersBatchSampler":
-        from ._batch import TransformersBatchSampler
+if TYPE_CHECKING:
+    from ._models import load_model
+    from ._tiny import build_tiny
+    from .batch import TransformersBatchSampler
+    from .policy import TransformersPolicy, make_batch_sampler, make_policy
+    from .sampler import TransformersSampler
 
-        return TransformersBatchSampler
-    if name == "TransformersSampler":
-        from ._sampler import TransformersSampler
-
-        return TransformersSampler
-    if name == "load_model":
-        from ._models import load_model
-
-        return load_model
-    if name == "build_tiny":
-        from ._tiny import build_tiny
-
-        return build_tiny
-    raise AttributeError(name)
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "_models": ["load_model"],
+        "_tiny": ["build_tiny"],
+        "batch": ["TransformersBatchSampler"],
+        "policy": ["TransformersPolicy", "make_batch_sampler", "make_policy"],
+        "sampler": ["TransformersSampler"],
+    },
+)

@@ -43,7 +43,7 @@ class TransformersPolicy(TokenPolicy):
         from rolloutgym.llm import ChatTemplateRenderer
 
         from ._models import load_model
-        from ._sampler import TransformersSampler
+        from .sampler import TransformersSampler
 
         if threads is None and model == "tiny":
             threads = 1  # a 64-wide model only loses time to intra-op threading

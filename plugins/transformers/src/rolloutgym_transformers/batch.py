@@ -20,13 +20,14 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from rolloutgym.llm import ChatTemplateRenderer, Renderer, Sample, SamplingParams
 from transformers import DynamicCache
 
-from ._sampler import TransformersSampler
+if TYPE_CHECKING:
+    from .sampler import TransformersSampler
 
 __all__ = ["TransformersBatchSampler"]
 

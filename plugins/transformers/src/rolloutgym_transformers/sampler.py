@@ -46,7 +46,7 @@ class TransformersSampler:
     def batch_sampler(self, renderer: Any = None) -> Any:
         """A :class:`~rolloutgym_transformers.TransformersBatchSampler` over the same model
         (for :func:`rolloutgym.llm.run_multi_turn_rollout`: one padded batch per wave)."""
-        from ._batch import TransformersBatchSampler
+        from .batch import TransformersBatchSampler
 
         return TransformersBatchSampler(self, renderer)
 
