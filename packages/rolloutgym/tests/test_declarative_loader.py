@@ -59,7 +59,8 @@ PY_ENV = """
 from rolloutgym.declarative import Environment, Task
 
 first = Environment(slug="first", name="First", template="echo", config={"anything": 1},
-                    tasks=[Task(instruction="say hi", reference_answer="hi", split="train"), Task(instruction="say yo", reference_answer="yo", id="yo")])
+                    tasks=[Task(instruction="say hi", reference_answer="hi", split="train"),
+                           Task(instruction="say yo", reference_answer="yo", id="yo")])
 second = Environment(slug="second", name="Second", template="echo", config={}, tasks=[Task(instruction="x")])
 """
 
@@ -127,7 +128,8 @@ def test_json_and_jsonl_env_files(tmp_path: Path, registry: Registry):
         ("empty.py", "x = 1\n", "defines no Environment"),
         (
             "badsplit.py",
-            "from rolloutgym.declarative import Environment, Task\nenv = Environment(slug='s', name='S', template='echo', config={}, tasks=[Task(instruction='x', split='holdout')])\n",
+            "from rolloutgym.declarative import Environment, Task\nenv = Environment(slug='s', name='S', "
+            "template='echo', config={}, tasks=[Task(instruction='x', split='holdout')])\n",
             r"badsplit.py:2: .*unknown split 'holdout'",
         ),
         (

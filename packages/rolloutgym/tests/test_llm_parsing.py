@@ -16,7 +16,10 @@ TOOLS = frozenset({"guess", "lookup"})
 
 
 def test_hermes_blocks_become_tool_calls_with_the_text_around_them_as_content() -> None:
-    text = 'Let me check.\n<tool_call>\n{"name": "guess", "arguments": {"number": 7}}\n</tool_call>\n<tool_call>{"name": "lookup", "arguments": "{\\"id\\": 3}"}</tool_call>'
+    text = (
+        'Let me check.\n<tool_call>\n{"name": "guess", "arguments": {"number": '
+        '7}}\n</tool_call>\n<tool_call>{"name": "lookup", "arguments": "{\\"id\\": 3}"}</tool_call>'
+    )
     parsed = parse_reply(text, text_action=False, tool_names=TOOLS)
     assert not parsed.invalid
     assert parsed.action == {

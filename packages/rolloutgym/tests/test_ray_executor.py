@@ -51,7 +51,10 @@ PLUGIN_SOURCE = textwrap.dedent(
 
     @functools.cache  # the registry loads the task list at every make()
     def many_tasks():
-        return [ArithTask(f"arith-{index:04d}", "train", f"What is {index} + {index % 7}?", index + index % 7) for index in range(2000)]
+        return [
+            ArithTask(f"arith-{index:04d}", "train", f"What is {index} + {index % 7}?", index + index % 7)
+            for index in range(2000)
+        ]
 
 
     def crash_tasks():
@@ -77,9 +80,25 @@ PLUGIN_SOURCE = textwrap.dedent(
     @hookimpl
     def rolloutgym_envs():
         return [
-            EnvSpec(id="raytest/arith-many-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv", tasks=f"{__name__}:many_tasks", max_steps=1, replayable=True),
-            EnvSpec(id="raytest/crash-v0", entry_point=f"{__name__}:CrashingArithmeticEnv", tasks=f"{__name__}:crash_tasks", max_steps=1),
-            EnvSpec(id="raytest/driver-only-v0", entry_point="rolloutgym.builtin.toy:ArithmeticEnv", tasks=f"{__name__}:driver_only_tasks", max_steps=1),
+            EnvSpec(
+                id="raytest/arith-many-v0",
+                entry_point="rolloutgym.builtin.toy:ArithmeticEnv",
+                tasks=f"{__name__}:many_tasks",
+                max_steps=1,
+                replayable=True,
+            ),
+            EnvSpec(
+                id="raytest/crash-v0",
+                entry_point=f"{__name__}:CrashingArithmeticEnv",
+                tasks=f"{__name__}:crash_tasks",
+                max_steps=1,
+            ),
+            EnvSpec(
+                id="raytest/driver-only-v0",
+                entry_point="rolloutgym.builtin.toy:ArithmeticEnv",
+                tasks=f"{__name__}:driver_only_tasks",
+                max_steps=1,
+            ),
         ]
     '''
 )

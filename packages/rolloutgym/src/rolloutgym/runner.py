@@ -109,7 +109,8 @@ def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, st
         ]
         if not selected:
             raise ConfigError(
-                f"{resolved.env_id} has no tasks in split '{config.split}'; its splits are: {', '.join(splits) or 'none'}"
+                f"{resolved.env_id} has no tasks in split '{config.split}'; its splits are: "
+                f"{', '.join(splits) or 'none'}"
             )
     if config.tasks:
         by_id = {identifier: index for index, identifier in selected}
@@ -125,7 +126,8 @@ def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, st
                 from rolloutgym_protocol.errors import did_you_mean
 
                 raise ConfigError(
-                    f"{resolved.env_id} has no task '{text}'.{did_you_mean(text, list(by_id))} Run 'rolloutgym info {resolved.info_reference}' to list its tasks."
+                    f"{resolved.env_id} has no task '{text}'.{did_you_mean(text, list(by_id))} Run 'rolloutgym info "
+                    f"{resolved.info_reference}' to list its tasks."
                 )
         selected = chosen
     if config.limit is not None:
@@ -293,15 +295,9 @@ def _mixture_header(
     return header
 
 
-async def _arun_mixture(
-    config: RunConfig,
-    registry: Any,
-    policy: Any,
-    executor: Executor | str | None,
-    on_start: Callable[[dict[str, Any], int], None] | None,
-    on_group: Callable[[int, TrajectoryGroup], None] | None,
-) -> RunResult:
-    """A run over an env mixture (``config.mix``): one run file, groups tagged with their env."""
+def _plan_mixture(config: RunConfig, registry: Any) -> tuple[list[Any], list[ResolvedEnv], dict[str, list], list]:
+    """The mixture's entries and resolved envs, the tasks chosen from each env (their share of
+    ``--limit``), and the run order: ``(env_id, k)`` for the k-th chosen task of an env."""
     from .mixtures import allocate, interleave, parse_mixture
 
     if config.tasks:
@@ -315,7 +311,40 @@ async def _arun_mixture(
     selected = {env.env_id: select_tasks(env, per_env) for env in resolved}
     counts = allocate(entries, {env_id: len(tasks) for env_id, tasks in selected.items()}, config.limit)
     chosen = {env_id: tasks[: counts[env_id]] for env_id, tasks in selected.items()}
-    order = interleave(entries, counts)
+    return entries, resolved, chosen, interleave(entries, counts)
+
+
+def _mixture_jobs(
+    config: RunConfig,
+    resolved: list[ResolvedEnv],
+    chosen: dict[str, list],
+    position_of: dict[tuple[str, int], int],
+    finished: dict[int, TrajectoryGroup],
+) -> dict[str, list[GroupJob]]:
+    """The groups still to run, per env; seeds follow the run order, as in a one-env run."""
+    jobs: dict[str, list[GroupJob]] = {}
+    for env in resolved:
+        for job in _jobs(config, env, chosen[env.env_id]):
+            position = position_of[(env.env_id, job.task_index)]
+            if position in finished:
+                continue
+            if config.seed is not None:
+                base = config.seed + position * config.num_rollouts
+                job.seeds = [base + member for member in range(config.num_rollouts)]
+            jobs.setdefault(env.env_id, []).append(job)
+    return jobs
+
+
+async def _arun_mixture(
+    config: RunConfig,
+    registry: Any,
+    policy: Any,
+    executor: Executor | str | None,
+    on_start: Callable[[dict[str, Any], int], None] | None,
+    on_group: Callable[[int, TrajectoryGroup], None] | None,
+) -> RunResult:
+    """A run over an env mixture (``config.mix``): one run file, groups tagged with their env."""
+    entries, resolved, chosen, order = _plan_mixture(config, registry)
     header = _mixture_header(config, entries, resolved, chosen, order)
     resolved_policy = resolve_policy(PolicySource(config.policy, dict(config.policy_options)), registry, policy=policy)
     if isinstance(executor, str):
@@ -331,16 +360,7 @@ async def _arun_mixture(
         header = writer.header
         finished.update({index: group for index, group in writer.groups})
     position_of = {(env, chosen[env][k][0]): position for position, (env, k) in enumerate(order)}
-    jobs: dict[str, list[GroupJob]] = {}
-    for env in resolved:
-        for job in _jobs(config, env, chosen[env.env_id]):
-            position = position_of[(env.env_id, job.task_index)]
-            if position in finished:
-                continue
-            if config.seed is not None:  # seeds follow the run order, as in a one-env run
-                base = config.seed + position * config.num_rollouts
-                job.seeds = [base + member for member in range(config.num_rollouts)]
-            jobs.setdefault(env.env_id, []).append(job)
+    jobs = _mixture_jobs(config, resolved, chosen, position_of, finished)
     if on_start is not None:
         on_start(header, sum(len(env_jobs) for env_jobs in jobs.values()))
 

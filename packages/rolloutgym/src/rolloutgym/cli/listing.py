@@ -75,7 +75,8 @@ def info_command(
         spec = registered.spec
         plugin = registered.plugin
         console.print(
-            f"[bold]{markup_safe(spec.id)}[/]  (plugin {markup_safe(plugin.distribution or plugin.name)} {markup_safe(plugin.version or '')})",
+            f"[bold]{markup_safe(spec.id)}[/]  (plugin {markup_safe(plugin.distribution or plugin.name)} "
+            f"{markup_safe(plugin.version or '')})",
             markup=True,
         )
         resolved = resolve_env(spec.id, registry)

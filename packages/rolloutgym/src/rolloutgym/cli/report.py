@@ -98,7 +98,8 @@ def _open_browser(url: str) -> None:
     if sys.platform.startswith("linux") and not (os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY")):
         port = url.rstrip("/").rsplit(":", 1)[-1]
         error_console.print(
-            f"no display here, so no browser was opened; from your machine run 'ssh -L {port}:127.0.0.1:{port} HOST' and open {url}"
+            f"no display here, so no browser was opened; from your machine run 'ssh -L {port}:127.0.0.1:{port} HOST' "
+            f"and open {url}"
         )
         return
     if not webbrowser.open(url):

@@ -83,30 +83,20 @@ def run_command(
 
     if (env is None) == (mix is None):
         fail("give one ENV, or several envs with --mix ENV=WEIGHT,... (not both)")
-
-    env_kwargs = parse_key_values(env_args, "--env-arg")
-    if backend is not None:
-        env_kwargs["backend"] = backend
-    policy_options = parse_key_values(policy_args, "--policy-arg")
-    if base_url is not None:
-        policy_options["base_url"] = base_url
-    executor_options: dict[str, Any] = {}
-    if ray_address is not None:
-        executor_options["address"] = ray_address
+    env_kwargs, policy_options, executor_options = _factory_options(
+        env_args, policy_args, backend=backend, base_url=base_url, user_policy=user_policy, ray_address=ray_address
+    )
     if resume and out is None:
         fail("--resume needs --out RUN_FILE (the run file to continue)")
     if limit is not None and limit < 1:
         fail(f"--limit must be at least 1 (leave it out to run every selected task), got {limit}")
-    if user_policy is not None:
-        env_kwargs["user_policy"] = user_policy
-    task_list = [part for item in tasks or [] for part in item.split(",") if part] or None
     config = RunConfig(
         env=env or "",
         mix=mix,
         policy=policy,
         num_rollouts=num_rollouts,
         limit=limit,
-        tasks=task_list,
+        tasks=[part for item in tasks or [] for part in item.split(",") if part] or None,
         split=split,
         seed=seed,
         concurrency=concurrency,
@@ -120,8 +110,37 @@ def run_command(
         executor_options=executor_options,
         pass_threshold=pass_threshold,
     )
+    _run_and_report(config, show=not quiet and is_interactive())
+
+
+def _factory_options(
+    env_args: Optional[list[str]],
+    policy_args: Optional[list[str]],
+    *,
+    backend: Optional[str],
+    base_url: Optional[str],
+    user_policy: Optional[str],
+    ray_address: Optional[str],
+) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
+    """The env, policy and executor keyword arguments: the KEY=VALUE options and their shortcuts."""
+    env_kwargs = parse_key_values(env_args, "--env-arg")
+    if backend is not None:
+        env_kwargs["backend"] = backend
+    policy_options = parse_key_values(policy_args, "--policy-arg")
+    if base_url is not None:
+        policy_options["base_url"] = base_url
+    executor_options: dict[str, Any] = {}
+    if ray_address is not None:
+        executor_options["address"] = ray_address
+    if user_policy is not None:
+        env_kwargs["user_policy"] = user_policy
+    return env_kwargs, policy_options, executor_options
+
+
+def _run_and_report(config: Any, *, show: bool) -> None:
+    """Run ``config``, print the summary, and exit non-zero when episodes ended in errors."""
     try:
-        result = asyncio.run(_run_with_progress(config, show=not quiet and is_interactive()))
+        result = asyncio.run(_run_with_progress(config, show=show))
     except KeyboardInterrupt:
         # Every finished group is already in the run file (written as it arrives).
         error_console.print(
@@ -134,9 +153,8 @@ def run_command(
 
     print_summary(result.summary, result.header)
     if result.retried:
-        console.print(
-            f"re-ran {len(result.retried)} group(s) that held only errors (tasks {', '.join(map(str, result.retried[:20]))})"
-        )
+        retried = ", ".join(map(str, result.retried[:20]))
+        console.print(f"re-ran {len(result.retried)} group(s) that held only errors (tasks {retried})")
     console.print(f"run file: {result.path}")
     if result.summary.num_errors:
         raise typer.Exit(EXIT_RUN_ERRORS)

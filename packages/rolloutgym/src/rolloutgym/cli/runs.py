@@ -23,7 +23,8 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
     env = header.get("env", {})
     version = f"{len(header['mixture'])} envs" if is_mixture(header) else f"v{env.get('version')}"
     console.print(
-        f"[bold]{markup_safe(env.get('id'))}[/] ({markup_safe(version)}) · policy [bold]{markup_safe(header.get('policy'))}[/] · "
+        f"[bold]{markup_safe(env.get('id'))}[/] ({markup_safe(version)}) · policy "
+        f"[bold]{markup_safe(header.get('policy'))}[/] · "
         f"{summary.num_tasks} tasks · {summary.num_trajectories} trajectories · n={header.get('num_rollouts')}",
         markup=True,
     )
@@ -146,7 +147,8 @@ def show_command(
     if not run.complete:
         missing = len(run.header["task_indices"]) - len(set(run.task_indices))
         console.print(
-            f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]",
+            f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out "
+            f"{markup_safe(run_file)} --resume'[/]",
             markup=True,
         )
     if errors:
@@ -184,7 +186,17 @@ def compare_command(
     tasks_b = {
         f"{envs_b[task.task_index]}:{task.task_id}" if envs_b else task.task_id: task for task in summary_b.tasks
     }
-    table = Table(title=f"{first.header['policy']} → {second.header['policy']}", title_justify="left")
+    console.print(_task_table(f"{first.header['policy']} → {second.header['policy']}", tasks_a, tasks_b))
+    if is_mixture(first.header) or is_mixture(second.header):
+        print_table(
+            _env_table(env_breakdown(first.header, summary_a.tasks), env_breakdown(second.header, summary_b.tasks))
+        )
+    _print_overall(tasks_a, tasks_b, (summary_a, summary_b), (run_a, run_b))
+
+
+def _task_table(title: str, tasks_a: dict[str, Any], tasks_b: dict[str, Any]) -> Table:
+    """Pass rate and mean reward of each task in either run, with the deltas."""
+    table = Table(title=title, title_justify="left")
     for column in ("task", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
         table.add_column(column, justify="left" if column == "task" else "right")
     for task_id in sorted(set(tasks_a) | set(tasks_b)):
@@ -205,34 +217,45 @@ def compare_command(
             _fmt(b.mean_reward),
             f"{b.mean_reward - a.mean_reward:+.3f}",
         )
-    console.print(table)
-    if is_mixture(first.header) or is_mixture(second.header):
-        rows_b = {row["env"]: row for row in env_breakdown(second.header, summary_b.tasks)}
-        per_env = Table(title="Per env", title_justify="left")
-        for column in ("env", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
-            per_env.add_column(column, justify="left" if column == "env" else "right")
-        for row in env_breakdown(first.header, summary_a.tasks):
-            other = rows_b.get(row["env"])
-            if other is None:
-                per_env.add_row(row["env"], f"{row['pass_rate']:.0%}", "-", "-", _fmt(row["mean_reward"]), "-", "-")
-                continue
-            per_env.add_row(
-                row["env"],
-                f"{row['pass_rate']:.0%}",
-                f"{other['pass_rate']:.0%}",
-                f"{other['pass_rate'] - row['pass_rate']:+.0%}",
-                _fmt(row["mean_reward"]),
-                _fmt(other["mean_reward"]),
-                f"{other['mean_reward'] - row['mean_reward']:+.3f}",
-            )
-        print_table(per_env)
+    return table
+
+
+def _env_table(rows_a: list[dict[str, Any]], rows_b: list[dict[str, Any]]) -> Table:
+    """Per env of a mixture: the pass rates and mean rewards of run A's envs in both runs."""
+    by_env_b = {row["env"]: row for row in rows_b}
+    per_env = Table(title="Per env", title_justify="left")
+    for column in ("env", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
+        per_env.add_column(column, justify="left" if column == "env" else "right")
+    for row in rows_a:
+        other = by_env_b.get(row["env"])
+        if other is None:
+            per_env.add_row(row["env"], f"{row['pass_rate']:.0%}", "-", "-", _fmt(row["mean_reward"]), "-", "-")
+            continue
+        per_env.add_row(
+            row["env"],
+            f"{row['pass_rate']:.0%}",
+            f"{other['pass_rate']:.0%}",
+            f"{other['pass_rate'] - row['pass_rate']:+.0%}",
+            _fmt(row["mean_reward"]),
+            _fmt(other["mean_reward"]),
+            f"{other['mean_reward'] - row['mean_reward']:+.3f}",
+        )
+    return per_env
+
+
+def _print_overall(
+    tasks_a: dict[str, Any], tasks_b: dict[str, Any], summaries: tuple[Any, Any], runs: tuple[Path, Path]
+) -> None:
+    """The overall pass rate and mean reward of both runs, over the tasks they have in common."""
+    (summary_a, summary_b), (run_a, run_b) = summaries, runs
     common = sorted(set(tasks_a) & set(tasks_b))
     only_a, only_b = len(set(tasks_a) - set(tasks_b)), len(set(tasks_b) - set(tasks_a))
     pass_a, reward_a = _pooled([tasks_a[key] for key in common])
     pass_b, reward_b = _pooled([tasks_b[key] for key in common])
     if not common:
         console.print(
-            f"the runs have no task in common ({len(tasks_a)} and {len(tasks_b)} tasks); the overall numbers below are each run's own."
+            f"the runs have no task in common ({len(tasks_a)} and {len(tasks_b)} tasks); "
+            "the overall numbers below are each run's own."
         )
         pass_a, reward_a, pass_b, reward_b = (
             summary_a.pass_rate,
@@ -243,8 +266,8 @@ def compare_command(
         label = "overall (different tasks) pass rate"
     elif only_a or only_b:
         console.print(
-            f"the runs cover different tasks: {len(common)} in common, {only_a} only in A ({run_a}), {only_b} only in B ({run_b}); "
-            "the overall numbers below are over the common tasks only."
+            f"the runs cover different tasks: {len(common)} in common, {only_a} only in A ({run_a}), "
+            f"{only_b} only in B ({run_b}); the overall numbers below are over the common tasks only."
         )
         label = f"over the {len(common)} common tasks: pass rate"
     else:
@@ -280,7 +303,8 @@ def rescore_command(
         output_path(out, "--out")
     result = rescore_run(run_file, out=out, force=force)
     console.print(
-        f"re-graded {result.trajectories} trajectories: {result.changed} scores changed, {result.mismatched_replays} replays diverged"
+        f"re-graded {result.trajectories} trajectories: {result.changed} scores changed, {result.mismatched_replays} "
+        "replays diverged"
     )
     console.print(f"run file: {result.path}")
 
@@ -324,7 +348,8 @@ def runs_command(
 
     if not folder.is_dir():
         fail(
-            f"no folder {folder}: pass the folder that holds your run files (rolloutgym run writes to ./runs by default)"
+            f"no folder {folder}: pass the folder that holds your run files (rolloutgym run writes to ./runs by "
+            "default)"
         )
     table = Table(title=f"Run files in {folder}", title_justify="left")
     for column in ("file", "env", "policy", "created", "tasks", "pass rate", "state"):

@@ -41,22 +41,42 @@ def export_hf(run: Run, out_path: str | Path, **options: Any) -> Path:
         import datasets
     except ImportError:
         raise ConfigError("the 'hf' export needs the datasets package: pip install 'rolloutgym[datasets]'") from None
-    rows: dict[str, list[Any]] = {
-        key: []
-        for key in (
-            "env_id",
-            "task_id",
-            "member",
-            "reward",
-            "score",
-            "advantage",
-            "passed",
-            "messages",
-            "input_ids",
-            "loss_mask",
-            "logprobs",
-        )
-    }
+    features = _features(datasets)
+    rows = _columns(
+        run, list(features), threshold=threshold, only_passed=only_passed, penalty=penalty, normalize=normalize
+    )
+    if not rows["task_id"]:
+        raise ConfigError("nothing to export: the run has no (passing) trajectories")
+    dataset = datasets.Dataset.from_dict(rows, features=features)
+    out = open_output(out_path)
+    _save(datasets, dataset, out)
+    return out
+
+
+def _features(datasets: Any) -> Any:
+    """The dataset's columns and their types."""
+    return datasets.Features(
+        {
+            "env_id": datasets.Value("string"),
+            "task_id": datasets.Value("string"),
+            "member": datasets.Value("int64"),
+            "reward": datasets.Value("float64"),
+            "score": datasets.Value("float64"),
+            "advantage": datasets.Value("float64"),
+            "passed": datasets.Value("bool"),
+            "messages": datasets.Value("string"),
+            "input_ids": datasets.Sequence(datasets.Value("int64")),
+            "loss_mask": datasets.Sequence(datasets.Value("int8")),
+            "logprobs": datasets.Sequence(datasets.Value("float32")),
+        }
+    )
+
+
+def _columns(
+    run: Run, names: list[str], *, threshold: float, only_passed: bool, penalty: float, normalize: bool
+) -> dict[str, list[Any]]:
+    """One value per trajectory in each column of ``names``."""
+    rows: dict[str, list[Any]] = {name: [] for name in names}
     for record in iter_records(run, invalid_action_penalty=penalty, normalize=normalize):
         passed = record.score.value >= threshold
         if only_passed and not passed:
@@ -73,25 +93,11 @@ def export_hf(run: Run, out_path: str | Path, **options: Any) -> Path:
         rows["input_ids"].append(list(sequence.input_ids) if sequence else None)
         rows["loss_mask"].append(list(sequence.loss_mask) if sequence else None)
         rows["logprobs"].append(list(sequence.logprobs) if sequence and sequence.logprobs is not None else None)
-    if not rows["task_id"]:
-        raise ConfigError("nothing to export: the run has no (passing) trajectories")
-    features = datasets.Features(
-        {
-            "env_id": datasets.Value("string"),
-            "task_id": datasets.Value("string"),
-            "member": datasets.Value("int64"),
-            "reward": datasets.Value("float64"),
-            "score": datasets.Value("float64"),
-            "advantage": datasets.Value("float64"),
-            "passed": datasets.Value("bool"),
-            "messages": datasets.Value("string"),
-            "input_ids": datasets.Sequence(datasets.Value("int64")),
-            "loss_mask": datasets.Sequence(datasets.Value("int8")),
-            "logprobs": datasets.Sequence(datasets.Value("float32")),
-        }
-    )
-    dataset = datasets.Dataset.from_dict(rows, features=features)
-    out = open_output(out_path)
+    return rows
+
+
+def _save(datasets: Any, dataset: Any, out: Path) -> None:
+    """Save to a folder, or to Parquet for a ``.parquet`` path, without progress bars."""
     bars_were_enabled = datasets.is_progress_bar_enabled()
     datasets.disable_progress_bars()
     try:
@@ -102,4 +108,3 @@ def export_hf(run: Run, out_path: str | Path, **options: Any) -> Path:
     finally:
         if bars_were_enabled:
             datasets.enable_progress_bars()
-    return out

@@ -203,7 +203,8 @@ def _plan(samples: Sequence[Mapping[str, Any]], task_to_env: Mapping[str, EnvSou
         name = sample["task_name"]
         if name not in routes:
             raise ConfigError(
-                f"sample {index} has task_name {name!r}, which task_to_env does not map.{did_you_mean(str(name), known)} "
+                f"sample {index} has task_name {name!r}, which task_to_env does not map."
+                f"{did_you_mean(str(name), known)} "
                 f"Known task names: {', '.join(known)}."
             )
         routes[name].check(sample["task"], index)
@@ -272,10 +273,7 @@ async def arun_multi_turn_rollout(
         PolicyError: the generation backend failed.
     """
     started = time.perf_counter()
-    if max_seq_len is None or max_seq_len < 2:
-        raise ConfigError(f"max_seq_len must be at least 2, got {max_seq_len}")
-    if max_rollout_turns is None or max_rollout_turns < 1:
-        raise ConfigError(f"max_rollout_turns must be at least 1, got {max_rollout_turns}")
+    _check_limits(max_seq_len, max_rollout_turns)
     sampler = as_batch_sampler(generation, renderer=renderer)
     if registry is None:
         from ..registry import get_registry
@@ -283,59 +281,107 @@ async def arun_multi_turn_rollout(
         registry = get_registry()
     samples = _samples(batch)
     plan = _plan(samples, task_to_env, registry)
-    base = TokenPolicy(
-        _WaveSlot(_Waves(sampler, 0), -1),
-        sampler.renderer,
-        max_tokens=int(_default(max_tokens, generation, "max_tokens", max_seq_len)),
-        max_seq_len=max_seq_len,
-        max_turns=max_rollout_turns,
-        temperature=float(_default(temperature, generation, "temperature", 1.0)),
-        greedy=greedy,
-        top_p=float(_default(top_p, generation, "top_p", 1.0)),
-        stop=tuple(_default(stop, generation, "stop", ())),
-        keep_thinking=bool(_default(keep_thinking, generation, "keep_thinking", False)),
-        name=_default(None, generation, "name", None) or getattr(sampler, "name", None),
+    chosen = {
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "top_p": top_p,
+        "stop": stop,
+        "keep_thinking": keep_thinking,
+    }
+    base = _base_policy(
+        generation, sampler, chosen, max_seq_len=max_seq_len, max_turns=max_rollout_turns, greedy=greedy
     )
     waves = _Waves(sampler, len(samples))
-
-    async def run_sample(index: int) -> Trajectory | RolloutError:
-        from ..rollouts import arollout_group
-
-        route = plan[index]
-        sample = samples[index]
-        policy = copy.copy(base)
-        policy.sampler = _WaveSlot(waves, index)
-        policy.seed = None if seed is None else seed + 1000 * index
-        made: dict[str, Any] = {}
-
-        def make_env(task: Any) -> Any:
-            environment = route.make(task)
-            made["task_id"] = getattr(environment, "rolloutgym_task_id", None)
-            return environment
-
-        try:
-            group = await arollout_group(
-                sample["task"],
-                make_env,
-                policy,
-                item_id=None,
-                seed=None if seed is None else seed + index,
-                max_steps=max_rollout_turns + 1,  # + the step that tells the env the turns are spent
-                metadata={"sample": index, "task_name": sample["task_name"]},
-            )
-        finally:
-            waves.finish()
-        if group.errors:
-            return group.errors[0]
-        trajectory = group.trajectories[0]
-        trajectory.metadata["env_id"] = route.env_id
-        task = sample["task"]
-        trajectory.metadata["task_id"] = made.get("task_id") or (task if isinstance(task, (str, int)) else None)
-        return trajectory
-
-    results = await asyncio.gather(*(run_sample(index) for index in range(len(samples))))
+    episodes = (
+        _run_sample(sample, route, index, base, waves, seed=seed, max_turns=max_rollout_turns)
+        for index, (sample, route) in enumerate(zip(samples, plan, strict=True))
+    )
+    results = await asyncio.gather(*episodes)
     if waves.failure is not None:
         raise waves.failure
+    return _assemble(samples, plan, results, waves, sampler, started)
+
+
+def _check_limits(max_seq_len: int, max_rollout_turns: int) -> None:
+    if max_seq_len is None or max_seq_len < 2:
+        raise ConfigError(f"max_seq_len must be at least 2, got {max_seq_len}")
+    if max_rollout_turns is None or max_rollout_turns < 1:
+        raise ConfigError(f"max_rollout_turns must be at least 1, got {max_rollout_turns}")
+
+
+def _base_policy(
+    generation: Any, sampler: BatchSampler, chosen: Mapping[str, Any], *, max_seq_len: int, max_turns: int, greedy: bool
+) -> TokenPolicy:
+    """The TokenPolicy every sample copies: the options in ``chosen`` that are not None, else
+    the generation's own (when it is a TokenPolicy), else the defaults."""
+    return TokenPolicy(
+        _WaveSlot(_Waves(sampler, 0), -1),
+        sampler.renderer,
+        max_tokens=int(_default(chosen["max_tokens"], generation, "max_tokens", max_seq_len)),
+        max_seq_len=max_seq_len,
+        max_turns=max_turns,
+        temperature=float(_default(chosen["temperature"], generation, "temperature", 1.0)),
+        greedy=greedy,
+        top_p=float(_default(chosen["top_p"], generation, "top_p", 1.0)),
+        stop=tuple(_default(chosen["stop"], generation, "stop", ())),
+        keep_thinking=bool(_default(chosen["keep_thinking"], generation, "keep_thinking", False)),
+        name=_default(None, generation, "name", None) or getattr(sampler, "name", None),
+    )
+
+
+async def _run_sample(
+    sample: Mapping[str, Any],
+    route: _Route,
+    index: int,
+    base: TokenPolicy,
+    waves: _Waves,
+    *,
+    seed: int | None,
+    max_turns: int,
+) -> Trajectory | RolloutError:
+    """One sample's episode, its model calls joining the waves."""
+    from ..rollouts import arollout_group
+
+    policy = copy.copy(base)
+    policy.sampler = _WaveSlot(waves, index)
+    policy.seed = None if seed is None else seed + 1000 * index
+    made: dict[str, Any] = {}
+
+    def make_env(task: Any) -> Any:
+        environment = route.make(task)
+        made["task_id"] = getattr(environment, "rolloutgym_task_id", None)
+        return environment
+
+    try:
+        group = await arollout_group(
+            sample["task"],
+            make_env,
+            policy,
+            item_id=None,
+            seed=None if seed is None else seed + index,
+            max_steps=max_turns + 1,  # + the step that tells the env the turns are spent
+            metadata={"sample": index, "task_name": sample["task_name"]},
+        )
+    finally:
+        waves.finish()
+    if group.errors:
+        return group.errors[0]
+    trajectory = group.trajectories[0]
+    trajectory.metadata["env_id"] = route.env_id
+    task = sample["task"]
+    trajectory.metadata["task_id"] = made.get("task_id") or (task if isinstance(task, (str, int)) else None)
+    return trajectory
+
+
+def _assemble(
+    samples: list[Mapping[str, Any]],
+    plan: list[_Route],
+    results: list[Trajectory | RolloutError],
+    waves: _Waves,
+    sampler: BatchSampler,
+    started: float,
+) -> tuple[RolloutBatch, dict[str, Any]]:
+    """The RolloutBatch in sample order (columns padded with the sampler's pad token) and its metrics."""
     pad = getattr(sampler, "pad_token_id", None)
     pad_token_id = pad if isinstance(pad, int) else 0
     columns = batch_columns(results, env_ids=[route.env_id for route in plan], pad_token_id=pad_token_id)

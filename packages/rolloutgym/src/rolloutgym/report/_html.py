@@ -118,7 +118,8 @@ def _pass_at_k_table(digest: RunDigest) -> str:
     )
     return (
         '<table class="passk"><thead><tr><th></th>' + head + "</tr></thead><tbody>"
-        f'<tr data-field="pass_at"><td>pass@k</td>{at}</tr><tr data-field="pass_hat"><td>pass^k</td>{hat}</tr></tbody></table>'
+        f'<tr data-field="pass_at"><td>pass@k</td>{at}</tr><tr '
+        f'data-field="pass_hat"><td>pass^k</td>{hat}</tr></tbody></table>'
     )
 
 
@@ -152,7 +153,8 @@ def _errors_by_type(digest: RunDigest) -> str:
         for name, count in sorted(errors.items(), key=lambda item: (-item[1], item[0]))
     )
     return (
-        '<table class="errors-by-type" data-field="errors_by_type"><thead><tr><th>error type</th><th>members</th><th style="text-align:left">example</th></tr></thead>'
+        '<table class="errors-by-type" data-field="errors_by_type"><thead><tr><th>error type</th><th>members</th><th '
+        'style="text-align:left">example</th></tr></thead>'
         f"<tbody>{rows}</tbody></table>"
         '<p class="muted">Click an error to open the failed member.</p><div class="error-list"></div>'
     )
@@ -164,7 +166,8 @@ def run_section(index: int, digest: RunDigest, plots: list[str], *, hidden: bool
     env = header.get("env", {})
     versions = ", ".join(f"{name} {version}" for name, version in sorted(header.get("versions", {}).items()) if version)
     meta = (
-        f"{escape(str(digest.path))} · run {escape(str(header.get('run_id')))} · created {escape(str(header.get('created_at')))}"
+        f"{escape(str(digest.path))} · run {escape(str(header.get('run_id')))} · created "
+        f"{escape(str(header.get('created_at')))}"
         f" · seed {escape(str(header.get('seed') if header.get('seed') is not None else '-'))}"
         + (f" · {escape(versions)}" if versions else "")
     )
@@ -178,7 +181,8 @@ def run_section(index: int, digest: RunDigest, plots: list[str], *, hidden: bool
     return f"""
 <section class="view" id="run-{index}" data-run="{index}"{" hidden" if hidden else ""}>
   <div class="run-title" data-field="title"><span data-field="env_id">{escape(str(env.get("id")))}</span>
-    <span class="muted">v{escape(str(env.get("version")))}</span> · policy <span data-field="policy">{escape(str(header.get("policy")))}</span></div>
+    <span class="muted">v{escape(str(env.get("version")))}</span> · policy
+    <span data-field="policy">{escape(str(header.get("policy")))}</span></div>
   <div class="run-meta">{meta}</div>
   {warning}
   {_cards(digest)}

@@ -68,7 +68,8 @@ def _comparable(baseline: RunDigest, other: RunDigest) -> bool:
 def _compare_section(digests: list[RunDigest], hidden: bool) -> tuple[str, list[dict[str, object]]]:
     baseline = digests[0]
     parts = [
-        f'<section class="view" id="compare"{" hidden" if hidden else ""}><div class="run-title">Comparison with the baseline: {escape(run_label(baseline))}</div>'
+        f'<section class="view" id="compare"{" hidden" if hidden else ""}><div class="run-title">Comparison with the '
+        f"baseline: {escape(run_label(baseline))}</div>"
     ]
     comparisons: list[dict[str, object]] = []
     for number, other in enumerate(digests[1:], start=1):
@@ -76,17 +77,22 @@ def _compare_section(digests: list[RunDigest], hidden: bool) -> tuple[str, list[
         parts.append(f"<h2>{escape(label)}</h2>")
         if not _comparable(baseline, other):
             parts.append(
-                f'<div class="warning">Not compared: run {number + 1} is of {escape(str(other.header["env"].get("id")))} '
-                f"v{escape(str(other.header['env'].get('version')))} and the baseline of {escape(str(baseline.header['env'].get('id')))} "
-                f"v{escape(str(baseline.header['env'].get('version')))}; different environments or versions have different tasks or grading.</div>"
+                f'<div class="warning">Not compared: run {number + 1} is of '
+                f"{escape(str(other.header['env'].get('id')))} "
+                f"v{escape(str(other.header['env'].get('version')))} and the baseline of "
+                f"{escape(str(baseline.header['env'].get('id')))} "
+                f"v{escape(str(baseline.header['env'].get('version')))}; different environments or versions have "
+                "different tasks or grading.</div>"
             )
             continue
         rows = comparison_rows(baseline, other)
         paired = [row for row in rows if row["delta_pass"] is not None]
         a, b = baseline.summary, other.summary
         parts.append(
-            f'<p data-field="overall-delta" data-value="{b.pass_rate - a.pass_rate!r}">overall pass rate {a.pass_rate:.1%} → {b.pass_rate:.1%} '
-            f"({b.pass_rate - a.pass_rate:+.1%}); mean reward {a.mean_reward:.3f} → {b.mean_reward:.3f} ({b.mean_reward - a.mean_reward:+.3f})</p>"
+            f'<p data-field="overall-delta" data-value="{b.pass_rate - a.pass_rate!r}">overall pass rate '
+            f"{a.pass_rate:.1%} → {b.pass_rate:.1%} "
+            f"({b.pass_rate - a.pass_rate:+.1%}); mean reward {a.mean_reward:.3f} → {b.mean_reward:.3f} "
+            f"({b.mean_reward - a.mean_reward:+.3f})</p>"
         )
         parts.append(
             "<figure>"
@@ -166,7 +172,8 @@ def build_report(
             compare_html, comparisons = _compare_section(digests, hidden=True)
             sections.append(compare_html)
         tabs = "".join(
-            f'<button type="button" data-view="run-{number}" aria-selected="{str(number == 0).lower()}">{escape(run_label(digest))}</button>'
+            f'<button type="button" data-view="run-{number}" '
+            f'aria-selected="{str(number == 0).lower()}">{escape(run_label(digest))}</button>'
             for number, digest in enumerate(digests)
         )
         if len(digests) > 1:
@@ -191,7 +198,8 @@ def _write_page(path: Path, title: str, tabs: str, sections: list[str], data: di
             '<link rel="icon" href="data:,">'  # no favicon request, from disk or from 'view'
             f'<meta name="generator" content="rolloutgym report"><title>{escape(title)}</title>'
             f"<style>{asset('report.css')}</style></head>\n<body>\n"
-            f'<header class="top"><h1>rolloutgym report</h1><nav>{tabs}</nav><span class="generated">generated {generated}</span></header>\n'
+            f'<header class="top"><h1>rolloutgym report</h1><nav>{tabs}</nav><span class="generated">generated '
+            f"{generated}</span></header>\n"
             f"<main>{''.join(sections)}</main>\n"
         )
         page.write(json_script("rg-data", data))

@@ -1,4 +1,7 @@
-"""rolloutlib 0.2.0 compatibility: the names of ``rolloutlib.spaces.messages``, from ``rolloutgym_protocol.spaces.messages``."""
+"""rolloutlib 0.2.0 compatibility: the names of ``rolloutlib.spaces.messages``.
+
+They come from ``rolloutgym_protocol.spaces.messages``.
+"""
 
 from rolloutgym_protocol.spaces.messages import (
     DEFAULT_ROLES,

@@ -139,7 +139,8 @@ def _diff_lists(
             marker = _hashable(item[key])
             if marker not in by_value:
                 lines.append(
-                    f"{_label(path)}: missing {noun} for {key} {describe_value(item[key])} (expected {describe_value(item)})"
+                    f"{_label(path)}: missing {noun} for {key} {describe_value(item[key])} (expected "
+                    f"{describe_value(item)})"
                 )
                 continue
             seen.add(marker)
@@ -172,11 +173,13 @@ def _diff_lists(
     for index in range(max(len(expected), len(actual))):
         if index >= len(actual):
             lines.append(
-                f"{_label(path)}: missing {noun} {describe_value(expected[index])} (expected {len(expected)} items, got {len(actual)})"
+                f"{_label(path)}: missing {noun} {describe_value(expected[index])} (expected {len(expected)} items, "
+                f"got {len(actual)})"
             )
         elif index >= len(expected):
             lines.append(
-                f"{_label(path)}: unexpected {noun} {describe_value(actual[index])} (expected {len(expected)} items, got {len(actual)})"
+                f"{_label(path)}: unexpected {noun} {describe_value(actual[index])} (expected {len(expected)} items, "
+                f"got {len(actual)})"
             )
         else:
             _diff(expected[index], actual[index], f"{path}[{index}]", tolerance, unordered, lines, limit)

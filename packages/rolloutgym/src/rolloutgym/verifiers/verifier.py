@@ -92,8 +92,8 @@ class Verifier:
         value = (1.0 if passed else 0.0) if self.scoring == "binary" else fraction
         if failures:
             feedback = (
-                f"{'passed' if passed else 'failed'}: {len(self.checks) - len(failures)}/{len(self.checks)} checks passed. "
-                + " ".join(failures)
+                f"{'passed' if passed else 'failed'}: {len(self.checks) - len(failures)}/{len(self.checks)} checks "
+                "passed. " + " ".join(failures)
             )
         else:
             feedback = f"passed: all {len(self.checks)} checks passed"
@@ -179,7 +179,8 @@ def build_verifier(config: Mapping[str, Any] | None, *, registry: Any = None, pa
             if not isinstance(type_name, str) or type_name not in graders:
                 known = sorted(graders)
                 raise EnvFileError(
-                    f"{where}.type: unknown primitive type {type_name!r}.{did_you_mean(str(type_name), known)} Known: {', '.join(known) or 'none (is rolloutgym installed with its entry points?)'}"
+                    f"{where}.type: unknown primitive type {type_name!r}.{did_you_mean(str(type_name), known)} "
+                    f"Known: {', '.join(known) or 'none (is rolloutgym installed with its entry points?)'}"
                 )
             weight = _weight(item.get("weight", 1), where)
             params = {key: value for key, value in item.items() if key not in _RESERVED}
