@@ -103,7 +103,8 @@ def test_listing_imports_nothing_of_bfcl_eval() -> None:
         "import sys; from rolloutgym.registry import get_registry; r = get_registry(); "
         "specs = [s for s in r.envs() if s.id.startswith('bfcl/')]; "
         "assert len(specs) == 17, len(specs); "
-        "assert not [m for m in sys.modules if m.startswith('bfcl_eval') or m.startswith('rolloutgym_bfcl.envs')], 'imported'; "
+        "assert not [m for m in sys.modules if m.startswith('bfcl_eval') or m.startswith('rolloutgym_bfcl.envs')], "
+        "'imported'; "
         "print(specs[0].description)"
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

@@ -68,7 +68,8 @@ def read_local_rows(
     location = Path(path).expanduser()
     if not location.exists():
         raise ConfigError(
-            f"benchmark data path '{location}' does not exist; give a .jsonl/.json/.csv/.parquet file or a datasets folder"
+            f"benchmark data path '{location}' does not exist; give a .jsonl/.json/.csv/.parquet file or a datasets "
+            "folder"
         )
     if location.is_dir():
         return _rows_from_folder(location, config=config, split=split)

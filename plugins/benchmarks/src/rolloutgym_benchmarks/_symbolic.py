@@ -102,7 +102,8 @@ def _namespace(sympy: Any) -> dict[str, Any]:
 
 
 def symbolically_equal(first: str, second: str) -> bool | None:
-    """True/False when both parse and their difference simplifies (or does not) to 0; None when either does not parse."""
+    """True/False when both parse and their difference simplifies (or does not) to 0; None when
+    either does not parse."""
     left, right = _parse(first.strip()), _parse(second.strip())
     if left is None or right is None:
         return None

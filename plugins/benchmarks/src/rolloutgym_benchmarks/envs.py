@@ -61,7 +61,8 @@ class MathEnv(SingleTurnEnv[Chat, str]):
     ) -> None:
         if not isinstance(example, MathExample):
             raise TypeError(
-                f"example must be a MathExample, got {type(example).__name__}; build one with MathExample(question=..., answer=...)"
+                f"example must be a MathExample, got {type(example).__name__}; build one with "
+                "MathExample(question=..., answer=...)"
             )
         self.example = example
         self.grade = grade
@@ -183,7 +184,8 @@ class AIMEEnv(MathEnv):
         answer = example.answer.strip() if isinstance(example, MathExample) else ""
         if not (answer.isdigit() and 0 <= int(answer) <= AIME_MAX):
             raise ValueError(
-                f"AIME example {getattr(example, 'example_id', None)!r} has answer {answer!r}; AIME answers are integers from 0 to {AIME_MAX}"
+                f"AIME example {getattr(example, 'example_id', None)!r} has answer {answer!r}; AIME answers are "
+                f"integers from 0 to {AIME_MAX}"
             )
 
         _check_options(boxed, False, max_boxed_answers)

@@ -73,7 +73,8 @@ def row_to_example(
     answer_key, answer = _first(row, answer_keys)
     if question_key is None or not str(question).strip():
         raise ValueError(
-            f"{prefix} example{where} has no question: give one of the fields {list(question_keys)}; it has {sorted(row)}"
+            f"{prefix} example{where} has no question: give one of the fields {list(question_keys)}; it has "
+            f"{sorted(row)}"
         )
     if answer_key is None or isinstance(answer, bool) or not str(answer).strip():
         raise ValueError(

@@ -119,8 +119,10 @@ CATEGORIES: tuple[Category, ...] = (
 
 # BFCL v4 categories not served, and why (shown in the README and docs).
 SKIPPED: dict[str, str] = {
-    "web_search_base / web_search_no_snippet": "the backend searches the live web through SerpAPI (needs network and an API key)",
-    "memory_kv / memory_vector / memory_rec_sum": "each entry depends on prerequisite conversations written to disk first; memory_vector also needs a sentence-transformers model",
+    "web_search_base / web_search_no_snippet": "the backend searches the live web through SerpAPI (needs network and "
+    "an API key)",
+    "memory_kv / memory_vector / memory_rec_sum": "each entry depends on prerequisite conversations written to disk "
+    "first; memory_vector also needs a sentence-transformers model",
     "format_sensitivity": "not scored by BFCL; it varies the prompt format of prompting (non-FC) models",
 }
 
@@ -146,6 +148,7 @@ GROUND_TRUTH_REJECTED: dict[str, str] = {
     "live_simple_106-63-0": "the possible answer lacks the required 'auto_loan_payment_start'",
     "live_simple_112-68-0": "the possible answer lacks the required 'acc_routing_start'",
     "live_multiple_507-149-4": "the possible answer lacks the required 'origin_airport'",
-    "live_multiple_862-181-3": "the possible answer passes 'journey_start_time', which the function doc does not define",
+    "live_multiple_862-181-3": "the possible answer passes 'journey_start_time', which the function doc does not "
+    "define",
     "live_multiple_964-207-0": "the possible answer lacks the required 'statement'",
 }

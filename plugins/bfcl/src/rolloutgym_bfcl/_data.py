@@ -28,7 +28,10 @@ __all__ = ["BfclTask", "INSTALL_HINT", "PACKAGE", "data_dir", "load_tasks", "pac
 PACKAGE = "bfcl-eval"
 PINNED = "2026.3.23"
 # No square brackets: the CLI prints messages through rich, which would take "[bfcl]" for markup.
-INSTALL_HINT = f"install the 'bfcl' extra of rolloutgym-bfcl (pip install {PACKAGE}=={PINNED}), or, without the inference SDKs it depends on: pip install --no-deps {PACKAGE}=={PINNED} mpmath"
+INSTALL_HINT = (
+    f"install the 'bfcl' extra of rolloutgym-bfcl (pip install {PACKAGE}=={PINNED}), or, without the inference SDKs "
+    f"it depends on: pip install --no-deps {PACKAGE}=={PINNED} mpmath"
+)
 VERSION_PREFIX = "BFCL_v4"
 
 
@@ -77,7 +80,8 @@ def package_dir() -> Path:
     spec = importlib.util.find_spec("bfcl_eval")
     if spec is None or not spec.submodule_search_locations:
         raise ConfigError(
-            f"the bfcl environments read their tasks and backends from the '{PACKAGE}' package, which is not installed: {INSTALL_HINT}"
+            f"the bfcl environments read their tasks and backends from the '{PACKAGE}' package, which is not "
+            f"installed: {INSTALL_HINT}"
         )
     return Path(next(iter(spec.submodule_search_locations)))
 
@@ -87,7 +91,8 @@ def data_dir() -> Path:
     path = package_dir() / "data"
     if not path.is_dir():
         raise ConfigError(
-            f"the installed '{PACKAGE}' ({package_version()}) has no data folder at {path}; reinstall it: {INSTALL_HINT}"
+            f"the installed '{PACKAGE}' ({package_version()}) has no data folder at {path}; reinstall it: "
+            f"{INSTALL_HINT}"
         )
     return path
 
@@ -134,7 +139,8 @@ def load_tasks(bfcl_category: str) -> tuple[BfclTask, ...]:
         answers = _read_lines(root / "possible_answer" / f"{VERSION_PREFIX}_{bfcl_category}.json")
         if len(answers) != len(entries):
             raise ConfigError(
-                f"{PACKAGE} {package_version()}: {bfcl_category} has {len(entries)} questions but {len(answers)} possible answers"
+                f"{PACKAGE} {package_version()}: {bfcl_category} has {len(entries)} questions but {len(answers)} "
+                "possible answers"
             )
     tasks = []
     for index, entry in enumerate(entries):

@@ -48,7 +48,8 @@ def _add_language_hint(function: dict[str, Any], language: str) -> None:
             del value["items"]
         if language == "javascript" and kind == "dict" and "properties" in value:
             value["description"] += (
-                f" The dictionary entries have the following schema; they are not in string representation. {json.dumps(value['properties'])}"
+                " The dictionary entries have the following schema; they are not in string representation. "
+                f"{json.dumps(value['properties'])}"
             )
             del value["properties"]
         value["type"] = "string"

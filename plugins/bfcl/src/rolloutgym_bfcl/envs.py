@@ -92,12 +92,14 @@ class BfclSingleTurnEnv(SingleTurnEnv[Messages, Any]):
                 return Score(
                     0.0,
                     metadata=_metadata(self.task, error_type="irrelevance_error:decoder_success"),
-                    feedback=f"No function fits this request, but the reply called {', '.join(next(iter(call)) for call in decoded.calls or [])}.",
+                    feedback="No function fits this request, but the reply called "
+                    f"{', '.join(next(iter(call)) for call in decoded.calls or [])}.",
                 )
             return Score(
                 0.0,
                 metadata=_metadata(self.task, error_type="relevance_error:decoder_failed"),
-                feedback=f"A function fits this request, but the reply called none ({decoded.problem or 'empty call'}).",
+                feedback="A function fits this request, but the reply called none "
+                f"({decoded.problem or 'empty call'}).",
             )
         if decoded.calls is None:
             return Score(
@@ -234,7 +236,8 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
         if self._steps_in_turn > self.max_steps_per_turn:
             self._fail(
                 "multi_turn:force_terminated",
-                f"More than {self.max_steps_per_turn} tool-calling replies in turn {self.turn}: BFCL force-terminates the entry.",
+                f"More than {self.max_steps_per_turn} tool-calling replies in turn {self.turn}: BFCL "
+                "force-terminates the entry.",
             )
             return self._finish(observations, truncated=False)
         return observations, 0.0, False, False, self._info()

@@ -36,7 +36,8 @@ def _spec(category: Category, source: str) -> EnvSpec:
         id=category.env_id,
         entry_point="rolloutgym_bfcl.envs:make_env",
         tasks=f"rolloutgym_bfcl._data:tasks_{category.bfcl}",
-        description=f"BFCL v4 '{category.bfcl}': {category.summary}. {_KIND_TEXT[category.kind]} Split: test. {source}.",
+        description=f"BFCL v4 '{category.bfcl}': {category.summary}. {_KIND_TEXT[category.kind]} Split: test. "
+        f"{source}.",
         tags=("benchmark", "bfcl", "function-calling", "tools", "multi-turn" if multi_turn else "single-turn"),
         splits=("test",),
         # Multi-turn: at most 8 turns of up to 21 tool-calling replies each, plus the turn ends.
