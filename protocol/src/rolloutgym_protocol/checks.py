@@ -6,6 +6,7 @@ Flags may be ``bool`` or ``numpy.bool_``; rewards must be finite numbers.
 
 from __future__ import annotations
 
+import copy
 import math
 from typing import Any
 
@@ -52,29 +53,65 @@ def _check_step(env: Any, result: Any) -> bool:
     return bool(terminated or truncated)
 
 
-def check_env(env: gym.Env[Any, Any], *, seed: int = 0, action: Any = None, steps: int = 1) -> None:
-    """Check a sync env: spaces and the reset/step value contract.
+def _same(left: Any, right: Any) -> bool:
+    """Equal, comparing numpy arrays by value inside lists, tuples and dicts."""
+    if isinstance(left, np.ndarray) or isinstance(right, np.ndarray):
+        return isinstance(left, np.ndarray) and isinstance(right, np.ndarray) and np.array_equal(left, right)
+    if isinstance(left, dict) and isinstance(right, dict):
+        return left.keys() == right.keys() and all(_same(left[key], right[key]) for key in left)
+    if isinstance(left, (list, tuple)) and isinstance(right, (list, tuple)):
+        return type(left) is type(right) and len(left) == len(right) and all(map(_same, left, right))
+    return bool(left == right)
 
-    Seeding determinism is not checked here; the conformance kit (``rolloutgym_testing``) does.
+
+def _check_same_start(first: Any, again: Any, seed: int) -> None:
+    assert _same(first, again), (
+        f"reset(seed={seed}) twice gave different first observations: {first!r:.200} then {again!r:.200}; "
+        "the same seed must give the same start (pass determinism=False for an env that cannot repeat it)"
+    )
+
+
+def check_env(
+    env: gym.Env[Any, Any], *, seed: int = 0, action: Any = None, steps: int = 1, determinism: bool = True
+) -> None:
+    """Check a sync env: spaces, the reset/step value contract and (``determinism``) that
+    ``reset(seed=seed)`` a second time gives the same first observation.
+
+    Whole-episode determinism (the oracle's trajectory) is checked by the conformance kit
+    (``rolloutgym_testing.EnvConformanceTests``).
     """
     assert isinstance(env, gym.Env), f"expected a gymnasium.Env, got {type(env).__name__}"
     _check_spaces(env)
     first = env.reset(seed=seed)
     _check_reset(env, first)
+    start = copy.deepcopy(first[0])  # a snapshot: an env may append to the list it returned
     for _ in range(steps):
         chosen = env.action_space.sample() if action is None else action
         assert env.action_space.contains(chosen), f"action {chosen!r:.200} is not in action_space"
         if _check_step(env, env.step(chosen)):
             break
+    if determinism:
+        again = env.reset(seed=seed)
+        _check_reset(env, again)
+        _check_same_start(start, again[0], seed)
 
 
-async def check_async_env(env: AsyncEnv[Any, Any], *, seed: int = 0, action: Any = None, steps: int = 1) -> None:
-    """Check an async env: spaces, reset/step value contract."""
+async def check_async_env(
+    env: AsyncEnv[Any, Any], *, seed: int = 0, action: Any = None, steps: int = 1, determinism: bool = True
+) -> None:
+    """Check an async env: spaces, the reset/step value contract and (``determinism``) that
+    ``reset(seed=seed)`` a second time gives the same first observation."""
     assert isinstance(env, AsyncEnv), f"expected a rolloutgym AsyncEnv, got {type(env).__name__}"
     _check_spaces(env)
-    _check_reset(env, await env.reset(seed=seed))
+    first = await env.reset(seed=seed)
+    _check_reset(env, first)
+    start = copy.deepcopy(first[0])  # a snapshot: an env may append to the list it returned
     for _ in range(steps):
         chosen = env.action_space.sample() if action is None else action
         assert env.action_space.contains(chosen), f"action {chosen!r:.200} is not in action_space"
         if _check_step(env, await env.step(chosen)):
             break
+    if determinism:
+        again = await env.reset(seed=seed)
+        _check_reset(env, again)
+        _check_same_start(start, again[0], seed)
