@@ -7,6 +7,13 @@ at 5,000 rollouts / concurrency 1,000 (the configuration measured for it) and at
 Target (issue 2): rolloutgym <= 1.3x the ideal. Target (issue 19): rolloutgym <= 2x the
 bare-asyncio floor measured in the same run (the same sleeps with no env and no records), and
 the memory each finished trajectory keeps (measured with tracemalloc over one group) halved.
+
+The memory baseline is measured in the same run too: the script rebuilds, object for object,
+what the engine kept per trajectory before issue 19 (commit 7524379^, measured there with this
+method at 1,319 bytes): the env's two empty info dicts, a frozen dataclass ``Step`` with an
+instance dict of its 12 fields and its own empty ``policy_info``, the slotted ``Trajectory``
+with its steps tuple and metadata dict, and a ``Score`` with its own empty components and
+metadata dicts.
 """
 
 from __future__ import annotations
@@ -17,6 +24,8 @@ import gc
 import statistics
 import time
 import tracemalloc
+from dataclasses import dataclass, field
+from typing import Any
 
 import gymnasium as gym
 
@@ -62,6 +71,90 @@ def bytes_per_trajectory(coroutine_factory, rollouts: int) -> float:
     return held / rollouts
 
 
+@dataclass(frozen=True)
+class BaselineStep:
+    """The pre-issue-19 ``Step``: a frozen dataclass with an instance dict."""
+
+    observation: Any
+    action: Any
+    reward: float
+    next_observation: Any
+    terminated: bool
+    truncated: bool
+    info: dict[str, Any] = field(default_factory=dict)
+    policy_info: dict[str, Any] = field(default_factory=dict)
+    policy_tokens: tuple[int, ...] | None = None
+    policy_logprobs: tuple[float, ...] | None = None
+    policy_stop_reason: str | None = None
+    observation_tokens: tuple[int, ...] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BaselineTrajectory:
+    """The pre-issue-19 ``Trajectory`` (already slotted then)."""
+
+    initial_observation: Any
+    steps: tuple[BaselineStep, ...]
+    initial_info: dict[str, Any]
+    terminated: bool
+    truncated: bool
+    metadata: dict[str, Any]
+    stop_reason: str | None
+
+
+class BaselineScore:
+    """The pre-issue-19 ``Score``: four slots, its own components and metadata dicts."""
+
+    __slots__ = ("components", "feedback", "metadata", "value")
+
+    def __init__(self, value: float) -> None:
+        self.value = float(value)
+        self.components: dict[str, Any] = {}
+        self.metadata: dict[str, Any] = dict({})
+        self.feedback = None
+
+
+def baseline_member(member: int) -> BaselineTrajectory:
+    """One member as the pre-issue-19 engine kept it (same objects, built the same way)."""
+    started = time.perf_counter()
+    initial_info: dict[str, Any] = {}  # the env's reset info
+    step = object.__new__(BaselineStep)
+    fields = {
+        "observation": 0,
+        "action": 1,
+        "reward": 1.0,
+        "next_observation": 1,
+        "terminated": True,
+        "truncated": False,
+        "info": {},  # the env's step info
+        "policy_info": {},
+        "policy_tokens": None,
+        "policy_logprobs": None,
+        "policy_stop_reason": None,
+        "observation_tokens": None,
+    }
+    object.__setattr__(step, "__dict__", fields)  # the engine's old fast path
+    metadata = {"member": member}
+    trajectory = BaselineTrajectory(0, (step,), initial_info, True, False, metadata, "terminated")
+    trajectory.metadata["elapsed_seconds"] = time.perf_counter() - started
+    return trajectory
+
+
+class BaselineGroup:
+    __slots__ = ("scores", "trajectories")
+
+    def __init__(self, trajectories: tuple[BaselineTrajectory, ...]) -> None:
+        self.trajectories = trajectories
+        self.scores = tuple(BaselineScore(float(sum(s.reward for s in t.steps))) for t in trajectories)
+
+
+def baseline_group(rollouts: int):
+    async def build() -> BaselineGroup:
+        return BaselineGroup(tuple(baseline_member(member) for member in range(rollouts)))
+
+    return build
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rollouts", type=int, default=10_000)
@@ -95,15 +188,21 @@ def main() -> None:
     times = [timed(ours(args.rollouts, args.concurrency)) for _ in range(args.repeats)]
     best, median = min(times), statistics.median(times)
     print(
-        f"ideal: {ideal * 1000:.1f} ms ({args.rollouts} rollouts, concurrency {args.concurrency}, {args.latency_ms:g} ms policy)"
+        f"ideal: {ideal * 1000:.1f} ms ({args.rollouts} rollouts, concurrency {args.concurrency}, "
+        f"{args.latency_ms:g} ms policy)"
     )
     print(f"bare asyncio floor (sleeps only): best {floor * 1000:.1f} ms = {floor / ideal:.2f}x ideal")
     print(
-        f"rolloutgym arollout_group: best {best * 1000:.1f} ms = {best / ideal:.2f}x ideal; median {median * 1000:.1f} ms = {median / ideal:.2f}x ideal (target <= 1.3x)"
+        f"rolloutgym arollout_group: best {best * 1000:.1f} ms = {best / ideal:.2f}x ideal; "
+        f"median {median * 1000:.1f} ms = {median / ideal:.2f}x ideal (target <= 1.3x)"
     )
     print(f"rolloutgym over the bare asyncio floor: {best / floor:.2f}x (target <= 2x)")
+    kept = bytes_per_trajectory(ours(args.rollouts, args.concurrency), args.rollouts)
+    baseline = bytes_per_trajectory(baseline_group(args.rollouts), args.rollouts)
+    print(f"memory kept per finished trajectory: {kept:.0f} bytes")
     print(
-        f"memory kept per finished trajectory: {bytes_per_trajectory(ours(args.rollouts, args.concurrency), args.rollouts):.0f} bytes"
+        f"  pre-issue-19 records rebuilt in this run: {baseline:.0f} bytes (1,319 measured on commit 7524379^); "
+        f"ratio {kept / baseline:.2f} (target <= 0.5)"
     )
     try:
         import rolloutlib
@@ -123,7 +222,8 @@ def main() -> None:
             for _ in range(max(1, args.repeats // 2))
         ]
         print(
-            f"rolloutlib arollout_group at {rollouts}/{concurrency}: best {min(their) * 1000:.1f} ms = {min(their) / their_ideal:.2f}x ideal"
+            f"rolloutlib arollout_group at {rollouts}/{concurrency}: best {min(their) * 1000:.1f} ms = "
+            f"{min(their) / their_ideal:.2f}x ideal"
         )
 
 

@@ -11,13 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from types import MappingProxyType
 from typing import Any, Generic, TypeVar
 
+from ._empty import SHARED_EMPTY
 from .jsonvalues import from_jsonable, strict_text, to_jsonable
 from .scores import Score
 
-__all__ = ["RolloutError", "Step", "Trajectory", "TrajectoryGroup", "from_jsonable", "to_jsonable"]
+__all__ = ["SHARED_EMPTY", "RolloutError", "Step", "Trajectory", "TrajectoryGroup", "from_jsonable", "to_jsonable"]
 
 
 def _decoded_floats(values: Any) -> tuple[float, ...] | None:
@@ -39,13 +39,27 @@ ItemT = TypeVar("ItemT")
 
 _new = object.__new__
 _set = object.__setattr__
+_STEP_FIELDS = (
+    "observation",
+    "action",
+    "reward",
+    "next_observation",
+    "terminated",
+    "truncated",
+    "info",
+    "policy_info",
+    "policy_tokens",
+    "policy_logprobs",
+    "policy_stop_reason",
+    "observation_tokens",
+)
 
 
 def _optional_tuple(value: Any) -> tuple[Any, ...] | None:
     return None if value is None else tuple(value)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class Step(Generic[ObservationT, ActionT]):
     """One environment transition plus the policy's side of it.
 
@@ -53,6 +67,9 @@ class Step(Generic[ObservationT, ActionT]):
     ``policy_tokens``/``policy_logprobs`` are the sampled tokens verbatim;
     ``observation_tokens`` are the tokens appended to the context before sampling
     (loss mask 0), so a trajectory's token sequence is their concatenation.
+
+    Steps have ``__slots__`` (no instance dict: 128 bytes each). An empty ``info`` or
+    ``policy_info`` of a step built by the engine is :data:`SHARED_EMPTY`, a read-only ``{}``.
     """
 
     __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
@@ -74,9 +91,9 @@ class Step(Generic[ObservationT, ActionT]):
         setter = object.__setattr__
         if type(self.reward) is not float:
             setter(self, "reward", float(self.reward))
-        if type(self.info) is not dict:
+        if type(self.info) is not dict and self.info is not SHARED_EMPTY:
             setter(self, "info", dict(self.info))
-        if type(self.policy_info) is not dict:
+        if type(self.policy_info) is not dict and self.policy_info is not SHARED_EMPTY:
             setter(self, "policy_info", dict(self.policy_info))
         if self.policy_tokens is not None and type(self.policy_tokens) is not tuple:
             setter(self, "policy_tokens", tuple(self.policy_tokens))
@@ -108,29 +125,30 @@ class Step(Generic[ObservationT, ActionT]):
     ) -> Step:
         """Build a step from values already normalised (float reward, bool flags, dicts, tuples).
 
-        The rollout engine's hot path: one attribute-dict assignment instead of twelve
-        frozen-attribute writes plus ``__post_init__``.
+        The rollout engine's hot path: the slots are filled by a plain ``__init__`` of a
+        twin class with the same layout (no frozen-attribute writes, no ``__post_init__``).
         """
-        step = _new(cls)
-        _set(
-            step,
-            "__dict__",
-            {
-                "observation": observation,
-                "action": action,
-                "reward": reward,
-                "next_observation": next_observation,
-                "terminated": terminated,
-                "truncated": truncated,
-                "info": info,
-                "policy_info": policy_info,
-                "policy_tokens": policy_tokens,
-                "policy_logprobs": policy_logprobs,
-                "policy_stop_reason": policy_stop_reason,
-                "observation_tokens": observation_tokens,
-            },
+        step = _StepBuilder(
+            observation,
+            action,
+            reward,
+            next_observation,
+            terminated,
+            truncated,
+            info,
+            policy_info,
+            policy_tokens,
+            policy_logprobs,
+            policy_stop_reason,
+            observation_tokens,
         )
-        return step
+        if cls is Step:
+            step.__class__ = Step
+            return step
+        other = _new(cls)  # a subclass may add fields or an instance dict: fill it field by field
+        for name in _STEP_FIELDS:
+            _set(other, name, getattr(step, name))
+        return other
 
     def to_dict(self) -> dict[str, Any]:
         """JSON-ready dict (optional token fields only when set)."""
@@ -141,8 +159,8 @@ class Step(Generic[ObservationT, ActionT]):
             "next_observation": to_jsonable(self.next_observation),
             "terminated": self.terminated,
             "truncated": self.truncated,
-            "info": to_jsonable(self.info),
-            "policy_info": to_jsonable(self.policy_info),
+            "info": to_jsonable(self.info) if self.info else {},
+            "policy_info": to_jsonable(self.policy_info) if self.policy_info else {},
         }
         elided = _sampling_copies(self)
         if elided:
@@ -209,9 +227,46 @@ def _with_copies(policy_info: dict[str, Any], data: Mapping[str, Any]) -> dict[s
     return policy_info
 
 
-# Steps built by the engine's fast path leave ``policy_info`` out of the instance dict;
-# it then reads as this shared, read-only empty mapping.
-Step.policy_info = MappingProxyType({})  # type: ignore[misc,assignment]
+class _StepBuilder(Generic[ObservationT, ActionT]):
+    """:class:`Step`'s twin: the same slots, and a plain ``__init__`` that fills them fast.
+
+    ``Step._trusted`` builds one and assigns ``__class__ = Step`` (allowed: the layouts are
+    identical). Never handed out as itself.
+    """
+
+    __slots__ = _STEP_FIELDS
+
+    def __init__(
+        self,
+        observation: Any,
+        action: Any,
+        reward: float,
+        next_observation: Any,
+        terminated: bool,
+        truncated: bool,
+        info: dict[str, Any],
+        policy_info: dict[str, Any],
+        policy_tokens: tuple[int, ...] | None,
+        policy_logprobs: tuple[float, ...] | None,
+        policy_stop_reason: str | None,
+        observation_tokens: tuple[int, ...] | None,
+    ) -> None:
+        self.observation = observation
+        self.action = action
+        self.reward = reward
+        self.next_observation = next_observation
+        self.terminated = terminated
+        self.truncated = truncated
+        self.info = info
+        self.policy_info = policy_info
+        self.policy_tokens = policy_tokens
+        self.policy_logprobs = policy_logprobs
+        self.policy_stop_reason = policy_stop_reason
+        self.observation_tokens = observation_tokens
+
+
+if Step.__slots__ != _STEP_FIELDS:  # pragma: no cover - a field added to Step but not here
+    raise RuntimeError("Step's fields and _STEP_FIELDS differ; update both")
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,7 +292,7 @@ class Trajectory(Generic[ObservationT, ActionT]):
         setter = object.__setattr__
         if type(self.steps) is not tuple:
             setter(self, "steps", tuple(self.steps))
-        if type(self.initial_info) is not dict:
+        if type(self.initial_info) is not dict and self.initial_info is not SHARED_EMPTY:
             setter(self, "initial_info", dict(self.initial_info))
         if type(self.metadata) is not dict:
             setter(self, "metadata", dict(self.metadata))
@@ -266,7 +321,12 @@ class Trajectory(Generic[ObservationT, ActionT]):
     @property
     def total_reward(self) -> float:
         """The undiscounted sum of step rewards."""
-        return float(sum(step.reward for step in self.steps))
+        steps = self.steps
+        if len(steps) == 1:
+            reward = steps[0].reward
+            if reward and type(reward) is float:
+                return reward  # the step's own float: no new one per trajectory (-0.0 still gives 0.0)
+        return float(sum(step.reward for step in steps))
 
     @property
     def score(self) -> Score:

@@ -10,6 +10,7 @@ from typing import Any, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from ._empty import SHARED_EMPTY
 from .jsonvalues import from_jsonable, strict_text, to_jsonable
 
 __all__ = ["Criterion", "Grader", "Rubric", "Score", "ScoreValue"]
@@ -53,8 +54,9 @@ class Score:
             if not feedback:
                 raise ValueError("feedback must be non-empty when given")
         object.__setattr__(self, "value", number)
-        object.__setattr__(self, "components", normalised)
-        object.__setattr__(self, "metadata", dict(metadata or {}))
+        # Empty components/metadata are the shared read-only {} (no 2 x 64 bytes per Score).
+        object.__setattr__(self, "components", normalised or SHARED_EMPTY)
+        object.__setattr__(self, "metadata", dict(metadata) if metadata else SHARED_EMPTY)
         object.__setattr__(self, "feedback", feedback)
 
     def __setattr__(self, name: str, value: Any) -> None:

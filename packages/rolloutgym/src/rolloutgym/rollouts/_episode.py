@@ -18,6 +18,7 @@ from typing import Any
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, PolicyOutput, Step, Trajectory, as_async, validate_step_result
 from rolloutgym_protocol.errors import InvalidAction
+from rolloutgym_protocol.records import SHARED_EMPTY
 
 __all__ = [
     "EpisodeState",
@@ -33,8 +34,7 @@ __all__ = [
 _PolicyOutput = PolicyOutput
 # Actions of these types are never PolicyOutputs or awaitables: skip those checks.
 _PLAIN_ACTION_TYPES = frozenset({int, str, dict, list, float, bool, tuple})
-_new = object.__new__
-_set = object.__setattr__
+_trusted = Step._trusted
 
 
 class EpisodeState:
@@ -92,7 +92,7 @@ def _policy_info(output: Any) -> dict[str, Any]:
     """``output.info`` plus the sampling fields (rolloutlib 0.2.0 kept them there; so do we)."""
     info = output.info
     if output.tokens is None and output.logprobs is None and output.stop_reason is None:
-        return info
+        return info or SHARED_EMPTY
     info = dict(info)
     if output.tokens is not None:
         info.setdefault("tokens", output.tokens)
@@ -104,45 +104,31 @@ def _policy_info(output: Any) -> dict[str, Any]:
 
 
 def _step(observation: Any, action: Any, output: Any, result: tuple[Any, float, bool, bool, dict[str, Any]]) -> Step:
-    """A :class:`Step` from normalised values, built without ``__post_init__`` (the hot path)."""
-    step = _new(Step)
+    """A :class:`Step` from normalised values, built without ``__post_init__`` (the hot path).
+
+    An empty env ``info`` (a fresh ``{}`` per step in most envs) is not kept: the step
+    holds the shared read-only :data:`SHARED_EMPTY` instead.
+    """
     if type(output) is _PolicyOutput:
         # Sampling fields live in their own Step fields; policy_info also carries them, as
         # rolloutlib's did (run files store them once: Step.to_dict).
-        _set(
-            step,
-            "__dict__",
-            {
-                "observation": observation,
-                "action": action,
-                "reward": result[1],
-                "next_observation": result[0],
-                "terminated": result[2],
-                "truncated": result[3],
-                "info": result[4],
-                "policy_info": _policy_info(output),
-                "policy_tokens": output.tokens,
-                "policy_logprobs": output.logprobs,
-                "policy_stop_reason": output.stop_reason,
-                "observation_tokens": output.prompt_tokens,
-            },
+        return _trusted(
+            observation,
+            action,
+            result[1],
+            result[0],
+            result[2],
+            result[3],
+            result[4] or SHARED_EMPTY,
+            _policy_info(output),
+            output.tokens,
+            output.logprobs,
+            output.stop_reason,
+            output.prompt_tokens,
         )
-    else:
-        # Unset fields fall back to the class defaults (None, empty policy_info).
-        _set(
-            step,
-            "__dict__",
-            {
-                "observation": observation,
-                "action": action,
-                "reward": result[1],
-                "next_observation": result[0],
-                "terminated": result[2],
-                "truncated": result[3],
-                "info": result[4],
-            },
-        )
-    return step
+    return _trusted(
+        observation, action, result[1], result[0], result[2], result[3], result[4] or SHARED_EMPTY, SHARED_EMPTY
+    )
 
 
 def _ending(output: Any, terminated: bool, truncated: bool) -> tuple[bool, bool, str]:
@@ -240,6 +226,8 @@ def run_episode(
     except Exception:
         state.failed("env", 0)
         raise
+    if not initial_info and type(initial_info) is dict:
+        initial_info = SHARED_EMPTY  # keep no empty dict of the env's per trajectory
     state.initial = (observation, initial_info)
     current = observation
     steps: list[Step] = state.steps
@@ -355,6 +343,8 @@ async def arun_loop(
     except Exception:
         state.failed("env", 0)
         raise
+    if not initial_info and type(initial_info) is dict:
+        initial_info = SHARED_EMPTY  # keep no empty dict of the env's per trajectory
     state.initial = (observation, initial_info)
     current = observation
     terminated = truncated = False
