@@ -11,7 +11,6 @@ from typing import Any, Generic, Protocol, TypeVar
 
 from rolloutgym_protocol import Score
 
-from ..graders._common import discard_awaitable
 from ._registered import make_benchmark
 
 __all__ = [
@@ -171,13 +170,20 @@ def _require_synchronous(evaluate: Any) -> None:
         )
 
 
+def _discard(awaitable: Any) -> None:
+    """Release an awaitable a synchronous caller will never await (no 'never awaited' warning)."""
+    release = getattr(awaitable, "close", None) or getattr(awaitable, "cancel", None)
+    if callable(release):
+        release()
+
+
 def _close_environment(environment: Any) -> None:
     close = getattr(environment, "close", None)
     if not callable(close):
         return
     result = close()
     if inspect.isawaitable(result):
-        discard_awaitable(result)
+        _discard(result)
         raise TypeError(
             "environment close() returned an awaitable; run_benchmark needs synchronous "
             "environments (wrap async ones with rolloutgym_protocol.as_sync)"
@@ -188,7 +194,7 @@ def _evaluate_environment(evaluate: EvaluationCallback, environment: Any) -> Eva
     try:
         evaluation = evaluate(environment)
         if inspect.isawaitable(evaluation):
-            discard_awaitable(evaluation)
+            _discard(evaluation)
             raise TypeError("evaluation callback returned an awaitable; benchmark callback must be synchronous")
         if not isinstance(evaluation, Evaluation):
             raise TypeError(f"evaluation callback must return Evaluation, got {type(evaluation).__name__}")

@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 from rolloutgym_protocol import Score
 from rolloutgym_protocol.errors import ConfigError
 
+from ..validation import format_errors
 from .context import VerifierContext
 from .diff import describe_value, state_diff
 from .paths import PathError, get_path, parse_path
@@ -74,8 +75,6 @@ def _build(model: type[_Params], type_name: str, params: Mapping[str, Any]) -> A
     try:
         return model.model_validate(dict(params))
     except ValidationError as exc:
-        from ..declarative.shapes import format_errors
-
         raise ConfigError(
             "; ".join(format_errors(exc, "", model)).replace("unknown field", "unknown parameter")
         ) from None
