@@ -141,19 +141,33 @@ def main() -> None:
         seed=0,
     )
     start = clocks()
+    alone = one_at_a_time(single, samples, arguments.turns)
+    sequential = since(start)
+
+    report(arguments, samples, batch, metrics, alone, len(waves))
+    timings(batched, sequential, direct, inside=(batcher.wall, batcher.cpu), count=len(waves))
+    assert metrics["generation_calls"] == len(waves), "one generation call per wave"
+
+
+def one_at_a_time(single: TokenPolicy, samples: list[dict[str, Any]], turns: int) -> list[Any]:
+    """Each episode through ``arollout`` over the per-request sampler, one after the other."""
     alone = []
     for sample in samples:
         environment = TASK_TO_ENV[sample["task_name"]](sample["task"])
-        alone.append(asyncio.run(arollout(environment, single, max_steps=arguments.turns + 1)))
+        alone.append(asyncio.run(arollout(environment, single, max_steps=turns + 1)))
         environment.close()
-    sequential = since(start)
+    return alone
 
+
+def report(
+    arguments: Any, samples: list[Any], batch: Any, metrics: dict[str, Any], alone: list[Any], count: int
+) -> None:
+    """What ran: waves, calls, turns, and whether batched and alone sampled the same tokens."""
     requests = sum(1 for trajectory in alone for step in trajectory.steps if step.policy_tokens)
     same = sum(
         [step.policy_tokens for step in mine.steps] == [step.policy_tokens for step in theirs.steps]
         for mine, theirs in zip(batch.trajectories, alone, strict=True)
     )
-    count = len(waves)
     print(
         f"samples {len(samples)} over {', '.join(ENVS.values())}; {arguments.turns} turns; hf:tiny seeded sampling, "
         f"max_tokens {arguments.max_tokens}"
@@ -167,6 +181,17 @@ def main() -> None:
         f"identical tokens batched vs alone: {same}/{len(samples)}; "
         f"retokenization mismatches {metrics['retokenization_mismatches']}"
     )
+
+
+def timings(
+    batched: tuple[float, float],
+    sequential: tuple[float, float],
+    direct: tuple[float, float],
+    *,
+    inside: tuple[float, float],
+    count: int,
+) -> None:
+    """Wall and CPU seconds of the three sides, the speed-up, and the loop overhead per turn."""
     print(f"{'':24}{'wall s':>10}{'cpu s':>10}")
     for label, (wall, cpu) in (
         ("batched waves", batched),
@@ -175,14 +200,14 @@ def main() -> None:
     ):
         print(f"{label:24}{wall:>10.2f}{cpu:>10.2f}")
     print(
-        f"speed-up batched vs one at a time: wall {sequential[0] / batched[0]:.2f}x, cpu {sequential[1] / batched[1]:.2f}x"
+        f"speed-up batched vs one at a time: wall {sequential[0] / batched[0]:.2f}x, "
+        f"cpu {sequential[1] / batched[1]:.2f}x"
     )
-    inside = (batcher.wall, batcher.cpu)
     for label, index in (("wall", 0), ("cpu", 1)):
         overhead = (batched[index] - inside[index]) / count
         print(
-            f"loop overhead per turn ({label}, same run): {overhead * 1000:.1f} ms besides {inside[index] / count * 1000:.1f} ms "
-            f"inside generate = {overhead / (inside[index] / count) * 100:.1f} %"
+            f"loop overhead per turn ({label}, same run): {overhead * 1000:.1f} ms besides "
+            f"{inside[index] / count * 1000:.1f} ms inside generate = {overhead / (inside[index] / count) * 100:.1f} %"
         )
     for label, index in (("wall", 0), ("cpu", 1)):
         overhead = (batched[index] - direct[index]) / count
@@ -190,7 +215,6 @@ def main() -> None:
             f"loop overhead per turn ({label}, vs the direct replay): {overhead * 1000:.1f} ms on "
             f"{direct[index] / count * 1000:.1f} ms of generation = {overhead / (direct[index] / count) * 100:.1f} %"
         )
-    assert metrics["generation_calls"] == count, "one generation call per wave"
 
 
 if __name__ == "__main__":

@@ -54,7 +54,8 @@ def time_info() -> None:
     for env_id in ("bfcl/simple-v0", "bfcl/live-multiple-v0", "bfcl/multi-turn-long-context-v0"):
         seconds, used = _info_seconds(env_id)
         print(
-            f"rolloutgym info {env_id}: {seconds:.2f} s wall ({seconds / wall:.2f}x), {used:.2f} s CPU (+{used - cpu:.2f} s)"
+            f"rolloutgym info {env_id}: {seconds:.2f} s wall ({seconds / wall:.2f}x), {used:.2f} s CPU "
+            f"(+{used - cpu:.2f} s)"
         )
 
 
@@ -93,7 +94,8 @@ def main() -> int:
             environment.close()
         total_tasks += len(tasks)
         print(
-            f"{category.env_id:34} {len(tasks):>6} {oracle_total / len(tasks):>8.4f} {null_total / len(tasks):>8.4f} {time.perf_counter() - begin:>8.1f}",
+            f"{category.env_id:34} {len(tasks):>6} {oracle_total / len(tasks):>8.4f} {null_total / len(tasks):>8.4f} "
+            f"{time.perf_counter() - begin:>8.1f}",
             flush=True,
         )
         if arguments.engine:

@@ -225,8 +225,10 @@ def main() -> None:
     ratio = figures["env_action"] / figures["raw_action"]
     mean_ratio = figures["env_action_mean"] / figures["raw_action_mean"]
     print(
-        f"chromium per action ({figures['actions']} actions): env {figures['env_action'] * 1000:.1f} ms vs raw Playwright "
-        f"{figures['raw_action'] * 1000:.1f} ms (median) -> {ratio:.2f}x; means {figures['env_action_mean'] * 1000:.1f} vs "
+        f"chromium per action ({figures['actions']} actions): env {figures['env_action'] * 1000:.1f} ms vs raw "
+        "Playwright "
+        f"{figures['raw_action'] * 1000:.1f} ms (median) -> {ratio:.2f}x; means "
+        f"{figures['env_action_mean'] * 1000:.1f} vs "
         f"{figures['raw_action_mean'] * 1000:.1f} ms -> {mean_ratio:.2f}x (target <= 1.2x)"
     )
     print(

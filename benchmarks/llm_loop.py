@@ -104,18 +104,21 @@ def main() -> None:
     summary = metrics(trajectories)
     turns = len(calls)
     print(
-        f"hf:tiny on CPU ({arguments.threads} torch thread), {arguments.episodes} episodes ({arguments.group_size} per task), {turns} turns, "
+        f"hf:tiny on CPU ({arguments.threads} torch thread), {arguments.episodes} episodes ({arguments.group_size} "
+        f"per task), {turns} turns, "
         f"<= {arguments.max_tokens} tokens/turn, median of {arguments.rounds} rounds"
     )
     print(
-        f"mean prompt+observation tokens per sample: {summary['mean_env_tokens_per_sample']:.0f}; generated: {summary['mean_gen_tokens_per_sample']:.1f}"
+        f"mean prompt+observation tokens per sample: {summary['mean_env_tokens_per_sample']:.0f}; generated: "
+        f"{summary['mean_gen_tokens_per_sample']:.1f}"
     )
     for index, clock in enumerate(("wall", "cpu")):
         loop = statistics.median(times[index] for times in loop_times)
         direct = statistics.median(times[index] for times in direct_times)
         print(
             f"{clock:4}: direct sampler {direct * 1000 / turns:.2f} ms/turn, loop {loop * 1000 / turns:.2f} ms/turn, "
-            f"overhead {(loop - direct) * 1000 / turns:.3f} ms/turn, ratio loop/direct = {loop / direct:.3f} (target <= 1.05)"
+            f"overhead {(loop - direct) * 1000 / turns:.3f} ms/turn, ratio loop/direct = {loop / direct:.3f} (target "
+            "<= 1.05)"
         )
     print(f"retokenization_mismatches: {summary['retokenization_mismatches']}")
 

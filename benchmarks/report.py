@@ -189,7 +189,8 @@ BROWSER = r"""
 import json, sys, time
 from playwright.sync_api import sync_playwright
 path = sys.argv[1]
-args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+args = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+        "--disable-component-update", "--disable-sync"]
 with sync_playwright() as playwright:
     browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=args)
     page = browser.new_page(viewport={"width": 1400, "height": 1000})
@@ -250,19 +251,24 @@ def main() -> None:
             write_run(run_path, tasks, arguments.rollouts)
             run_mib = run_path.stat().st_size / 2**20
             print(
-                f"\n{tasks * arguments.rollouts:,} trajectories: run file {run_mib:,.0f} MiB (generated in {time.perf_counter() - started:.1f} s)"
+                f"\n{tasks * arguments.rollouts:,} trajectories: run file {run_mib:,.0f} MiB (generated in "
+                f"{time.perf_counter() - started:.1f} s)"
             )
             show, report = best_of(arguments.repeats, run_path, Path(folder) / f"report-{tasks}.html")
             assert show["pass_rate"] == report["pass_rate"] and show["trajectories"] == report["trajectories"]
             print(
-                f"  show   (read_run + summarize): {show['seconds']:6.1f} s ({show['cpu_seconds']:5.1f} s CPU)   peak RSS {show['peak_mib']:7.0f} MiB (+{show['growth_mib']:.0f} MiB)"
+                f"  show   (read_run + summarize): {show['seconds']:6.1f} s ({show['cpu_seconds']:5.1f} s CPU)   "
+                f"peak RSS {show['peak_mib']:7.0f} MiB (+{show['growth_mib']:.0f} MiB)"
             )
             print(
-                f"  report (build_report)        : {report['seconds']:6.1f} s ({report['cpu_seconds']:5.1f} s CPU)   peak RSS {report['peak_mib']:7.0f} MiB (+{report['growth_mib']:.0f} MiB)   "
-                f"HTML {report['html_bytes'] / 2**20:.1f} MiB ({report['html_bytes'] / 2**20 / run_mib:.2f}x the run file)"
+                f"  report (build_report)        : {report['seconds']:6.1f} s ({report['cpu_seconds']:5.1f} s CPU)   "
+                f"peak RSS {report['peak_mib']:7.0f} MiB (+{report['growth_mib']:.0f} MiB)   "
+                f"HTML {report['html_bytes'] / 2**20:.1f} MiB ({report['html_bytes'] / 2**20 / run_mib:.2f}x the run "
+                "file)"
             )
             print(
-                f"  report / show: time {report['seconds'] / show['seconds']:.2f}x, memory growth {report['growth_mib'] / max(show['growth_mib'], 1e-9):.2f}x"
+                f"  report / show: time {report['seconds'] / show['seconds']:.2f}x, memory growth "
+                f"{report['growth_mib'] / max(show['growth_mib'], 1e-9):.2f}x"
             )
             if arguments.browser:
                 timing = open_in_browser(Path(folder) / f"report-{tasks}.html")
@@ -275,8 +281,10 @@ def main() -> None:
         if len(results) == 2:
             (small_tasks, small), (large_tasks, large) = results
             print(
-                f"\nreport memory growth from {small_tasks * arguments.rollouts:,} to {large_tasks * arguments.rollouts:,} trajectories: "
-                f"+{small['growth_mib']:.0f} MiB -> +{large['growth_mib']:.0f} MiB for a {large_tasks / small_tasks:.0f}x larger run"
+                f"\nreport memory growth from {small_tasks * arguments.rollouts:,} to "
+                f"{large_tasks * arguments.rollouts:,} trajectories: "
+                f"+{small['growth_mib']:.0f} MiB -> +{large['growth_mib']:.0f} MiB for a "
+                f"{large_tasks / small_tasks:.0f}x larger run"
             )
         final = results[-1][1]
         verdict = "meets" if final["seconds"] < 30 else "MISSES"

@@ -171,7 +171,8 @@ def main() -> int:
         with_env = statistics.median(record[key] for record in steps)
         without_env = statistics.median(record[key] for record in bare)
         print(
-            f"median {what} time per step: with the env {with_env:.3f} s, same loop without the env {without_env:.3f} s; "
+            f"median {what} time per step: with the env {with_env:.3f} s, same loop without the env "
+            f"{without_env:.3f} s; "
             f"ratio {with_env / without_env:.2f}x; env share of a step {max(0.0, 1 - without_env / with_env):.1%}"
         )
     print(

@@ -151,7 +151,8 @@ def main() -> None:
         trajectories, engine_seconds = run_episodes(policy, options.episodes)
         check_exact("offline engine", trajectories)
         print(
-            f"[offline engine] {options.episodes} episodes in {engine_seconds:.2f} s = {options.episodes / engine_seconds:.1f}/s"
+            f"[offline engine] {options.episodes} episodes in {engine_seconds:.2f} s = "
+            f"{options.episodes / engine_seconds:.1f}/s"
         )
         if options.model is None:
             gap = logprob_gap(model_path, trajectories[0])
@@ -174,7 +175,8 @@ def main() -> None:
             trajectories, server_seconds = run_episodes(policy, options.episodes)
             check_exact("server", trajectories)
             print(
-                f"[server] {options.episodes} episodes in {server_seconds:.2f} s = {options.episodes / server_seconds:.1f}/s"
+                f"[server] {options.episodes} episodes in {server_seconds:.2f} s = "
+                f"{options.episodes / server_seconds:.1f}/s"
             )
             print(f"server / offline engine wall time = {server_seconds / engine_seconds:.2f}x")
         finally:
