@@ -78,7 +78,10 @@ def test_a_missing_model_is_a_clear_error() -> None:
 
 
 def test_listing_does_not_import_torch() -> None:
-    code = "import sys, rolloutgym_transformers.plugin as p; p.rolloutgym_policies(); import rolloutgym_transformers; print('torch' in sys.modules, 'transformers' in sys.modules)"
+    code = (
+        "import sys, rolloutgym_transformers.plugin as p; p.rolloutgym_policies(); import rolloutgym_transformers; "
+        "print('torch' in sys.modules, 'transformers' in sys.modules)"
+    )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert result.stdout.strip() == "False False", result.stderr
 

@@ -9,7 +9,8 @@ from rolloutgym_transformers._tiny import build_tiny_tokenizer
 
 # A template that ignores tools (like SmolLM2's).
 PLAIN_CHATML = (
-    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' }}{% endfor %}"
+    "{% for message in messages %}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n' "
+    "}}{% endfor %}"
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n' }}{% endif %}"
 )
 # A template that opens a thinking block and, like Qwen3's, strips the reasoning from
@@ -21,7 +22,10 @@ THINKING = (
     "{% if add_generation_prompt %}{{ '<|im_start|>assistant\\n<think>\\n' }}{% endif %}"
 )
 # A template that drops assistant turns altogether: incremental rendering is impossible.
-DROPS_ASSISTANT = "{% for message in messages %}{% if message['role'] != 'assistant' %}{{ message['role'] + ': ' + message['content'] + '\\n' }}{% endif %}{% endfor %}"
+DROPS_ASSISTANT = (
+    "{% for message in messages %}{% if message['role'] != 'assistant' %}{{ message['role'] + ': ' + "
+    "message['content'] + '\\n' }}{% endif %}{% endfor %}"
+)
 
 
 @pytest.fixture(scope="module")
@@ -48,8 +52,8 @@ def test_prompt_and_continuation_with_the_default_template(tokenizer) -> None:
     continuation = text(tokenizer, renderer.render_continuation(sampled, tool_result, [GUESS_TOOL]))
     # the model closed its turn itself: only the newline of the envelope is added
     assert (
-        continuation
-        == "\n<|im_start|>user\n<tool_response>\nhigher\n</tool_response>\n<tool_response>\nlower\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
+        continuation == "\n<|im_start|>user\n<tool_response>\nhigher\n</tool_response>\n"
+        "<tool_response>\nlower\n</tool_response><|im_end|>\n<|im_start|>assistant\n"
     )
     unfinished = text(tokenizer, renderer.render_continuation(sampled[:-1], [{"role": "user", "content": "go on"}], []))
     assert unfinished == "<|im_end|>\n<|im_start|>user\ngo on<|im_end|>\n<|im_start|>assistant\n"

@@ -71,7 +71,8 @@ env = Environment(
                    "value": {"text": "refund of ${args.amount} dollars"}}],
         "initialMutableState": {"notes": []},
     },
-    tasks=[Task(instruction="Note a refund of 5 dollars", hidden_ground_truth={"notes": [{"text": "refund of 5 dollars"}]})],
+    tasks=[Task(instruction="Note a refund of 5 dollars",
+                hidden_ground_truth={"notes": [{"text": "refund of 5 dollars"}]})],
 )
 """
 

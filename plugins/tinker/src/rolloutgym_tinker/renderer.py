@@ -152,7 +152,8 @@ class CookbookRenderer:
             )
             raise ConfigError(
                 f"the tinker-cookbook renderer {type(self.renderer).__name__} cannot render this conversation "
-                f"(roles: {roles}): {type(exc).__name__}: {str(exc).rstrip('.')}. Choose a renderer that fits the model and the "
+                f"(roles: {roles}): {type(exc).__name__}: {str(exc).rstrip('.')}. Choose a renderer that fits the "
+                "model and the "
                 "environment with --policy-arg renderer=NAME, or renderer=template for the tokenizer's chat template"
             ) from None
 

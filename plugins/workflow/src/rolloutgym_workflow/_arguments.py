@@ -66,7 +66,8 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
         except (json.JSONDecodeError, RecursionError) as exc:
             return (
                 None,
-                f'arguments are not valid JSON ({getattr(exc, "msg", "too deeply nested")}); send a JSON object such as {{"order_id": "O-1"}}',
+                f"arguments are not valid JSON ({getattr(exc, 'msg', 'too deeply nested')}); send a JSON object such "
+                'as {"order_id": "O-1"}',
             )
     if raw is None:
         raw = {}

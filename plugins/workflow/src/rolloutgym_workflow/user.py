@@ -63,18 +63,26 @@ exactly like an assistant message without tool calls."""
 _KEYS = {"opening", "persona", "facts", "wrong_first", "change", "pressure", "accept", "max_turns", "kind", "goal"}
 
 _FACT_WORDS = {
-    "email": r"e-?mails?|e mail|verify (?:your|you|the) (?:identity|account)|identity|authenticate|your account|account (?:on file|details)|log ?in",
+    "email": r"e-?mails?|e mail|verify (?:your|you|the) (?:identity|account)|identity|authenticate|your account|"
+    r"account (?:on file|details)|log ?in",
     "name": r"your (?:full )?name|who (?:am i|i am) (?:speaking|talking)|may i have your name",
-    "order_id": r"order (?:id|number|no\.?|#|reference|code)|which order|what order|(?:id|number) of (?:the|your|that) order|which of your orders|what(?:'s| is) the order|the order(?:'s)? (?:id|number)|order are you|order is (?:it|this)|orders? (?:do|did) you mean",
-    "item": r"which (?:item|product|one)|what (?:item|product)|the item you|what did you (?:buy|order)|which of the (?:items|products)",
+    "order_id": r"order (?:id|number|no\.?|#|reference|code)|which order|what order|"
+    r"(?:id|number) of (?:the|your|that) order|which of your orders|what(?:'s| is) the order|"
+    r"the order(?:'s)? (?:id|number)|order are you|order is (?:it|this)|orders? (?:do|did) you mean",
+    "item": r"which (?:item|product|one)|what (?:item|product)|the item you|what did you (?:buy|order)|"
+    r"which of the (?:items|products)",
     "reason": r"\bwhy\b|reason|what(?:'s| is| was) wrong|what happened|what(?:'s| is) the (?:problem|issue)",
-    "address": r"(?<!e-mail )(?<!email )(?<!e mail )\b(?:new|shipping|delivery|mailing) address|where (?:should|shall|do|would) (?:we|i|you)[\w ]{0,20}(?:ship|send|deliver)|which address|what address|address (?:should|would|do|it|that|to)",
+    "address": r"(?<!e-mail )(?<!email )(?<!e mail )\b(?:new|shipping|delivery|mailing) address|"
+    r"where (?:should|shall|do|would) (?:we|i|you)[\w ]{0,20}(?:ship|send|deliver)|which address|what address|"
+    r"address (?:should|would|do|it|that|to)",
     "amount": r"how much|what amount|which amount|the amount|what sum",
-    "variant": r"which (?:size|colou?r|variant|version|option)|what (?:size|colou?r|variant|version|option)|(?:size|colou?r|variant|version) (?:would|do|should) you|exchange (?:it )?for",
+    "variant": r"which (?:size|colou?r|variant|version|option)|what (?:size|colou?r|variant|version|option)|"
+    r"(?:size|colou?r|variant|version) (?:would|do|should) you|exchange (?:it )?for",
 }
 _FACT_PATTERNS = {fact: re.compile(pattern) for fact, pattern in _FACT_WORDS.items()}
 _NOT_FOUND = re.compile(
-    r"(?:could ?n[o']t|can(?:no|')t|can not|cannot|did ?n[o']t|was ?n[o']t able to|unable to|not able to) (?:find|locate|match)|"
+    r"(?:could ?n[o']t|can(?:no|')t|can not|cannot|did ?n[o']t|was ?n[o']t able to|unable to|not able to) "
+    r"(?:find|locate|match)|"
     r"no (?:customer|account|record|one|match)|not (?:found|registered|on file)|does ?n[o']t (?:match|exist)|"
     r"do(?:es)? not (?:match|exist)|no results?"
 )
@@ -86,7 +94,8 @@ _PROPOSAL = re.compile(
 )
 _REFUSAL = re.compile(
     r"can(?:no|')t|can not|cannot|unable to|not able to|not eligible|ineligible|is ?n[o']t eligible|not allowed|"
-    r"not possible|is ?n[o']t possible|unfortunately|i(?:'m| am) (?:sorry|afraid)|against (?:our|the) policy|policy does ?n[o']t|"
+    r"not possible|is ?n[o']t possible|unfortunately|i(?:'m| am) (?:sorry|afraid)|against (?:our|the) policy|"
+    r"policy does ?n[o']t|"
     r"won'?t be able|no longer|outside (?:the|our) |exceeds|more than (?:what|the)|only (?:refund|cancel)|"
     r"does ?n[o']t belong|not (?:yours|your order|on your account)|out of stock"
 )
