@@ -2,30 +2,20 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-# Lazy re-exports (PEP 562): `rolloutgym list` imports this package's plugin module, which
-# imports this package first, so nothing heavy may be imported here.
-_EXPORTS = {
-    "Program": ".template",
-    "WorkflowEnv": ".envs",
-    "compile_custom": ".template",
-    "compile_program": ".template",
-    "compile_workflow": ".template",
-}
+import lazy_loader
 
-__all__ = sorted(_EXPORTS)
+if TYPE_CHECKING:
+    from .envs import WorkflowEnv
+    from .template import Program, compile_custom, compile_program, compile_workflow
 
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "envs": ["WorkflowEnv"],
+        "template": ["Program", "compile_custom", "compile_program", "compile_workflow"],
+    },
+)

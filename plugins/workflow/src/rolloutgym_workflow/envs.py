@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import gymnasium as gym
 from rolloutgym.declarative import Task
@@ -33,8 +33,10 @@ from rolloutgym_protocol.errors import ConfigError
 from ._arguments import parse_arguments
 from ._derive import derive_reference_actions
 from ._tools import ToolError
-from .template import Program
 from .user import RESPOND_TOOL, UserSection, make_user, parse_user_section
+
+if TYPE_CHECKING:
+    from .template import Program  # template.py builds envs from a Program: no runtime import back
 
 __all__ = ["WorkflowEnv"]
 
