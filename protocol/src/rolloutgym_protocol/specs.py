@@ -127,7 +127,7 @@ class TemplateSpec:
     ``factory(task, **kwargs)`` builds an env for one :class:`~rolloutgym.Task`.
 
     ``validator`` (optional) names ``validate(config, prefix) -> dict``: it checks the
-    template's ``config`` when an ``Environment`` is built (and by ``rolloutgym validate``),
+    template's ``config`` when an ``Environment`` is built and when an env file is loaded,
     raising ``EnvFileError`` with one ``path: message`` line per problem (paths start at
     ``prefix``, e.g. ``config.tools[2].name``), and returns the config. The template's
     plugin owns its config shape; without a validator the config is checked at compile time.
