@@ -111,7 +111,8 @@ def grpo(
         help="Replace the model's chat template: a TRL template name (qwen2_5, qwen3, ...) or a Jinja file.",
     ),
 ) -> None:
-    """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and before/after pass rates."""
+    """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and
+    before/after pass rates."""
     from .grpo import train_grpo
 
     result = train_grpo(

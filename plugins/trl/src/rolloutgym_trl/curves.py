@@ -129,16 +129,18 @@ def build_curves_report(logs: Sequence[str | Path], out: str | Path | None = Non
         headers.append((name, header))
     plots = [svg for key, label in METRICS if (svg := _plot(key, label, loaded)) is not None]
     evaluation = "".join(_evaluation_rows(name, records) for name, records in loaded)
-    settings = "".join(
-        f"<tr><td>{html.escape(name)}</td><td><code>{html.escape(str({k: v for k, v in header.items() if k != 'rolloutgym_training_log'}))}</code></td></tr>"
-        for name, header in headers
-    )
+    settings = "".join(_settings_row(name, header) for name, header in headers)
+    evaluation = evaluation or '<tr><td colspan="7">no evaluation in these logs</td></tr>'
     heading = html.escape(title or "Training curves")
     page = f"""<!doctype html><html><head><meta charset="utf-8"><title>{heading}</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#1e293b}}.grid{{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:1rem}}
-table{{border-collapse:collapse;margin:1rem 0}}td,th{{border:1px solid #e2e8f0;padding:.3rem .6rem;font-size:.9rem}}</style></head>
+<style>body{{font-family:system-ui,sans-serif;margin:2rem;color:#1e293b}}
+.grid{{display:grid;grid-template-columns:repeat(auto-fill,minmax(420px,1fr));gap:1rem}}
+table{{border-collapse:collapse;margin:1rem 0}}
+td,th{{border:1px solid #e2e8f0;padding:.3rem .6rem;font-size:.9rem}}</style></head>
 <body><h1>{heading}</h1>
-<h2>Before and after</h2><table><tr><th>run</th><th></th><th>policy</th><th>split</th><th>episodes</th><th>pass rate</th><th>mean reward</th></tr>{evaluation or '<tr><td colspan="7">no evaluation in these logs</td></tr>'}</table>
+<h2>Before and after</h2><table>
+<tr><th>run</th><th></th><th>policy</th><th>split</th><th>episodes</th><th>pass rate</th><th>mean reward</th></tr>
+{evaluation}</table>
 <h2>Curves</h2><div class="grid">{"".join(f"<div>{svg}</div>" for svg in plots)}</div>
 <h2>Settings</h2><table>{settings}</table></body></html>
 """
@@ -146,3 +148,8 @@ table{{border-collapse:collapse;margin:1rem 0}}td,th{{border:1px solid #e2e8f0;p
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(page, encoding="utf-8")
     return target
+
+
+def _settings_row(name: str, header: dict[str, Any]) -> str:
+    shown = {key: value for key, value in header.items() if key != "rolloutgym_training_log"}
+    return f"<tr><td>{html.escape(name)}</td><td><code>{html.escape(str(shown))}</code></td></tr>"

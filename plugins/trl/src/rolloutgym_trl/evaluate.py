@@ -36,8 +36,10 @@ class Comparison:
         header = f"{self.before.env_id} ({self.before.split or 'all'} split, {self.after.num_trajectories} episodes)"
         return [
             header,
-            f"  before  {self.before.policy:<40} pass rate {self.before.pass_rate:6.1%}  mean reward {self.before.mean_reward:.3f}",
-            f"  after   {self.after.policy:<40} pass rate {self.after.pass_rate:6.1%}  mean reward {self.after.mean_reward:.3f}",
+            f"  before  {self.before.policy:<40} pass rate {self.before.pass_rate:6.1%}  mean reward "
+            f"{self.before.mean_reward:.3f}",
+            f"  after   {self.after.policy:<40} pass rate {self.after.pass_rate:6.1%}  mean reward "
+            f"{self.after.mean_reward:.3f}",
         ]
 
     def to_dict(self) -> dict[str, Any]:

@@ -9,6 +9,7 @@ writes the training log (JSONL, one line per step), saves the model (usable as
 
 from __future__ import annotations
 
+import functools
 import os
 import time
 from collections.abc import Mapping, Sequence
@@ -209,21 +210,11 @@ def train_grpo(
     """
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     quiet_progress_bars()
-    ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
-    if not ids:
-        raise ConfigError("give at least one env id to train on")
-    if mode not in ("rollout_func", "environment_factory"):
-        raise ConfigError(f"mode={mode!r}: use rollout_func or environment_factory")
-    if mode == "environment_factory" and len(ids) != 1:
-        raise ConfigError("environment_factory trains on one env at a time; use mode='rollout_func' for a mixture")
+    ids = _checked_env_ids(env_ids, mode)
     import torch
-    from trl import GRPOTrainer
+    import trl  # noqa: F401 - as before: without TRL, fail before the model loads
 
-    if threads is not None:
-        if int(threads) < 1:
-            raise ConfigError(f"--threads must be at least 1, got {threads}")
-        torch.set_num_threads(int(threads))
-    training_threads = torch.get_num_threads()
+    training_threads = _set_threads(torch, threads)
     started = time.perf_counter()
     out_dir = Path(out)
     trainable = load_trainable(model)
@@ -232,61 +223,107 @@ def train_grpo(
         trainable.tokenizer.chat_template = policy_options["chat_template"] = resolve_chat_template(chat_template)
     if max_turns is not None:
         policy_options["max_turns"] = max_turns
-    factory: Any = None
+    dataset, factory = _dataset_and_factory(ids, mode, split, env_kwargs, trainable.tokenizer)
+    evaluation = functools.partial(
+        evaluate_policy,
+        ids[0],
+        split=eval_split,
+        num_rollouts=eval_rollouts,
+        policy_options=policy_options,
+        env_kwargs=env_kwargs,
+        limit=eval_limit,
+    )
+    before: Evaluation | None = None
+    if evaluate:
+        before = evaluation(f"hf:{trainable.reference.removeprefix('hf:')}")
+        torch.set_num_threads(training_threads)  # the hf policy may have lowered it for the whole process
+    # GRPOConfig's schedule, also recorded in the training log's header.
+    schedule = {
+        "steps": steps,
+        "num_generations": num_generations,
+        "prompts_per_step": prompts_per_step,
+        "learning_rate": learning_rate,
+        "seed": seed,
+    }
+    arguments = grpo_config(
+        out_dir, **schedule, max_tokens=max_tokens, beta=beta, temperature=temperature, overrides=trainer_overrides
+    )
+    header = {"trainer": "grpo", "mode": mode, "model": model, "env_ids": ids, "split": split, **schedule}
+    log = TrainingLog(log_path or out_dir / "training_log.jsonl", header, on_write=on_log)
+    trainer = _grpo_trainer(
+        trainable,
+        arguments,
+        dataset,
+        factory,
+        log,
+        lora=lora,
+        max_tokens=max_tokens,
+        max_turns=max_turns,
+        seed=seed,
+        env_kwargs=env_kwargs,
+    )
+    _quiet(trainer)
+    trainer.train()
+    save_trained(trainer.model, trainable.tokenizer, out_dir)
+    comparison = None if before is None else _compare(before, evaluation(f"hf:{out_dir}"), log)
+    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started)
+
+
+def _checked_env_ids(env_ids: str | Sequence[str], mode: str) -> list[str]:
+    ids = [env_ids] if isinstance(env_ids, str) else list(env_ids)
+    if not ids:
+        raise ConfigError("give at least one env id to train on")
+    if mode not in ("rollout_func", "environment_factory"):
+        raise ConfigError(f"mode={mode!r}: use rollout_func or environment_factory")
+    if mode == "environment_factory" and len(ids) != 1:
+        raise ConfigError("environment_factory trains on one env at a time; use mode='rollout_func' for a mixture")
+    return ids
+
+
+def _set_threads(torch: Any, threads: int | None) -> int:
+    """Apply ``--threads`` and return the torch thread count training uses."""
+    if threads is not None:
+        if int(threads) < 1:
+            raise ConfigError(f"--threads must be at least 1, got {threads}")
+        torch.set_num_threads(int(threads))
+    return torch.get_num_threads()
+
+
+def _dataset_and_factory(
+    ids: list[str], mode: str, split: str | None, env_kwargs: Mapping[str, Any] | None, tokenizer: Any
+) -> tuple[Any, Any]:
+    """The training dataset, and the environment factory in ``environment_factory`` mode (else None)."""
     if mode == "rollout_func":
         from .datasets import train_dataset
 
-        dataset = train_dataset(ids, split=split, env_kwargs=env_kwargs)
-    else:
-        from .environment import environment_factory
+        return train_dataset(ids, split=split, env_kwargs=env_kwargs), None
+    from .environment import environment_factory
 
-        factory = environment_factory(ids[0], split=split, env_kwargs=env_kwargs)  # first: does the env have tools?
-        check_tool_template(trainable.tokenizer)
-        dataset = factory.train_dataset
-    before: Evaluation | None = None
-    if evaluate:
-        before = evaluate_policy(
-            ids[0],
-            f"hf:{trainable.reference.removeprefix('hf:')}",
-            split=eval_split,
-            num_rollouts=eval_rollouts,
-            policy_options=policy_options,
-            env_kwargs=env_kwargs,
-            limit=eval_limit,
-        )
-        torch.set_num_threads(training_threads)  # the hf policy may have lowered it for the whole process
-    arguments = grpo_config(
-        out_dir,
-        steps=steps,
-        num_generations=num_generations,
-        prompts_per_step=prompts_per_step,
-        max_tokens=max_tokens,
-        learning_rate=learning_rate,
-        beta=beta,
-        temperature=temperature,
-        seed=seed,
-        overrides=trainer_overrides,
-    )
-    log = TrainingLog(
-        log_path or out_dir / "training_log.jsonl",
-        {
-            "trainer": "grpo",
-            "mode": mode,
-            "model": model,
-            "env_ids": ids,
-            "split": split,
-            "steps": steps,
-            "num_generations": num_generations,
-            "prompts_per_step": prompts_per_step,
-            "learning_rate": learning_rate,
-            "seed": seed,
-        },
-        on_write=on_log,
-    )
+    factory = environment_factory(ids[0], split=split, env_kwargs=env_kwargs)  # first: does the env have tools?
+    check_tool_template(tokenizer)
+    return factory.train_dataset, factory
+
+
+def _grpo_trainer(
+    trainable: Any,
+    arguments: Any,
+    dataset: Any,
+    factory: Any,
+    log: TrainingLog,
+    *,
+    lora: bool | Mapping[str, Any],
+    max_tokens: int,
+    max_turns: int | None,
+    env_kwargs: Mapping[str, Any] | None,
+    seed: int,
+) -> Any:
+    """TRL's ``GRPOTrainer`` with rolloutgym's rollout function, or with the env factory."""
+    from trl import GRPOTrainer
+
     if factory is None:
         from .rollout import RolloutFunction, env_reward
 
-        trainer = GRPOTrainer(
+        return GRPOTrainer(
             model=trainable.model,
             reward_funcs=[env_reward],
             args=arguments,
@@ -296,37 +333,25 @@ def train_grpo(
             peft_config=_lora_config(lora),
             callbacks=[log.callback()],
         )
-    else:
-        trainer = GRPOTrainer(
-            model=trainable.model,
-            reward_funcs=factory.reward_funcs,
-            args=arguments,
-            train_dataset=dataset,
-            processing_class=trainable.tokenizer,
-            environment_factory=factory,
-            peft_config=_lora_config(lora),
-            callbacks=[log.callback()],
-        )
-    _quiet(trainer)
-    trainer.train()
-    save_trained(trainer.model, trainable.tokenizer, out_dir)
-    comparison = None
-    if before is not None:
-        after = evaluate_policy(
-            ids[0],
-            f"hf:{out_dir}",
-            split=eval_split,
-            num_rollouts=eval_rollouts,
-            policy_options=policy_options,
-            env_kwargs=env_kwargs,
-            limit=eval_limit,
-        )
-        comparison = Comparison(before, after)
-        log.write(
-            {
-                "event": "evaluation",
-                **{f"before/{k}": v for k, v in before.to_dict().items()},
-                **{f"after/{k}": v for k, v in after.to_dict().items()},
-            }
-        )
-    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started)
+    return GRPOTrainer(
+        model=trainable.model,
+        reward_funcs=factory.reward_funcs,
+        args=arguments,
+        train_dataset=dataset,
+        processing_class=trainable.tokenizer,
+        environment_factory=factory,
+        peft_config=_lora_config(lora),
+        callbacks=[log.callback()],
+    )
+
+
+def _compare(before: Evaluation, after: Evaluation, log: TrainingLog) -> Comparison:
+    """The before/after comparison, also written to the training log."""
+    log.write(
+        {
+            "event": "evaluation",
+            **{f"before/{k}": v for k, v in before.to_dict().items()},
+            **{f"after/{k}": v for k, v in after.to_dict().items()},
+        }
+    )
+    return Comparison(before, after)
