@@ -13,47 +13,32 @@ Importing this package is cheap; trl, torch and transformers load on first use.
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "Comparison",
-    "EnvironmentFactory",
-    "Evaluation",
-    "RolloutFunction",
-    "TrainResult",
-    "build_curves_report",
-    "env_reward",
-    "environment_factory",
-    "episode_tensors",
-    "evaluate_policy",
-    "read_training_log",
-    "train_dataset",
-    "train_dpo",
-    "train_grpo",
-    "train_sft",
-]
+import lazy_loader
 
-_HOMES = {
-    "Comparison": "evaluate",
-    "Evaluation": "evaluate",
-    "evaluate_policy": "evaluate",
-    "EnvironmentFactory": "environment",
-    "environment_factory": "environment",
-    "RolloutFunction": "rollout",
-    "env_reward": "rollout",
-    "episode_tensors": "rollout",
-    "TrainResult": "grpo",
-    "train_grpo": "grpo",
-    "train_sft": "offline",
-    "train_dpo": "offline",
-    "train_dataset": "datasets",
-    "read_training_log": "_logging",
-    "build_curves_report": "curves",
-}
+if TYPE_CHECKING:
+    from ._logging import read_training_log
+    from .curves import build_curves_report
+    from .datasets import train_dataset
+    from .environment import EnvironmentFactory, environment_factory
+    from .evaluate import Comparison, Evaluation, evaluate_policy
+    from .grpo import TrainResult, train_grpo
+    from .offline import train_dpo, train_sft
+    from .rollout import RolloutFunction, env_reward, episode_tensors
 
-
-def __getattr__(name: str) -> Any:
-    if name in _HOMES:
-        return getattr(importlib.import_module(f"{__name__}.{_HOMES[name]}"), name)
-    raise AttributeError(f"module 'rolloutgym_trl' has no attribute {name!r}")
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
+# so nothing is imported here; each name loads its module on first use.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "_logging": ["read_training_log"],
+        "curves": ["build_curves_report"],
+        "datasets": ["train_dataset"],
+        "environment": ["EnvironmentFactory", "environment_factory"],
+        "evaluate": ["Comparison", "Evaluation", "evaluate_policy"],
+        "grpo": ["TrainResult", "train_grpo"],
+        "offline": ["train_dpo", "train_sft"],
+        "rollout": ["RolloutFunction", "env_reward", "episode_tensors"],
+    },
+)
