@@ -113,12 +113,12 @@ class LocalHTTPServer:
         except asyncio.CancelledError:
             return
         finally:
-            self._connections.discard(task)
             writer.close()
             try:
                 await writer.wait_closed()
             except (ConnectionError, asyncio.CancelledError):
                 pass
+            self._connections.discard(task)  # last: _shutdown() must still await a task that is closing
 
     @staticmethod
     async def _read_request(connection: h11.Connection, reader: asyncio.StreamReader) -> tuple[str, str, bytes] | None:

@@ -17,6 +17,7 @@ verified against certifi's CA bundle.
 
 from __future__ import annotations
 
+import base64
 import urllib.request
 from collections.abc import Mapping
 from typing import Any
@@ -39,8 +40,10 @@ def env_proxy(url: str) -> dict[str, Any]:
     proxy = yarl.URL(raw)
     if proxy.user is None:
         return {"proxy": proxy}
-    credentials = aiohttp.BasicAuth(proxy.user, proxy.password or "").encode()
-    return {"proxy": proxy.with_user(None), "proxy_headers": {"Proxy-Authorization": credentials}}
+    credentials = base64.b64encode(f"{proxy.user}:{proxy.password or ''}".encode()).decode("ascii")
+    # aiohttp turns a proxy "Authorization" into Proxy-Authorization, on the request (http
+    # servers) or on the CONNECT (https servers).
+    return {"proxy": proxy.with_user(None), "proxy_headers": {"Authorization": f"Basic {credentials}"}}
 
 
 class AiohttpJSONClient(JSONClient):
