@@ -23,6 +23,7 @@ pytest.importorskip("mcp.server.mcpserver", reason="needs the mcp SDK >= 2 (pip 
 
 from rolloutgym.declarative import Environment, open_env_file  # noqa: E402
 from rolloutgym.runner import run  # noqa: E402
+from rolloutgym_protocol import check_async_env  # noqa: E402
 from rolloutgym_protocol.errors import EnvFileError  # noqa: E402
 from rolloutgym_workflow.mcp_session import McpServerError  # noqa: E402
 
@@ -275,6 +276,21 @@ def test_tools_are_listed_with_their_schemas_and_checked_before_calling(tmp_path
     assert info["tool_calls"] == 6
     assert reward == 0.0  # nothing was opened
     assert final["state"]["tickets"] == [T100]
+
+
+def test_value_contract_with_random_actions(tmp_path: Path, http_url: str) -> None:
+    """The async env contract (spaces, reset/step values, a seeded reset twice) with sampled hostile messages."""
+    env_file = open_env_file(_env_file(tmp_path / "helpdesk.json", {"url": http_url}))
+    env = env_file.make(env_file.tasks[1])
+
+    async def check() -> None:
+        try:
+            await check_async_env(env, steps=5)
+        finally:
+            await env.close()
+            await env.close()  # idempotent
+
+    asyncio.run(check())
 
 
 class _BreaksOnSecondStep:

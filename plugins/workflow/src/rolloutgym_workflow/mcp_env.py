@@ -1,6 +1,7 @@
 """``McpWorkflowEnv``: a ``workflow``/``custom`` env file whose tools (some or all) come from an MCP server.
 
-The env is an :class:`~rolloutgym_protocol.AsyncEnv`. At every reset it opens an MCP session
+The env is an :class:`~rolloutgym_protocol.AsyncEnv`. At every reset it opens an MCP session on its
+event loop
 (``config.mcp.command``: a new server process; ``url``: a new session) and lists the
 server's tools; each tool call of the model is checked against the tool's ``inputSchema``
 and sent as ``tools/call``; the result's text is the tool message, ``isError`` results are
@@ -33,6 +34,7 @@ from .mcp_session import (
     McpSession,
     McpSettings,
     McpToolResult,
+    run_on,
     run_on_mcp_loop,
     run_on_mcp_loop_sync,
 )
@@ -149,20 +151,20 @@ class McpToolSource:
     async def open_episode(self) -> tuple[McpSession, dict[str, McpTool]]:
         """The session of one episode (a new one, or the shared one when ``per_episode`` is false)."""
         if self.settings.per_episode:
-            session = McpSession(self.settings)
-            listed = await run_on_mcp_loop(session.open())
+            session = McpSession(self.settings)  # owned by this episode's loop
+            listed = await session.open()
             try:
                 tools = self.select(listed)
             except EnvFileError:
-                await run_on_mcp_loop(session.close())
+                await session.close()
                 raise
         else:
             session, tools = await run_on_mcp_loop(self._shared_session())
         if self.settings.reset_tool:
-            outcome = await run_on_mcp_loop(session.call(self.settings.reset_tool, self.settings.reset_arguments))
+            outcome = await run_on(session.loop, session.call(self.settings.reset_tool, self.settings.reset_arguments))
             if outcome.is_error:
                 if self.settings.per_episode:
-                    await run_on_mcp_loop(session.close())
+                    await session.close()
                 raise McpServerError(
                     f"environment {self.slug!r}: the MCP server's reset tool {self.settings.reset_tool!r} failed: "
                     f"{outcome.text:.500}"
@@ -186,7 +188,7 @@ class McpToolSource:
     async def end_episode(self, session: McpSession) -> None:
         """Close an episode's session (a shared session stays open for the next episode)."""
         if self.settings.per_episode or not session.alive:
-            await run_on_mcp_loop(session.close())
+            await run_on(session.loop, session.close())
 
 
 class McpWorkflowEnv(AsyncEnv[Messages, dict[str, Any]]):
@@ -298,7 +300,7 @@ class McpWorkflowEnv(AsyncEnv[Messages, dict[str, Any]]):
     async def _server_call(self, name: str, arguments: Mapping[str, Any]) -> McpToolResult:
         if self.session is None:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
-        return await run_on_mcp_loop(self.session.call(name, arguments))
+        return await run_on(self.session.loop, self.session.call(name, arguments))
 
     async def _read_state(self) -> None:
         """Read the server's state with ``state_tool`` when a call may have changed it."""

@@ -2,12 +2,14 @@
 
 An env file's ``config.mcp`` names a server: ``command`` (a stdio server, one process per
 episode) or ``url`` (a streamable HTTP server, one MCP session per episode). Sessions use
-the official ``mcp`` SDK's :class:`mcp.Client` and all run on one event loop in a daemon
-thread (the *MCP loop*): every anyio scope of a session is entered and left by the one task
-that owns it, whichever loop or thread the env is stepped from (the engine's loop, a
-``SyncFromAsync`` adapter's loop, a served session's handler). Envs await the MCP loop's
-futures from their own loop, so they stay async: a thread hop costs microseconds, an MCP
-round trip milliseconds.
+the official ``mcp`` SDK's :class:`mcp.Client`. Each session is owned by one task on the
+event loop that opened it (the episode's loop: the SDK's transports are anyio task groups,
+entered and left by that one task, while an env may be stepped and closed from other tasks);
+a call from another loop or thread hops to that loop (:func:`run_on`). Sessions shared by
+all episodes (``per_episode: false``) and the tool listing read before any reset live on a
+dedicated loop in a daemon thread (the *MCP loop*). Keeping an episode's session on the
+episode's loop spares every call two thread switches and the GIL handoffs between two busy
+threads; ``benchmarks/mcp_env_step.py`` compares both designs with the bare SDK client.
 
 Failures of the server (it does not start, does not answer, exits mid-episode) raise
 :class:`McpServerError` with the tail of its stderr; failures of a tool (``isError``, a
@@ -31,7 +33,15 @@ from typing import Any
 
 from rolloutgym_protocol.errors import RolloutGymError
 
-__all__ = ["McpServerError", "McpSession", "McpSettings", "McpToolResult", "require_mcp", "run_on_mcp_loop"]
+__all__ = [
+    "McpServerError",
+    "McpSession",
+    "McpSettings",
+    "McpToolResult",
+    "require_mcp",
+    "run_on",
+    "run_on_mcp_loop",
+]
 
 _log = logging.getLogger("rolloutgym.workflow.mcp")
 
@@ -190,6 +200,18 @@ async def run_on_mcp_loop(coroutine: Awaitable[Any]) -> Any:
     return await asyncio.wrap_future(_submit(coroutine))
 
 
+async def run_on(loop: asyncio.AbstractEventLoop | None, coroutine: Any) -> Any:
+    """Await ``coroutine`` on ``loop``: directly when it is the running loop, else through a thread hop."""
+    if loop is None or loop is asyncio.get_running_loop():
+        return await coroutine
+    if loop.is_closed() or not loop.is_running():
+        coroutine.close()
+        raise McpServerError(
+            "the event loop that opened this MCP session has stopped; reset the env on the loop that steps it"
+        )
+    return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, loop))
+
+
 def run_on_mcp_loop_sync(coroutine: Awaitable[Any], timeout: float | None = None) -> Any:
     """Run ``coroutine`` on the MCP loop from synchronous code and wait for it."""
     return _submit(coroutine).result(timeout)
@@ -197,18 +219,16 @@ def run_on_mcp_loop_sync(coroutine: Awaitable[Any], timeout: float | None = None
 
 @atexit.register
 def _close_all() -> None:
-    """At interpreter exit, stop every server still open (no orphaned processes)."""
-    sessions = list(_OPEN)
-    if not sessions or _LOOP is None or _LOOP.is_closed():
-        return
-
-    async def close_all() -> None:
-        await asyncio.gather(*(session.close() for session in sessions), return_exceptions=True)
-
-    try:
-        run_on_mcp_loop_sync(close_all(), _CLOSE_TIMEOUT + 5.0)
-    except Exception:  # pragma: no cover - best effort at exit
-        _log.warning("could not close %d MCP session(s) at exit", len(sessions))
+    """At interpreter exit, stop every server still open on a running loop (no orphaned processes)."""
+    futures = []
+    for session in list(_OPEN):
+        loop = session.loop
+        if loop is not None and loop.is_running() and not loop.is_closed():
+            futures.append(asyncio.run_coroutine_threadsafe(session.close(), loop))
+    if futures:
+        _done, pending = concurrent.futures.wait(futures, timeout=_CLOSE_TIMEOUT + 5.0)
+        if pending:  # pragma: no cover - best effort at exit
+            _log.warning("could not close %d MCP session(s) at exit", len(pending))
 
 
 # -- sessions ---------------------------------------------------------------------------------
@@ -219,14 +239,16 @@ Request = Callable[[Any], Awaitable[Any]]
 class McpSession:
     """One MCP client session (for a ``command``, one server process), owned by one task on the MCP loop.
 
-    Create it, then ``await run_on_mcp_loop(session.open())`` (the tools it lists),
-    ``session.call(name, arguments)`` and ``session.close()`` likewise. ``close`` is
-    idempotent and stops the server process even when the episode failed.
+    Create it, then ``await session.open()`` (the tools it lists) on the loop that owns it;
+    ``session.call(name, arguments)`` and ``session.close()`` run on that loop too (from
+    elsewhere: ``await run_on(session.loop, session.call(...))``). ``close`` is idempotent
+    and stops the server process even when the episode failed.
     """
 
     def __init__(self, settings: McpSettings) -> None:
         self.settings = settings
         self.tools: list[Any] = []
+        self.loop: asyncio.AbstractEventLoop | None = None  # the loop that owns the session
         self._queue: asyncio.Queue[tuple[Request, asyncio.Future[Any]] | None] | None = None
         self._ready: asyncio.Future[list[Any]] | None = None
         self._task: asyncio.Task[None] | None = None
@@ -240,12 +262,12 @@ class McpSession:
         """Open and serving (not closed, not failed)."""
         return not self._closing and self._task is not None and not self._task.done()
 
-    # Everything below runs on the MCP loop.
+    # Everything below runs on the session's loop.
 
     async def open(self) -> list[Any]:
         """Start (or connect to) the server and list its tools; raises :class:`McpServerError`."""
         require_mcp()
-        loop = asyncio.get_running_loop()
+        loop = self.loop = asyncio.get_running_loop()
         self._queue = asyncio.Queue()
         self._ready = loop.create_future()
         if self.settings.command is not None:
