@@ -109,6 +109,15 @@ def reset_state(ctx: Context) -> str:
 
 
 @app.tool()
+async def weekly_report(seconds: float) -> str:
+    """A slow report (it takes ``seconds`` to build)."""
+    import anyio
+
+    await anyio.sleep(seconds)
+    return "report"
+
+
+@app.tool()
 def self_destruct() -> str:
     """Crash the server (a server that dies mid-episode)."""
     print("helpdesk: self-destruct requested, exiting", file=sys.stderr, flush=True)

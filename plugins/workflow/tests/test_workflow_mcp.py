@@ -94,7 +94,10 @@ def _env_file(path: Path, mcp: dict[str, Any], *, tasks: list[dict[str, Any]] = 
         "name": "Helpdesk",
         "template": "custom",
         "description": "You are a helpdesk agent. Use the ticket tools.",
-        "config": {"mcp": {"state_tool": "dump_state", "exclude": ["self_destruct", "reset_state"], **mcp}, **config},
+        "config": {
+            "mcp": {"state_tool": "dump_state", "exclude": ["self_destruct", "reset_state", "weekly_report"], **mcp},
+            **config,
+        },
         "tasks": tasks,
     }
     path.write_text(json.dumps(payload, indent=1))
@@ -324,7 +327,8 @@ def test_server_crash_mid_episode_is_a_typed_episode_error(tmp_path: Path) -> No
         "reference_actions": [_call("find_customer", email="ana@example.com"), _call("self_destruct")],
         "hidden_ground_truth": {"tickets": [T100]},
     }
-    path = _env_file(tmp_path / "helpdesk.json", _stdio(tmp_path, exclude=["reset_state"]), tasks=[TASKS[1], crash])
+    stdio = _stdio(tmp_path, exclude=["reset_state", "weekly_report"])
+    path = _env_file(tmp_path / "helpdesk.json", stdio, tasks=[TASKS[1], crash])
     result = run(str(path), policy="oracle", out=tmp_path / "run.jsonl")
     assert [task.mean_reward for task in result.summary.tasks] == [1.0, 0.0]
     assert result.summary.errors_by_type == {"McpServerError": 1}
@@ -338,6 +342,23 @@ def test_server_crash_mid_episode_is_a_typed_episode_error(tmp_path: Path) -> No
     assert "helpdesk: self-destruct requested, exiting" in message  # the server's stderr tail
     assert errors[0]["where"] == "env" and errors[0]["step"] == 1
     assert not [pid for pid in _pids(tmp_path) if _running(pid)]
+
+
+def test_a_call_the_server_does_not_answer_in_time_is_a_typed_episode_error(tmp_path: Path, http_url: str) -> None:
+    slow = {"url": http_url, "call_timeout": 1, "exclude": []}
+    env_file = open_env_file(_env_file(tmp_path / "slow.json", slow))
+    env = env_file.make(env_file.tasks[0])
+    action = {"role": "assistant", "tool_calls": [{"name": "weekly_report", "arguments": {"seconds": 30}}]}
+
+    async def episode() -> None:
+        try:
+            await env.reset()
+            await env.step(action)
+        finally:
+            await env.close()
+
+    with pytest.raises(McpServerError, match=r"did not answer a call of 'weekly_report' within 1 s"):
+        asyncio.run(episode())
 
 
 def _reset_error(path: Path) -> BaseException:
@@ -417,7 +438,12 @@ def test_local_tools_next_to_server_tools_with_a_shared_session(tmp_path: Path, 
             "hidden_ground_truth": {**TASKS[0]["hidden_ground_truth"], "notes": ["called Ana"]},
         }
     ]
-    mcp = {"url": http_url, "per_episode": False, "reset_tool": "reset_state", "exclude": ["self_destruct"]}
+    mcp = {
+        "url": http_url,
+        "per_episode": False,
+        "reset_tool": "reset_state",
+        "exclude": ["self_destruct", "weekly_report"],
+    }
     path = _env_file(tmp_path / "shared.json", mcp, tasks=tasks, tools=[note])
     result = run(str(path), policy="oracle", out=None, num_rollouts=3, concurrency=1)
     assert result.summary.num_errors == 0

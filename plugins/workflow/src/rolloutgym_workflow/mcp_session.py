@@ -384,6 +384,10 @@ class McpSession:
         try:
             result = await self._request(request, limit + 5.0)
         except MCPError as exc:
+            from mcp_types import REQUEST_TIMEOUT
+
+            if exc.code == REQUEST_TIMEOUT:
+                raise self._died(f"did not answer a call of {name!r} within {limit:g} s", exc) from None
             if _fatal(exc):
                 raise self._died(f"stopped while calling {name!r}", exc) from None
             return McpToolResult(f"{name}: {exc.message}", None, True)
