@@ -70,7 +70,8 @@ env = Environment(
             split="test",
         ),
         Task(
-            instruction="Ben returned all his books today (2024-06-01). Record it: set the returned date of each of his open loans.",
+            instruction="Ben returned all his books today (2024-06-01). Record it: set the returned date of each of "
+            "his open loans.",
             hidden_ground_truth={
                 "sql": ["UPDATE loans SET returned_date = '2024-06-01' WHERE member = 'ben' AND returned_date IS NULL"]
             },

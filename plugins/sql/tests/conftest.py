@@ -14,7 +14,8 @@ def _require_duckdb() -> None:
     except ImportError as exc:
         if os.environ.get("CI") == "true":
             pytest.fail(
-                f"the DuckDB backend tests need the 'test' extra ({exc.name} is missing): pip install -e 'plugins/sql[test]'"
+                f"the DuckDB backend tests need the 'test' extra ({exc.name} is missing): pip install -e "
+                "'plugins/sql[test]'"
             )
         pytest.skip(f"{exc.name} is not installed (pip install 'rolloutgym-sql[duckdb]')")
 

@@ -137,7 +137,10 @@ def test_large_results_are_cut_with_a_note(backend: str, database_file: Path) ->
         content, elapsed, _ = _run(environment, ten_megabytes)
         assert not content.startswith("error"), content[:200]
         assert len(content.encode()) < 10_000 and "…" in content
-        many_rows = "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 200000) SELECT n, 'row ' || n FROM r"
+        many_rows = (
+            "WITH RECURSIVE r(n) AS (SELECT 1 UNION ALL SELECT n + 1 FROM r WHERE n < 200000) SELECT n, 'row ' || n "
+            "FROM r"
+        )
         content, elapsed, _ = _run(environment, many_rows)
         assert "the result was cut" in content and len(content.encode()) < 10_000
     finally:

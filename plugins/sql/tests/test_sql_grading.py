@@ -56,15 +56,19 @@ def run_changes(task_id: str, statements: list[str], backend: str = "sqlite") ->
 EQUIVALENT = [
     (
         "shop-002",
-        "SELECT p.product_id, p.name FROM products AS p WHERE p.price > 40 AND p.category = 'Books' ORDER BY p.price DESC, p.product_id ASC",
+        "SELECT p.product_id, p.name FROM products AS p WHERE p.price > 40 AND p.category = 'Books' ORDER BY p.price "
+        "DESC, p.product_id ASC",
     ),
     (
         "shop-002",
-        "SELECT name, product_id FROM products WHERE category = 'Books' AND NOT price <= 40 ORDER BY price DESC, product_id",
+        "SELECT name, product_id FROM products WHERE category = 'Books' AND NOT price <= 40 ORDER BY price DESC, "
+        "product_id",
     ),
     (
         "shop-011",
-        "SELECT category, (SELECT COUNT(*) FROM order_items oi WHERE oi.product_id IN (SELECT product_id FROM products p2 WHERE p2.category = p.category)) AS n FROM (SELECT DISTINCT category FROM products) p ORDER BY n DESC",
+        "SELECT category, (SELECT COUNT(*) FROM order_items oi WHERE oi.product_id IN (SELECT product_id FROM "
+        "products p2 WHERE p2.category = p.category)) AS n FROM (SELECT DISTINCT category FROM products) p ORDER BY "
+        "n DESC",
     ),
     (
         "shop-009",
@@ -72,12 +76,14 @@ EQUIVALENT = [
     ),
     (
         "shop-014",
-        "SELECT c.customer_id FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE o.order_id IS NULL",
+        "SELECT c.customer_id FROM customers c LEFT JOIN orders o ON o.customer_id = c.customer_id WHERE o.order_id "
+        "IS NULL",
     ),
     ("shop-001", "SELECT COUNT(1) AS how_many FROM customers"),
     (
         "shop-026",
-        "SELECT p.product_id, p.name, p.category, p.price FROM products p WHERE p.price = (SELECT MAX(price) FROM products q WHERE q.category = p.category)",
+        "SELECT p.product_id, p.name, p.category, p.price FROM products p WHERE p.price = (SELECT MAX(price) FROM "
+        "products q WHERE q.category = p.category)",
     ),
     (
         "shop-047",
@@ -115,7 +121,8 @@ def test_wrong_order_fails_when_the_gold_query_orders() -> None:
 def test_order_is_free_when_the_gold_query_does_not_order() -> None:
     score = submit(
         "shop-004",
-        sql="SELECT customer_id, first_name, last_name FROM customers WHERE city = 'Lisbon' ORDER BY last_name DESC, customer_id DESC",
+        sql="SELECT customer_id, first_name, last_name FROM customers WHERE city = 'Lisbon' ORDER BY last_name DESC, "
+        "customer_id DESC",
     )
     assert score["value"] == 1.0, score["feedback"]
 
@@ -143,7 +150,8 @@ def test_extra_duplicates_fail() -> None:
 def test_extra_columns_fail() -> None:
     score = submit(
         "shop-002",
-        sql="SELECT product_id, name, price FROM products WHERE category = 'Books' AND price > 40 ORDER BY price DESC, product_id",
+        sql="SELECT product_id, name, price FROM products WHERE category = 'Books' AND price > 40 ORDER BY price "
+        "DESC, product_id",
     )
     assert score["value"] == 0.0
     assert "expected 2 columns" in score["feedback"] and "more columns" in score["feedback"]
@@ -267,7 +275,8 @@ def test_database_diff_names_missing_and_extra_rows(backend: str) -> None:
 def test_database_diff_passes_an_equivalent_change(backend: str) -> None:
     statements = [
         "UPDATE orders SET status = 'delivered' WHERE order_id IN (SELECT o.order_id FROM orders o JOIN shipments s "
-        "ON s.order_id = o.order_id WHERE o.customer_id = 84 AND o.status = 'shipped' AND s.shipped_date < '2024-05-01')"
+        "ON s.order_id = o.order_id WHERE o.customer_id = 84 AND o.status = 'shipped' AND s.shipped_date < "
+        "'2024-05-01')"
     ]
     score = run_changes("shop-ops-002", statements, backend)
     assert score["value"] == 1.0, score["feedback"]

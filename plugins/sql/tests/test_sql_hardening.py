@@ -83,7 +83,8 @@ COMMON_WRITES = [
     "UPDATE products SET price = 0",
     "INSERT INTO customers (customer_id, name) VALUES (999999, 'x')",
     "INSERT INTO customers SELECT * FROM customers WHERE 1 = 0",
-    "WITH doomed AS (SELECT customer_id FROM customers) DELETE FROM customers WHERE customer_id IN (SELECT customer_id FROM doomed)",
+    "WITH doomed AS (SELECT customer_id FROM customers) DELETE FROM customers WHERE customer_id IN (SELECT "
+    "customer_id FROM doomed)",
     "CREATE TABLE stolen AS SELECT * FROM customers",
     "CREATE TEMP TABLE scratch AS SELECT 1 AS x",
     "CREATE VIEW v AS SELECT 1 AS x",

@@ -231,7 +231,8 @@ def compare_results(
         return ResultComparison(
             False,
             f"expected {len(expected_columns)} column{'s' if len(expected_columns) != 1 else ''} "
-            f"({', '.join(expected_columns)}), got {len(got_columns)} ({', '.join(got_columns)}): {extra} columns than asked for",
+            f"({', '.join(expected_columns)}), got {len(got_columns)} ({', '.join(got_columns)}): {extra} columns "
+            "than asked for",
         )
     if options.column_names == "match":
         expected_names = [name.lower() for name in expected_columns]
@@ -262,7 +263,8 @@ def compare_results(
                 return ResultComparison(
                     False,
                     f"the rows are right but in the wrong order: the question asks for an ordered result; "
-                    f"row {position + 1} should be {_render_row(expected[position])}, got {_render_row(reordered[position])}",
+                    f"row {position + 1} should be {_render_row(expected[position])}, got "
+                    f"{_render_row(reordered[position])}",
                 )
         elif _same_multiset(expected, reordered, options):
             return ResultComparison(True, "the result matches the expected result (as a multiset of rows)")

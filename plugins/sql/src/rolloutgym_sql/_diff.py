@@ -39,12 +39,14 @@ class TableDiff:
         if self.missing:
             shown = "; ".join(_render_row(row) for row in self.missing[:3])
             parts.append(
-                f"{len(self.missing)} missing row{'s' if len(self.missing) != 1 else ''} (expected but not found), e.g. {shown}"
+                f"{len(self.missing)} missing row{'s' if len(self.missing) != 1 else ''} (expected but not found), "
+                f"e.g. {shown}"
             )
         if self.extra:
             shown = "; ".join(_render_row(row) for row in self.extra[:3])
             parts.append(
-                f"{len(self.extra)} extra row{'s' if len(self.extra) != 1 else ''} (found but not expected), e.g. {shown}"
+                f"{len(self.extra)} extra row{'s' if len(self.extra) != 1 else ''} (found but not expected), e.g. "
+                f"{shown}"
             )
         if self.changed:
             shown = "; ".join(self.changed[:3])

@@ -150,7 +150,8 @@ def _build_plan(source: DatabaseSource) -> _LoadPlan:
         columns_values = [[row[index] for row in rows] for index in range(len(names))]
         types = [_duckdb_type(column.type, values) for column, values in zip(info.columns, columns_values, strict=True)]
         definitions = [
-            f"{_quote(column.name)} {duck_type}{' NOT NULL' if column.not_null and not column.primary_key_position else ''}"
+            f"{_quote(column.name)} "
+            f"{duck_type}{' NOT NULL' if column.not_null and not column.primary_key_position else ''}"
             for column, duck_type in zip(info.columns, types, strict=True)
         ]
         key = info.primary_key
@@ -375,7 +376,8 @@ class DuckDBSession:
             return QueryResult(columns, [tuple(row) for row in rows[:max_rows]], truncated=len(rows) > max_rows)
         except duckdb.InterruptException:
             raise StatementError(
-                f"the statement ran longer than {self.limits.statement_seconds:g} s and was stopped; simplify the query or add conditions"
+                f"the statement ran longer than {self.limits.statement_seconds:g} s and was stopped; simplify the "
+                "query or add conditions"
             ) from None
         except duckdb.Error as exc:
             message = _message(exc)

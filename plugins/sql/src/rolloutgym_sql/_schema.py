@@ -78,6 +78,7 @@ def describe_tables(tables: Sequence[TableInfo], *, dialect: str, read_only: boo
             lines.append(f"  PRIMARY KEY ({', '.join(primary_key)})")
         for key in table.foreign_keys:
             lines.append(
-                f"  FOREIGN KEY ({', '.join(key.columns)}) REFERENCES {key.referenced_table}({', '.join(key.referenced_columns)})"
+                f"  FOREIGN KEY ({', '.join(key.columns)}) REFERENCES "
+                f"{key.referenced_table}({', '.join(key.referenced_columns)})"
             )
     return "\n".join(lines)

@@ -43,7 +43,8 @@ _READ_CODES = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, getattr(sqlite3, "SQLITE_RECURSIVE", 33)}
 )
 _ALWAYS_DENIED = {
-    sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM, which attaches a file) is not allowed: the episode works on its own database only",
+    sqlite3.SQLITE_ATTACH: "ATTACH (and VACUUM, which attaches a file) is not allowed: the episode works on its own "
+    "database only",
     sqlite3.SQLITE_DETACH: "DETACH is not allowed",
     sqlite3.SQLITE_CREATE_VTABLE: "virtual tables are not allowed",
     sqlite3.SQLITE_DROP_VTABLE: "virtual tables are not allowed",
@@ -168,11 +169,17 @@ class SqliteSession:
         if self._denied is not None and ("not authorized" in message or "authorization denied" in message):
             return f"not authorized: {self._denied}"
         if message == "interrupted":
-            return f"the statement ran longer than {self.limits.statement_seconds:g} s and was stopped; simplify the query or add conditions"
+            return (
+                f"the statement ran longer than {self.limits.statement_seconds:g} s and was stopped; simplify the "
+                "query or add conditions"
+            )
         if "attempt to write a readonly database" in message or "query_only" in message:
             return "this task is read-only: only SELECT queries are allowed"
         if "database or disk is full" in message:
-            return f"the database would grow beyond {self.limits.max_database_bytes // (1024 * 1024)} MB; the statement was rolled back"
+            return (
+                f"the database would grow beyond {self.limits.max_database_bytes // (1024 * 1024)} MB; the statement "
+                "was rolled back"
+            )
         return f"{type(exc).__name__.replace('Error', ' error').lower().strip()}: {message}"
 
     # -- introspection (trusted, not subject to the authorizer) ---------------------------------
@@ -186,7 +193,8 @@ class SqliteSession:
 
     def _table_names(self) -> list[str]:
         rows = self._trusted_rows(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY name"
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' ORDER BY "
+            "name"
         )
         return [row[0] for row in rows]
 

@@ -63,7 +63,8 @@ class SqlTask:
             raise ValueError(f"task {self.id!r}: give gold_sql or expected_rows, so it can be graded")
         if self.changes_data and not self.gold_sql and not self.expected_tables:
             raise ValueError(
-                f"task {self.id!r}: a data-changing task needs gold_sql (the statements that make the expected end state) "
+                f"task {self.id!r}: a data-changing task needs gold_sql (the statements that make the expected end "
+                "state) "
                 "or expected_tables"
             )
         if not self.changes_data and len(self.gold_sql) > 1:

@@ -30,7 +30,8 @@ SQL_TOOLS: list[dict[str, Any]] = [
         "type": "function",
         "function": {
             "name": "describe_schema",
-            "description": "Describe the database: tables, columns, types, keys and row counts. Pass 'table' to describe one table.",
+            "description": "Describe the database: tables, columns, types, keys and row counts. Pass 'table' to "
+            "describe one table.",
             "parameters": {
                 "type": "object",
                 "properties": {"table": {"type": "string", "description": "Only this table (optional)."}},

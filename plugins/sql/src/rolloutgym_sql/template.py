@@ -110,7 +110,8 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
     if gold is None and expected is None and end_state is None:
         raise EnvFileError(
             f"sql environment {label}: task {index} ({instruction[:60]!r}) has no ground truth; put the gold SQL in "
-            "hidden_ground_truth={'sql': 'SELECT ...'} (or the expected rows in {'result': [[...], ...]}, or one value in {'answer': ...})"
+            "hidden_ground_truth={'sql': 'SELECT ...'} (or the expected rows in {'result': [[...], ...]}, or one "
+            "value in {'answer': ...})"
         )
     statements: tuple[str, ...] = ()
     if gold is not None:
@@ -120,7 +121,8 @@ def task_from_declarative(task: Any, index: int, *, label: str = "env") -> SqlTa
             statements = tuple(gold)
         else:
             raise EnvFileError(
-                f"sql environment {label}: task {index}: hidden_ground_truth['sql'] must be a string or a list of strings"
+                f"sql environment {label}: task {index}: hidden_ground_truth['sql'] must be a string or a list of "
+                "strings"
             )
     changes = truth.get("changes_data")
     if changes is None:
@@ -184,7 +186,8 @@ def compile_sql(environment: Any) -> Callable[..., SqlEnv]:
         if task is None:
             if not compiled:
                 raise EnvFileError(
-                    f"sql environment {label} has no tasks; add Task(instruction=..., hidden_ground_truth={{'sql': ...}})"
+                    f"sql environment {label} has no tasks; add Task(instruction=..., hidden_ground_truth={{'sql': "
+                    "...})"
                 )
             chosen = compiled[0]
         elif isinstance(task, int) and not isinstance(task, bool):
