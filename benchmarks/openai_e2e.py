@@ -17,7 +17,10 @@ own process (spawned), answering at once. Only this process's CPU is counted
 
 Target (issue 19): <= 1 ms of CPU per rollout.
 
-    python benchmarks/openai_e2e.py [--rollouts 2000] [--concurrency 256] [--repeats 3]
+``--httpx`` sends through the core's httpx ``JSONClient`` instead (the adapter's transport
+before it moved to aiohttp), for a before/after on the same machine.
+
+    python benchmarks/openai_e2e.py [--rollouts 2000] [--concurrency 256] [--repeats 3] [--httpx]
 """
 
 from __future__ import annotations
@@ -95,14 +98,18 @@ def breakdown(profile: cProfile.Profile) -> dict[str, float]:
     return totals
 
 
-async def one_run(url: str, rollouts: int, concurrency: int, out: Path) -> int:
+async def one_run(url: str, rollouts: int, concurrency: int, out: Path, httpx: bool = False) -> int:
     import rolloutgym as rg
+    from rolloutgym.llm.http import JSONClient
     from rolloutgym.runner import RunConfig, arun
     from rolloutgym_openai import make_policy
 
     tasks = len(rg.load("toy/arith-v0"))
     per_task = math.ceil(rollouts / tasks)
     policy = make_policy("bench-model", base_url=url, max_concurrency=concurrency)
+    if httpx:
+        client = policy.client
+        policy.client = JSONClient(url, max_concurrency=concurrency, retry=client.retry, timeout=client.timeout)
     config = RunConfig(
         env="toy/arith-v0", policy="openai:bench-model", num_rollouts=per_task, concurrency=concurrency, out=out
     )
@@ -157,6 +164,7 @@ def main() -> None:
     parser.add_argument("--rollouts", type=int, default=2000)
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--httpx", action="store_true", help="send through the core's httpx JSONClient")
     options = parser.parse_args()
     body = request_body()
     with server_process(0.0) as url, tempfile.TemporaryDirectory() as folder:
@@ -164,13 +172,13 @@ def main() -> None:
 
         def ours() -> int:
             out = Path(folder) / f"run-{next(runs)}.jsonl"
-            return asyncio.run(one_run(url, options.rollouts, options.concurrency, out))
+            return asyncio.run(one_run(url, options.rollouts, options.concurrency, out, options.httpx))
 
         def floor() -> int:
             asyncio.run(bare_requests(url, options.rollouts, options.concurrency, body))
             return options.rollouts
 
-        asyncio.run(one_run(url, 256, options.concurrency, Path(folder) / "warm.jsonl"))  # imports, first connections
+        asyncio.run(one_run(url, 256, options.concurrency, Path(folder) / "warm.jsonl", options.httpx))  # imports
         floor()
         floor_cpu, _ = cpu_per_item(floor, options.repeats)
         cpu, wall = cpu_per_item(ours, options.repeats)
@@ -179,8 +187,9 @@ def main() -> None:
         ours()
         profile.disable()
     print(
-        f"{options.rollouts} rollouts of toy/arith-v0 at concurrency {options.concurrency}, "
-        f"median of {options.repeats}: wall {wall:.2f} s (the server shares this machine)"
+        f"{options.rollouts} rollouts of toy/arith-v0 at concurrency {options.concurrency} "
+        f"({'httpx' if options.httpx else 'aiohttp'} transport), median of {options.repeats}: "
+        f"wall {wall:.2f} s (the server shares this machine)"
     )
     print(f"CPU in this process: {cpu * 1000:.3f} ms per rollout (target <= 1 ms)")
     print(
