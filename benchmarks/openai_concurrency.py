@@ -6,7 +6,7 @@ every answer. If the adapter and the engine add nothing, the wall time is the id
 ``T * latency`` (every episode waits on its own requests in parallel). Printed:
 
 * ``rolloutgym / ideal`` — the target is <= 1.3;
-* ``raw httpx / ideal`` — the same requests sent by bare ``httpx`` coroutines (the
+* ``raw aiohttp / ideal`` — the same requests sent by bare ``aiohttp`` coroutines (the
   floor this machine and the stdlib server allow), measured in the same run.
 
     python benchmarks/openai_concurrency.py [--episodes 32] [--turns 4] [--latency 1.0]
@@ -22,7 +22,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 
-import httpx
+import aiohttp
 from rolloutgym.registry import get_registry
 from rolloutgym.rollouts import arollout_group
 from rolloutgym_openai import make_policy
@@ -55,13 +55,14 @@ async def raw_wall(url: str, episodes: int, turns: int) -> float:
         "messages": [{"role": "user", "content": "guess"}],
         "tools": get_registry().make("toy/guess-v0").tools,
     }
-    limits = httpx.Limits(max_connections=episodes, max_keepalive_connections=episodes)
-    async with httpx.AsyncClient(limits=limits, timeout=60) as client:
+    connector = aiohttp.TCPConnector(limit=episodes)
+    async with aiohttp.ClientSession(connector=connector, timeout=aiohttp.ClientTimeout(total=60)) as client:
 
         async def episode() -> None:
             for _ in range(turns):
-                response = await client.post(url + "/chat/completions", json=body)
-                response.raise_for_status()
+                async with client.post(url + "/chat/completions", json=body) as response:
+                    response.raise_for_status()
+                    await response.read()
 
         started = time.perf_counter()
         await asyncio.gather(*(episode() for _ in range(episodes)))
@@ -107,9 +108,9 @@ def main() -> None:
         f"{options.episodes} episodes x {options.turns} turns, {options.latency * 1000:.0f} ms per request; "
         f"ideal {ideal:.3f} s; median of {options.repeats}"
     )
-    print(f"raw httpx      {raw_median:.3f} s   raw httpx / ideal   = {raw_median / ideal:.2f}x")
+    print(f"raw aiohttp    {raw_median:.3f} s   raw aiohttp / ideal = {raw_median / ideal:.2f}x")
     print(f"rolloutgym     {ours_median:.3f} s   rolloutgym / ideal  = {ours_median / ideal:.2f}x  (target <= 1.30x)")
-    print(f"rolloutgym / raw httpx = {ours_median / raw_median:.2f}x")
+    print(f"rolloutgym / raw aiohttp = {ours_median / raw_median:.2f}x")
 
 
 if __name__ == "__main__":
