@@ -345,7 +345,7 @@ class Trajectory(Generic[ObservationT, ActionT]):
         data: dict[str, Any] = {
             "initial_observation": to_jsonable(self.initial_observation),
             "steps": [step.to_dict() for step in self.steps],
-            "initial_info": to_jsonable(self.initial_info),
+            "initial_info": to_jsonable(self.initial_info) if self.initial_info else {},
             "terminated": self.terminated,
             "truncated": self.truncated,
             "metadata": to_jsonable(self.metadata),
