@@ -10,7 +10,7 @@ A provider may also accept ``trusted_files=`` (files mounted read-only at its
 ``trusted_dir``, next to its ``workdir``): test runs then keep hidden tests out of the code's
 reach; without it they travel inside the workspace.
 
-The local providers (in :mod:`rolloutgym_code._local`):
+The built-in providers, both Linux namespaces (in :mod:`rolloutgym_code._namespace_sandbox`):
 
 * ``bwrap`` (preferred): bubblewrap with new network, PID, IPC and UTS namespaces, an empty
   root with read-only ``/usr`` (and the interpreter's prefix) bound in, a fresh size-limited
@@ -53,7 +53,7 @@ def register_sandbox(name: str, factory: Callable[[], Sandbox]) -> None:
 
 
 def _builtin_providers() -> dict[str, Callable[[], Sandbox]]:
-    from ._local import BubblewrapSandbox, UnshareSandbox
+    from ._namespace_sandbox import BubblewrapSandbox, UnshareSandbox
 
     return {"bwrap": BubblewrapSandbox, "unshare": UnshareSandbox}
 

@@ -13,7 +13,7 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._local import check_relative_path
+from ._namespace_sandbox import check_relative_path
 from ._patch import PatchError, apply_unified_diff
 
 __all__ = ["Workspace", "WorkspaceError"]

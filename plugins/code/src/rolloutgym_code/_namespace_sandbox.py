@@ -1,4 +1,4 @@
-"""The local sandbox providers: ``bwrap`` (bubblewrap) and ``unshare`` (fallback, root only).
+"""The Linux-namespace sandbox providers: ``bwrap`` (bubblewrap) and ``unshare`` (fallback, root only).
 
 Both write the files into a fresh scratch directory, run the command there through
 ``prlimit`` (rlimits) and, when we are root, ``setpriv`` (drop to an unprivileged uid, so
@@ -33,7 +33,7 @@ from ._sandbox_types import SandboxLimits, SandboxResult, SandboxUnavailable
 __all__ = [
     "TRUSTED_DIR",
     "BubblewrapSandbox",
-    "LocalSandbox",
+    "NamespaceSandbox",
     "UnshareSandbox",
     "check_relative_path",
     "hidden_host_paths",
@@ -134,10 +134,10 @@ def _remove_tree(path: str) -> None:
         shutil.rmtree(path, onerror=retry)
 
 
-class LocalSandbox:
-    """Shared machinery of the local providers; subclasses build the launcher command line."""
+class NamespaceSandbox:
+    """Shared machinery of the namespace providers; subclasses build the launcher command line."""
 
-    name = "local"
+    name = "namespace"
     workdir = "/workspace"
     trusted_dir = TRUSTED_DIR
 
@@ -176,18 +176,23 @@ class LocalSandbox:
             unreadable = _readable_by_others(self.python)
             if unreadable:
                 return (
-                    f"the sandbox interpreter {self.python} cannot be run by the unprivileged sandbox uid: {unreadable}. "
+                    f"the sandbox interpreter {self.python} cannot be run by the unprivileged sandbox uid: "
+                    f"{unreadable}. "
                     "Install Debian's python3 and python3-pytest (apt-get install python3 python3-pytest) or set "
                     "ROLLOUTGYM_SANDBOX_PYTHON to an interpreter outside root's home"
                 )
         elif not os.path.isfile(os.path.realpath(self.python)):
-            return f"the sandbox interpreter {self.python} does not exist; install python3 or set ROLLOUTGYM_SANDBOX_PYTHON"
+            return (
+                f"the sandbox interpreter {self.python} does not exist; "
+                "install python3 or set ROLLOUTGYM_SANDBOX_PYTHON"
+            )
         result = self.run(
             [self.python, "-c", "import pytest; print('sandbox-ok')"], files={}, limits=SandboxLimits(wall_seconds=20)
         )
         if "sandbox-ok" not in result.output:
             return (
-                f"a smoke test in the {self.name} sandbox failed ({result.describe()}): {result.output.strip()[:400]!r}. "
+                f"a smoke test in the {self.name} sandbox failed ({result.describe()}): "
+                f"{result.output.strip()[:400]!r}. "
                 f"The interpreter {self.python} needs pytest (apt-get install python3-pytest)"
             )
         return None
@@ -323,7 +328,7 @@ def _root_binds() -> list[str]:
     return arguments
 
 
-class BubblewrapSandbox(LocalSandbox):
+class BubblewrapSandbox(NamespaceSandbox):
     """bubblewrap: empty root, read-only ``/usr``, private ``/tmp``, no network, own PID namespace."""
 
     name = "bwrap"
@@ -387,7 +392,8 @@ for path in /etc/ld.so.conf.d /etc/alternatives; do
   if [ -d "$path" ]; then mkdir ".$path"; bind_ro "$path" ".$path"; fi
 done
 for device in null zero full random urandom tty; do touch "dev/$device"; mount --bind "/dev/$device" "dev/$device"; done
-ln -s /proc/self/fd dev/fd; ln -s /proc/self/fd/0 dev/stdin; ln -s /proc/self/fd/1 dev/stdout; ln -s /proc/self/fd/2 dev/stderr
+ln -s /proc/self/fd dev/fd; ln -s /proc/self/fd/0 dev/stdin
+ln -s /proc/self/fd/1 dev/stdout; ln -s /proc/self/fd/2 dev/stderr
 mount -t proc -o nosuid,nodev,noexec proc proc
 mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs tmp
 mount --bind "$scratch/work" workspace
@@ -448,7 +454,7 @@ def _mask_arguments(python: str) -> list[str]:
     return arguments
 
 
-class UnshareSandbox(LocalSandbox):
+class UnshareSandbox(NamespaceSandbox):
     """The fallback without bubblewrap (root only): namespaces from ``unshare``, then a
     private root like bubblewrap's (a tmpfs with read-only ``/usr``, the ``ld.so`` files, a
     few device nodes, a fresh ``/proc``, a size-limited ``/tmp``, the workspace and the
@@ -459,7 +465,10 @@ class UnshareSandbox(LocalSandbox):
 
     def _requirements(self) -> str | None:
         if not self.as_root:
-            return "the unshare fallback needs root (it mounts private tmpfs and drops to an unprivileged uid); install bubblewrap instead"
+            return (
+                "the unshare fallback needs root (it mounts private tmpfs and drops to an unprivileged uid); "
+                "install bubblewrap instead"
+            )
         missing = [
             tool
             for tool in (
