@@ -444,7 +444,23 @@ def test_local_tools_next_to_server_tools_with_a_shared_session(tmp_path: Path, 
         "reset_tool": "reset_state",
         "exclude": ["self_destruct", "weekly_report"],
     }
-    path = _env_file(tmp_path / "shared.json", mcp, tasks=tasks, tools=[note])
-    result = run(str(path), policy="oracle", out=None, num_rollouts=3, concurrency=1)
-    assert result.summary.num_errors == 0
-    assert result.summary.mean_reward == 1.0
+    env_file = open_env_file(_env_file(tmp_path / "shared.json", mcp, tasks=tasks, tools=[note]))
+
+    async def three_episodes() -> list[tuple[float, dict[str, Any], Any]]:
+        outcomes = []
+        for _ in range(3):
+            env = env_file.make(env_file.tasks[0])
+            try:
+                reward, info = await _episode(env)
+                outcomes.append((reward, info, env.source.shared_session))
+            finally:
+                await env.close()
+        await env.source.close_shared()
+        return outcomes
+
+    outcomes = asyncio.run(three_episodes())
+    assert [reward for reward, _, _ in outcomes] == [1.0, 1.0, 1.0]
+    assert all(info["state"] == {"notes": ["called Ana"], **tasks[0]["hidden_ground_truth"]} for _, info, _ in outcomes)
+    sessions = {id(session) for _, _, session in outcomes}
+    assert len(sessions) == 1  # one session for every episode
+    assert not outcomes[0][2].alive  # closed by close_shared()

@@ -185,6 +185,17 @@ class McpToolSource:
             assert self._listing is not None
             return shared, self._listing
 
+    @property
+    def shared_session(self) -> McpSession | None:
+        """The session every episode uses when ``per_episode`` is false (None before the first reset)."""
+        return self._shared
+
+    async def close_shared(self) -> None:
+        """Close the shared session (from any loop); the next reset opens a new one. At exit this happens anyway."""
+        shared, self._shared = self._shared, None
+        if shared is not None:
+            await run_on(shared.loop, shared.close())
+
     async def end_episode(self, session: McpSession) -> None:
         """Close an episode's session (a shared session stays open for the next episode)."""
         if self.settings.per_episode or not session.alive:
