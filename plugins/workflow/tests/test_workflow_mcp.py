@@ -464,3 +464,49 @@ def test_local_tools_next_to_server_tools_with_a_shared_session(tmp_path: Path, 
     sessions = {id(session) for _, _, session in outcomes}
     assert len(sessions) == 1  # one session for every episode
     assert not outcomes[0][2].alive  # closed by close_shared()
+
+
+_WITHOUT_MCP = """
+import sys
+
+
+class Blocker:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] in ("mcp", "mcp_types"):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+
+
+sys.meta_path.insert(0, Blocker())
+from rolloutgym.declarative import open_env_file
+
+try:
+    open_env_file(sys.argv[1])
+except Exception as exc:
+    print(type(exc).__name__, exc)
+"""
+
+
+def test_without_the_mcp_sdk_the_env_file_says_what_to_install(tmp_path: Path) -> None:
+    path = _env_file(tmp_path / "helpdesk.json", {"url": "http://127.0.0.1:9/mcp"})
+    completed = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_MCP, str(path)], capture_output=True, text=True, timeout=300
+    )
+    assert completed.stdout.startswith(
+        "EnvFileError environment 'helpdesk': config.mcp: MCP tools in env files need"
+    ), completed.stdout + completed.stderr
+    assert "pip install 'rolloutgym-workflow[mcp]'" in completed.stdout
+
+
+def test_tools_before_the_first_reset_come_from_one_short_lived_server(tmp_path: Path) -> None:
+    env_file = open_env_file(_env_file(tmp_path / "helpdesk.json", _stdio(tmp_path)))
+    first, second = (env_file.make(task) for task in env_file.tasks[:2])
+    assert [tool["function"]["name"] for tool in first.tools] == [
+        "find_customer",
+        "create_ticket",
+        "close_ticket",
+        "list_tickets",
+    ]
+    assert second.tools == first.tools  # listed once for the env file
+    pids = _pids(tmp_path)
+    assert len(pids) == 1
+    assert not _running(pids[0])
