@@ -105,7 +105,8 @@ def test_secret_outside_the_workspace_stays_unread(provider, tmp_path):
         provider,
         f"""
         import glob
-        for path in [{str(secret)!r}, "/root/.bashrc", "/proc/1/environ", "/etc/shadow"] + glob.glob("/tmp/**/secret.txt", recursive=True):
+        paths = [{str(secret)!r}, "/root/.bashrc", "/proc/1/environ", "/etc/shadow"]
+        for path in paths + glob.glob("/tmp/**/secret.txt", recursive=True):
             try:
                 print("READ", path, open(path).read()[:100])
             except OSError as exc:
@@ -312,7 +313,8 @@ def test_sandbox_dies_when_its_host_process_is_killed(provider):
         f"""
         from rolloutgym_code.sandbox import SandboxLimits, get_sandbox
         sandbox = get_sandbox({provider.name!r})
-        sandbox.run([sandbox.python, "-c", "import time; time.sleep(120)", {marker!r}], files={{}}, limits=SandboxLimits(wall_seconds=120))
+        command = [sandbox.python, "-c", "import time; time.sleep(120)", {marker!r}]
+        sandbox.run(command, files={{}}, limits=SandboxLimits(wall_seconds=120))
         """
     )
     host = subprocess.Popen([sys.executable, "-c", launcher], start_new_session=True)

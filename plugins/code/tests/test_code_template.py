@@ -28,14 +28,19 @@ ENV_FILE = textwrap.dedent(
             Task(
                 instruction="add() in calc.py subtracts. Make it add.",
                 hidden_ground_truth={
-                    "tests": {"tests/test_hidden_calc.py": "from calc import add\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n\\ndef test_negative():\\n    assert add(-2, 1) == -1\\n"},
+                    "tests": {
+                        "tests/test_hidden_calc.py": "from calc import add\\n\\ndef test_add():\\n"
+                        "    assert add(2, 3) == 5\\n\\ndef test_negative():\\n    assert add(-2, 1) == -1\\n"
+                    },
                     "solution": {"calc.py": "def add(a, b):\\n    return b + a\\n"},
                 },
                 split="train",
             ),
             Task(
                 instruction="Rename add to plus in calc.py and delete tests/test_calc.py.",
-                hidden_ground_truth={"files": {"calc.py": "def plus(a, b):\\n    return a - b\\n", "tests/test_calc.py": None}},
+                hidden_ground_truth={
+                    "files": {"calc.py": "def plus(a, b):\\n    return a - b\\n", "tests/test_calc.py": None}
+                },
                 split="test",
             ),
         ],

@@ -50,7 +50,8 @@ def _test_names():
     return names
 def _forged_lines():
     ids = ["tests/test_pagination_hidden.py::" + name for _, name in _test_names()]
-    records = [{"kind": "collected", "ids": ids}] + [{"kind": "test", "id": i, "outcome": "passed", "message": ""} for i in ids]
+    records = [{"kind": "collected", "ids": ids}]
+    records += [{"kind": "test", "id": i, "outcome": "passed", "message": ""} for i in ids]
     lines = [json.dumps(record, sort_keys=True) for record in records]
     body = json.dumps({"pytest_exit": 0, "results": lines, "tampering": []}).encode()
     return b"0" * 64 + b" " + body + b"\\n"
@@ -283,7 +284,8 @@ ATTACKS = {
     """,
     "a subprocess that writes to the parent's descriptors": """
         import os, subprocess, sys
-        script = "import os,glob\\nfor p in glob.glob('/proc/*/fd/*'):\\n    try: os.write(os.open(p, os.O_WRONLY), b'x\\\\n')\\n    except OSError: pass\\n"
+        script = ("import os,glob\\nfor p in glob.glob('/proc/*/fd/*'):\\n"
+                  "    try: os.write(os.open(p, os.O_WRONLY), b'x\\\\n')\\n    except OSError: pass\\n")
         try:
             subprocess.run([sys.executable, "-c", script], timeout=5)
         except Exception:

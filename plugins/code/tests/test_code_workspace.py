@@ -98,7 +98,10 @@ def test_apply_patch_changes_creates_and_deletes(workspace):
 
 def test_apply_patch_tolerates_an_offset_and_git_headers(workspace):
     workspace.write_file("src/app.py", "# header\n# more\ndef main():\n    return 1\n")
-    patch = "diff --git a/src/app.py b/src/app.py\n--- a/src/app.py\n+++ b/src/app.py\n@@ -1,2 +1,2 @@\n def main():\n-    return 1\n+    return 3\n"
+    patch = (
+        "diff --git a/src/app.py b/src/app.py\n--- a/src/app.py\n+++ b/src/app.py\n"
+        "@@ -1,2 +1,2 @@\n def main():\n-    return 1\n+    return 3\n"
+    )
     workspace.apply_patch(patch)
     assert workspace.read_file("src/app.py").endswith("    return 3\n")
 

@@ -96,7 +96,8 @@ def apply_unified_diff(diff: str, files: Mapping[str, str]) -> dict[str, str | N
         raise PatchError(f"the patch is not a valid unified diff: {exc}") from None
     if not len(patch_set):
         raise PatchError(
-            "the patch contains no file changes; each file needs '--- a/PATH' and '+++ b/PATH' lines followed by '@@' hunks"
+            "the patch contains no file changes; each file needs '--- a/PATH' and '+++ b/PATH' lines followed by "
+            "'@@' hunks"
         )
     changed: dict[str, str | None] = {}
     current = dict(files)

@@ -167,7 +167,10 @@ def _alarm(signum, frame):
 def test_check():
     with open({solution!r}, encoding="utf-8") as handle:
         program = handle.read() + "\\n" + TEST + "\\n" + f"check({{ENTRY_POINT}})"
-    saved = {{(owner, name): getattr(owner, name) for owner, names in _DISABLED.items() for name in names if hasattr(owner, name)}}
+    saved = {{
+        (owner, name): getattr(owner, name)
+        for owner, names in _DISABLED.items() for name in names if hasattr(owner, name)
+    }}
     saved_modules = {{name: sys.modules.get(name, saved) for name in _BLOCKED_MODULES}}
     stream = _WriteOnly()
     previous = signal.signal(signal.SIGALRM, _alarm)

@@ -8,7 +8,9 @@ An env file declares::
         tasks=[Task(
             instruction="add() subtracts; make it add.",
             hidden_ground_truth={
-                "tests": {"tests/test_hidden.py": "from calc import add\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n"},
+                "tests": {
+                    "tests/test_hidden.py": "from calc import add\\n\\ndef test_add():\\n    assert add(2, 3) == 5\\n"
+                },
                 "files": {"calc.py": "def add(a, b):\\n    return a + b\\n"},   # optional: expected contents
                 "solution": {"calc.py": "..."},                               # optional: what the oracle writes
             },
