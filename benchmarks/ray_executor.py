@@ -95,7 +95,11 @@ PLUGIN_SOURCE = textwrap.dedent(
 
     @hookimpl
     def rolloutgym_envs():
-        return [EnvSpec(id="raybench/answer-v0", entry_point=f"{__name__}:AnswerEnv", tasks=f"{__name__}:tasks", max_steps=1)]
+        return [
+            EnvSpec(
+                id="raybench/answer-v0", entry_point=f"{__name__}:AnswerEnv", tasks=f"{__name__}:tasks", max_steps=1
+            )
+        ]
 
 
     @hookimpl
@@ -128,9 +132,6 @@ def main() -> int:
     except ImportError:
         print("skipped: Ray is not installed (pip install 'rolloutgym[ray]')")
         return 0
-    import rolloutgym as rg
-    from rolloutgym.executors import LocalExecutor
-    from rolloutgym.executors.ray import RayExecutor
     from rolloutgym.registry import Registry
 
     folder = Path(tempfile.mkdtemp(prefix="raybench-"))
@@ -150,24 +151,46 @@ def main() -> int:
     registry = Registry()
     module = importlib.import_module(PLUGIN_MODULE)
     registry.register(module)
-    sleepy = module.SleepyPolicy(args.latency_ms)
+    bench = Bench(registry, args)
+    bench.throughput(module.SleepyPolicy(args.latency_ms))
+    bench.scheduling_overhead()
+    same = bench.same_run_files()
+    ray.shutdown()
+    return 0 if same else 1
 
-    def timed(executor: Any, **options: Any) -> float:
+
+class Bench:
+    """The scenarios, run on the local executor and the Ray executor with the same registry."""
+
+    def __init__(self, registry: Any, args: argparse.Namespace) -> None:
+        self.registry = registry
+        self.args = args
+
+    def timed(self, executor: Any, **options: Any) -> float:
+        import rolloutgym as rg
+
         begin = time.perf_counter()
         result = rg.run(
-            "raybench/answer-v0", registry=registry, executor=executor, concurrency=args.concurrency, **options
+            "raybench/answer-v0",
+            registry=self.registry,
+            executor=executor,
+            concurrency=self.args.concurrency,
+            **options,
         )
         elapsed = time.perf_counter() - begin
         assert len(result.groups) == options["limit"] and result.summary.num_errors == 0, result.summary
         return elapsed
 
-    def compare(name: str, ray_options: dict[str, Any], **options: Any) -> None:
+    def compare(self, name: str, ray_options: dict[str, Any], **options: Any) -> None:
+        from rolloutgym.executors import LocalExecutor
+        from rolloutgym.executors.ray import RayExecutor
+
         local_times, ray_times = [], []
-        executor = RayExecutor(registry=registry, keep_workers=True, **ray_options)
-        timed(executor, **{**options, "limit": min(options["limit"], 20)})  # start the workers
-        for _ in range(args.repeats):
-            local_times.append(timed(LocalExecutor(), **options))
-            ray_times.append(timed(executor, **options))
+        executor = RayExecutor(registry=self.registry, keep_workers=True, **ray_options)
+        self.timed(executor, **{**options, "limit": min(options["limit"], 20)})  # start the workers
+        for _ in range(self.args.repeats):
+            local_times.append(self.timed(LocalExecutor(), **options))
+            ray_times.append(self.timed(executor, **options))
         executor.close()
         local, remote = min(local_times), min(ray_times)
         groups = options["limit"]
@@ -176,74 +199,89 @@ def main() -> int:
             f"ray/local throughput {local / remote:5.2f}x"
         )
 
-    print(f"\n{args.groups} groups of 1 member, concurrency {args.concurrency}, best of {args.repeats}:")
-    compare(
-        f"cpu-bound env ({args.work_ms:g} ms/step, oracle)",
-        {},
-        policy="oracle",
-        limit=args.groups,
-        env_kwargs={"work_ms": args.work_ms},
-    )
-    compare(
-        f"latency-bound policy ({args.latency_ms:g} ms, driver)",
-        {"policy_placement": "driver"},
-        policy="sleepy",
-        policy_object=sleepy,
-        limit=args.groups,
-    )
-    compare(
-        f"latency-bound policy ({args.latency_ms:g} ms, workers)",
-        {"policy_placement": "actor"},
-        policy="sleepy",
-        policy_options={"latency_ms": args.latency_ms},
-        limit=args.groups,
-    )
+    def throughput(self, sleepy: Any) -> None:
+        """The cpu-bound env and the latency-bound policy (driver side, in workers)."""
+        args = self.args
+        print(f"\n{args.groups} groups of 1 member, concurrency {args.concurrency}, best of {args.repeats}:")
+        self.compare(
+            f"cpu-bound env ({args.work_ms:g} ms/step, oracle)",
+            {},
+            policy="oracle",
+            limit=args.groups,
+            env_kwargs={"work_ms": args.work_ms},
+        )
+        self.compare(
+            f"latency-bound policy ({args.latency_ms:g} ms, driver)",
+            {"policy_placement": "driver"},
+            policy="sleepy",
+            policy_object=sleepy,
+            limit=args.groups,
+        )
+        self.compare(
+            f"latency-bound policy ({args.latency_ms:g} ms, workers)",
+            {"policy_placement": "actor"},
+            policy="sleepy",
+            policy_options={"latency_ms": args.latency_ms},
+            limit=args.groups,
+        )
 
-    # Scheduling overhead: trivial episodes, so the wall time is the executor's own cost.
-    groups = args.overhead_groups
-    cold_executor = RayExecutor(registry=registry)
-    begin = time.perf_counter()
-    timed(cold_executor, policy="oracle", limit=1)
-    cold = time.perf_counter() - begin
-    executor = RayExecutor(registry=registry, keep_workers=True)
-    timed(executor, policy="oracle", limit=1)
-    warm_one = min(timed(executor, policy="oracle", limit=1) for _ in range(args.repeats))
-    local_times, ray_times = [], []
-    for _ in range(args.repeats):
-        local_times.append(timed(LocalExecutor(), policy="oracle", limit=groups))
-        ray_times.append(timed(executor, policy="oracle", limit=groups))
-    executor.close()
-    local, remote = min(local_times), min(ray_times)
-    print(f"\nscheduling overhead, {groups} trivial groups (oracle, 1 member), concurrency {args.concurrency}:")
-    print(
-        f"  local {local / groups * 1e6:8.0f} us/group   ray {remote / groups * 1e6:8.0f} us/group   ray/local time {remote / local:5.2f}x"
-    )
-    print(
-        f"  extra per group on ray: {(remote - local) / groups * 1e6:.0f} us;  a run of 1 group: {warm_one * 1e3:.0f} ms with workers kept, {cold * 1e3:.0f} ms starting them"
-    )
+    def scheduling_overhead(self) -> None:
+        """Trivial episodes, so the wall time is the executor's own cost."""
+        from rolloutgym.executors import LocalExecutor
+        from rolloutgym.executors.ray import RayExecutor
 
-    # Done criterion of issue 10: 2,000 groups, same run file contents up to order.
-    with tempfile.TemporaryDirectory() as scratch:
-        outputs = {}
-        for name, chosen in (("local", LocalExecutor()), ("ray", RayExecutor(registry=registry))):
-            outputs[name] = Path(scratch) / f"{name}.jsonl"
-            begin = time.perf_counter()
-            rg.run(
-                "raybench/answer-v0",
-                policy="oracle",
-                num_rollouts=1,
-                seed=0,
-                limit=2000,
-                registry=registry,
-                executor=chosen,
-                out=outputs[name],
-            )
-            started_workers = " (including starting the workers)" if name == "ray" else ""
-            print(f"2,000 groups to a run file, {name}: {time.perf_counter() - begin:.2f} s{started_workers}")
-        same = normalized(outputs["local"]) == normalized(outputs["ray"])
-        print(f"run files identical up to order and timings: {same}")
-    ray.shutdown()
-    return 0 if same else 1
+        groups, repeats = self.args.overhead_groups, self.args.repeats
+        cold_executor = RayExecutor(registry=self.registry)
+        begin = time.perf_counter()
+        self.timed(cold_executor, policy="oracle", limit=1)
+        cold = time.perf_counter() - begin
+        executor = RayExecutor(registry=self.registry, keep_workers=True)
+        self.timed(executor, policy="oracle", limit=1)
+        warm_one = min(self.timed(executor, policy="oracle", limit=1) for _ in range(repeats))
+        local_times, ray_times = [], []
+        for _ in range(repeats):
+            local_times.append(self.timed(LocalExecutor(), policy="oracle", limit=groups))
+            ray_times.append(self.timed(executor, policy="oracle", limit=groups))
+        executor.close()
+        local, remote = min(local_times), min(ray_times)
+        print(
+            f"\nscheduling overhead, {groups} trivial groups (oracle, 1 member), concurrency {self.args.concurrency}:"
+        )
+        print(
+            f"  local {local / groups * 1e6:8.0f} us/group   ray {remote / groups * 1e6:8.0f} us/group   "
+            f"ray/local time {remote / local:5.2f}x"
+        )
+        print(
+            f"  extra per group on ray: {(remote - local) / groups * 1e6:.0f} us;  a run of 1 group: "
+            f"{warm_one * 1e3:.0f} ms with workers kept, {cold * 1e3:.0f} ms starting them"
+        )
+
+    def same_run_files(self) -> bool:
+        """Done criterion of issue 10: 2,000 groups, same run file contents up to order."""
+        import rolloutgym as rg
+        from rolloutgym.executors import LocalExecutor
+        from rolloutgym.executors.ray import RayExecutor
+
+        with tempfile.TemporaryDirectory() as scratch:
+            outputs = {}
+            for name, chosen in (("local", LocalExecutor()), ("ray", RayExecutor(registry=self.registry))):
+                outputs[name] = Path(scratch) / f"{name}.jsonl"
+                begin = time.perf_counter()
+                rg.run(
+                    "raybench/answer-v0",
+                    policy="oracle",
+                    num_rollouts=1,
+                    seed=0,
+                    limit=2000,
+                    registry=self.registry,
+                    executor=chosen,
+                    out=outputs[name],
+                )
+                started_workers = " (including starting the workers)" if name == "ray" else ""
+                print(f"2,000 groups to a run file, {name}: {time.perf_counter() - begin:.2f} s{started_workers}")
+            same = normalized(outputs["local"]) == normalized(outputs["ray"])
+            print(f"run files identical up to order and timings: {same}")
+        return same
 
 
 if __name__ == "__main__":
