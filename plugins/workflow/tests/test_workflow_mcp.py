@@ -127,6 +127,21 @@ def _running(pid: int) -> bool:
     return not (status.exists() and "\nState:\tZ" in status.read_text())
 
 
+def _servers_of(pid_dir: Path) -> list[int]:
+    """Running processes started with ``HELPDESK_PID_DIR=pid_dir``, pid file written or not (from /proc)."""
+    marker = f"HELPDESK_PID_DIR={pid_dir}".encode()
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                environ = (entry / "environ").read_bytes()
+            except OSError:
+                continue
+            if marker in environ.split(b"\0") and _running(int(entry.name)):
+                found.append(int(entry.name))
+    return found
+
+
 @pytest.fixture(scope="module")
 def http_url(tmp_path_factory: pytest.TempPathFactory) -> Any:
     """The helpdesk over streamable HTTP on 127.0.0.1 (one server process for the module)."""
@@ -510,3 +525,14 @@ def test_tools_before_the_first_reset_come_from_one_short_lived_server(tmp_path:
     pids = _pids(tmp_path)
     assert len(pids) == 1
     assert not _running(pids[0])
+
+
+def test_a_run_timeout_during_server_start_leaves_no_process(tmp_path: Path) -> None:
+    """The run's timeout cancels reset while the stdio server starts; the process is stopped all the same."""
+    path = _env_file(tmp_path / "helpdesk.json", _stdio(tmp_path), tasks=TASKS[:1])
+    result = run(str(path), policy="oracle", out=None, timeout=0.05)
+    assert result.summary.num_errors == 1
+    assert result.summary.errors_by_type == {"TimeoutError": 1}
+    # The process may have been stopped before it wrote its pid file: look for it by its environment.
+    assert not [pid for pid in _pids(tmp_path) if _running(pid)]
+    assert _servers_of(tmp_path) == []

@@ -152,11 +152,10 @@ class McpToolSource:
         """The session of one episode (a new one, or the shared one when ``per_episode`` is false)."""
         if self.settings.per_episode:
             session = McpSession(self.settings)  # owned by this episode's loop
-            listed = await session.open()
             try:
-                tools = self.select(listed)
-            except EnvFileError:
-                await session.close()
+                tools = self.select(await session.open())
+            except BaseException:  # also a reset cancelled by a run's timeout: stop the server
+                await asyncio.shield(session.close())
                 raise
         else:
             session, tools = await run_on_mcp_loop(self._shared_session())
