@@ -40,7 +40,8 @@ def _skip_unless_runnable(env_id: str) -> None:
         _UNRUNNABLE[env_id] = reason
     if env_id in _OWN_TASK_SELECTION:
         pytest.skip(
-            f"{env_id}: the oracle covers only some tasks; its plugin's conformance picks them ({_OWN_TASK_SELECTION[env_id]})"
+            f"{env_id}: the oracle covers only some tasks; its plugin's conformance picks them "
+            f"({_OWN_TASK_SELECTION[env_id]})"
         )
     if _UNRUNNABLE[env_id]:
         pytest.skip(_UNRUNNABLE[env_id])

@@ -70,7 +70,7 @@ def test_run_with_a_url_writes_the_local_run_file(server: ServerProcess, tmp_pat
 
 
 def test_server_killed_mid_run_then_resume_completes(tmp_path: Path) -> None:
-    """Members in flight when the server dies fail with RemoteEnvError; --resume on a restarted server finishes the run."""
+    """Members in flight when the server dies fail with RemoteEnvError; --resume on a restarted server finishes it."""
     from rolloutgym.builtin.policies import OraclePolicy
     from rolloutgym.runs import read_run
 

@@ -9,14 +9,41 @@ accepts every value (the server still validates actions).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import gymnasium as gym
 import numpy as np
+from pydantic_core import from_json
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.records import to_jsonable
 
-__all__ = ["OpaqueSpace", "decode_info", "decode_space", "decode_value", "encode_space", "encode_value"]
+__all__ = [
+    "OpaqueSpace",
+    "decode_info",
+    "decode_space",
+    "decode_value",
+    "encode_space",
+    "encode_value",
+    "dumps_text",
+    "loads",
+]
+
+
+def dumps_text(value: Any) -> str:
+    """JSON of an answer; values the json module cannot write go through ``to_jsonable`` (what run files store)."""
+    try:
+        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=encode_value)
+    except (TypeError, ValueError):  # non-string keys and the like: the slow, exact path
+        return json.dumps(encode_value(value), ensure_ascii=False, separators=(",", ":"))
+
+
+def loads(raw: str | bytes) -> Any:
+    """``json.loads``, parsed by pydantic-core (Rust) first; what it rejects gets ``json``'s own answer or error."""
+    try:
+        return from_json(raw)
+    except ValueError:  # lone surrogates, bad JSON: the json module's result, or its usual error message
+        return json.loads(raw)
 
 
 class OpaqueSpace(gym.Space[Any]):

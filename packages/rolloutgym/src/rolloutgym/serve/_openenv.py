@@ -9,8 +9,10 @@ answered with ``{"type": "observation", "data": {"observation", "reward", "done"
 
 An OpenEnv observation is a JSON object, so ours is wrapped:
 ``{"observation": OBS, "info": INFO, "terminated", "truncated", "task_id"}`` (plus
-``"tools"`` after a reset). An action that is a JSON object (a chat message) is sent as
-is; any other action (text, numbers) as ``{"action": VALUE}``.
+``"tools"`` after a reset, and after a step that changed them). A reset with the same
+``task`` (or none) as the last one reuses the connection's env instance. An action that
+is a JSON object (a chat message) is sent as is; any other action (text, numbers) as
+``{"action": VALUE}``.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ._codec import dumps_text
 from ._errors import error_body, status_for
 
 __all__ = ["openenv_routes"]
@@ -50,46 +53,63 @@ def _action_from(data: Any) -> Any:
 
 def openenv_routes(server: Any) -> list[Any]:
     """Routes ``{env_id}/ws``, ``/health``, ``/schema``, ``/metadata`` for every served env."""
-    from .app import dumps, json_response
+    routes = _OpenEnvRoutes(server)
+    return [
+        WebSocketRoute("/{env_path:path}/ws", routes.websocket),
+        Route("/{env_path:path}/health", routes.health),
+        Route("/{env_path:path}/metadata", routes.metadata),
+        Route("/{env_path:path}/schema", routes.schema),
+    ]
 
-    manager = server.manager
 
-    def served(path: str) -> Any:
-        return manager.catalog.get(path)
+def _exported(space: Any) -> dict[str, Any]:
+    from rolloutgym_protocol.spaces import to_json_schema
 
-    async def health(request: Request) -> Response:
+    try:
+        return to_json_schema(space)
+    except TypeError:
+        return {}
+
+
+class _OpenEnvRoutes:
+    """The HTTP endpoints; each WebSocket connection is an :class:`_OpenEnvEpisode`."""
+
+    def __init__(self, server: Any) -> None:
+        self.server = server
+        self.manager = server.manager
+
+    async def health(self, request: Request) -> Response:
+        from .app import json_response
+
         try:
-            served(request.path_params["env_path"])
+            self.manager.catalog.get(request.path_params["env_path"])
         except Exception as exc:  # noqa: BLE001
             return json_response(error_body(exc), status_for(exc))
         return json_response({"status": "healthy"})
 
-    async def metadata(request: Request) -> Response:
+    async def metadata(self, request: Request) -> Response:
+        from .app import json_response
+
         try:
-            info = served(request.path_params["env_path"]).info()
+            info = self.manager.catalog.get(request.path_params["env_path"]).info()
         except Exception as exc:  # noqa: BLE001
             return json_response(error_body(exc), status_for(exc))
         return json_response({"name": info["id"], "description": info["description"], "version": str(info["version"])})
 
-    async def schema(request: Request) -> Response:
+    async def schema(self, request: Request) -> Response:
+        from .app import json_response
+
         try:
-            env_id = served(request.path_params["env_path"]).env_id
-            session = await manager.open(env_id)
+            env_id = self.manager.catalog.get(request.path_params["env_path"]).env_id
+            session = await self.manager.open(env_id)
             try:
-                from rolloutgym_protocol.spaces import to_json_schema
-
-                def exported(space: Any) -> dict[str, Any]:
-                    try:
-                        return to_json_schema(space)
-                    except TypeError:
-                        return {}
-
+                environment = session.environment
                 body = {
-                    "action": exported(session.environment.action_space),
+                    "action": _exported(environment.action_space),
                     "observation": {
                         "type": "object",
                         "properties": {
-                            "observation": exported(session.environment.observation_space),
+                            "observation": _exported(environment.observation_space),
                             "info": {"type": "object"},
                         },
                     },
@@ -99,102 +119,102 @@ def openenv_routes(server: Any) -> list[Any]:
                     },
                 }
             finally:
-                await manager.close(session.id)
+                await self.manager.close(session.id)
         except Exception as exc:  # noqa: BLE001
             return json_response(error_body(exc), status_for(exc))
         return json_response(body)
 
-    async def websocket(websocket: WebSocket) -> None:
-        if not server.authorized(websocket.headers):
+    async def websocket(self, websocket: WebSocket) -> None:
+        if not self.server.authorized(websocket.headers):
             await websocket.close(code=1008, reason="missing or wrong bearer token")
             return
-        env_path = websocket.path_params["env_path"]
         await websocket.accept()
-        session_id: str | None = None
-        episode_id: str | None = None
-        steps = 0
+        episode = _OpenEnvEpisode(self.manager, websocket.path_params["env_path"])
         try:
             while True:
-                raw = await websocket.receive_text()
-                try:
-                    try:
-                        message = json.loads(raw)
-                    except (json.JSONDecodeError, RecursionError) as exc:
-                        await websocket.send_text(
-                            json.dumps(
-                                {"type": "error", "data": {"message": f"Invalid JSON: {exc}", "code": "INVALID_JSON"}}
-                            )
-                        )
-                        continue
-                    kind = message.get("type") if isinstance(message, dict) else None
-                    data = message.get("data") or {} if isinstance(message, dict) else {}
-                    if kind == "close":
-                        break
-                    if kind == "reset":
-                        if session_id is not None:
-                            await manager.close(session_id)
-                            session_id = None
-                        session = await manager.open(env_path, task=data.get("task"), transport="openenv")
-                        session_id = session.id
-                        episode_id = data.get("episode_id") or uuid.uuid4().hex
-                        steps = 0
-                        result = await manager.reset(session_id, seed=data.get("seed"), options=data.get("options"))
-                        observation = {
-                            "observation": result["observation"],
-                            "info": result["info"],
-                            "terminated": False,
-                            "truncated": False,
-                            "task_id": session.task_id,
-                            "tools": session.description()["tools"],
-                        }
-                        reply = {
-                            "type": "observation",
-                            "data": {"observation": observation, "reward": None, "done": False},
-                        }
-                    elif kind == "step":
-                        if session_id is None:
-                            raise ValueError("send a reset before the first step")
-                        result = await manager.step(session_id, _action_from(data))
-                        steps += 1
-                        observation = {key: result[key] for key in ("observation", "info", "terminated", "truncated")}
-                        reply = {
-                            "type": "observation",
-                            "data": {
-                                "observation": observation,
-                                "reward": result["reward"],
-                                "done": result["terminated"] or result["truncated"],
-                            },
-                        }
-                    elif kind == "state":
-                        state = {"episode_id": episode_id, "step_count": steps}
-                        if session_id is not None:
-                            session = manager.get(session_id)
-                            state.update(env_id=session.served.env_id, task_id=session.task_id)
-                        reply = {"type": "state", "data": state}
-                    else:
-                        reply = {
-                            "type": "error",
-                            "data": {"message": f"Unknown message type: {kind}", "code": "UNKNOWN_TYPE"},
-                        }
-                except Exception as exc:  # noqa: BLE001 - every error is an answer
-                    status = status_for(exc)
-                    reply = {
-                        "type": "error",
-                        "data": {
-                            "message": f"{type(exc).__name__}: {exc}",
-                            "code": _CODES.get(status, "EXECUTION_ERROR"),
-                        },
-                    }
-                await websocket.send_text(dumps(reply).decode())
+                reply = await episode.answer(await websocket.receive_text())
+                if reply is None:
+                    break
+                await websocket.send_text(dumps_text(reply))
         except WebSocketDisconnect:
             pass
         finally:
-            if session_id is not None:
-                await manager.close(session_id)
+            await episode.close()
 
-    return [
-        WebSocketRoute("/{env_path:path}/ws", websocket),
-        Route("/{env_path:path}/health", health),
-        Route("/{env_path:path}/metadata", metadata),
-        Route("/{env_path:path}/schema", schema),
-    ]
+
+class _OpenEnvEpisode:
+    """One OpenEnv WebSocket: a reset opens (or reuses) a session, steps step it."""
+
+    def __init__(self, manager: Any, env_path: str) -> None:
+        self.manager = manager
+        self.env_path = env_path
+        self.session_id: str | None = None
+        self.task: Any = None
+        self.episode_id: str | None = None
+        self.steps = 0
+
+    async def answer(self, raw: str) -> dict[str, Any] | None:
+        """The reply to one message (``None``: the client asked to close)."""
+        try:
+            message = json.loads(raw)
+        except (json.JSONDecodeError, RecursionError) as exc:
+            return {"type": "error", "data": {"message": f"Invalid JSON: {exc}", "code": "INVALID_JSON"}}
+        kind = message.get("type") if isinstance(message, dict) else None
+        data = message.get("data") or {} if isinstance(message, dict) else {}
+        try:
+            if kind == "close":
+                return None
+            if kind == "reset":
+                return await self.reset(data)
+            if kind == "step":
+                return await self.step(data)
+            if kind == "state":
+                return self.state()
+            return {"type": "error", "data": {"message": f"Unknown message type: {kind}", "code": "UNKNOWN_TYPE"}}
+        except Exception as exc:  # noqa: BLE001 - every error is an answer
+            code = _CODES.get(status_for(exc), "EXECUTION_ERROR")
+            return {"type": "error", "data": {"message": f"{type(exc).__name__}: {exc}", "code": code}}
+
+    async def reset(self, data: dict[str, Any]) -> dict[str, Any]:
+        task = data.get("task")
+        if self.session_id is not None and task != self.task:
+            await self.close()  # another task: another env instance; the same task reuses this one
+        if self.session_id is None:
+            session = await self.manager.open(self.env_path, task=task, transport="openenv")
+            self.session_id, self.task = session.id, task
+        session = self.manager.get(self.session_id)
+        self.episode_id = data.get("episode_id") or uuid.uuid4().hex
+        self.steps = 0
+        result = await self.manager.reset(self.session_id, seed=data.get("seed"), options=data.get("options"))
+        observation = {
+            "observation": result["observation"],
+            "info": result["info"],
+            "terminated": False,
+            "truncated": False,
+            "task_id": session.task_id,
+            "tools": session.description()["tools"],
+        }
+        return {"type": "observation", "data": {"observation": observation, "reward": None, "done": False}}
+
+    async def step(self, data: Any) -> dict[str, Any]:
+        if self.session_id is None:
+            raise ValueError("send a reset before the first step")
+        result = await self.manager.step(self.session_id, _action_from(data))
+        self.steps += 1
+        observation = {key: result[key] for key in ("observation", "info", "terminated", "truncated")}
+        if "tools" in result:
+            observation["tools"] = result["tools"]
+        done = result["terminated"] or result["truncated"]
+        return {"type": "observation", "data": {"observation": observation, "reward": result["reward"], "done": done}}
+
+    def state(self) -> dict[str, Any]:
+        state: dict[str, Any] = {"episode_id": self.episode_id, "step_count": self.steps}
+        if self.session_id is not None:
+            session = self.manager.get(self.session_id)
+            state.update(env_id=session.served.env_id, task_id=session.task_id)
+        return {"type": "state", "data": state}
+
+    async def close(self) -> None:
+        if self.session_id is not None:
+            session_id, self.session_id = self.session_id, None
+            await self.manager.close(session_id)

@@ -16,10 +16,11 @@ with a 4xx status, or 500 for an env that crashed, never a traceback)::
     POST   /sessions/{id}/call          {method: "oracle_action" | "null_action"} -> {result}
     DELETE /sessions/{id}               {"closed": true | false}
 
-WebSocket ``/ws``: one session per connection at a time; messages ``{"op": "open" |
-"attach" (a session opened over HTTP) | "reset" | "step" | "call" | "close", ...}`` with the fields above, answered in order with
-``{"ok": true, "result": ...}`` or ``{"ok": false, "status": 4xx, "error": {...}}``. The
-session closes when the connection does.
+WebSocket ``/ws``: messages ``{"op": "open" | "attach" (a session opened over HTTP) |
+"reset" | "step" | "call" | "close", ...}`` with the fields above, answered with
+``{"ok": true, "result": ...}`` or ``{"ok": false, "status": 4xx, "error": {...}}``: one
+session per connection, or many when every message carries an ``"id"`` (and a
+``"session"``), see ``_websocket.py``. Sessions close when their connection does.
 
 OpenEnv (``openenv-core``'s ``EnvClient``): ``{env_id}/ws``, ``{env_id}/health``,
 ``{env_id}/schema``, ``{env_id}/metadata``; see ``docs/how-to/serve-envs.md``.
@@ -29,7 +30,6 @@ from __future__ import annotations
 
 import contextlib
 import hmac
-import json
 import logging
 import time
 from collections.abc import AsyncIterator
@@ -39,11 +39,12 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket, WebSocketDisconnect
+from starlette.websockets import WebSocket
 
-from ._codec import encode_value
+from ._codec import dumps_text
 from ._errors import RequestTooLarge, error_body, status_for
 from ._openenv import openenv_routes
+from ._websocket import WebSocketConnection, parse_json
 from .catalog import Catalog
 from .sessions import SessionManager
 
@@ -55,11 +56,8 @@ DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
 def dumps(value: Any) -> bytes:
-    """JSON of an answer; values the json module cannot write go through ``to_jsonable`` (what run files store)."""
-    try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=encode_value).encode()
-    except (TypeError, ValueError):  # non-string keys and the like: the slow, exact path
-        return json.dumps(encode_value(value), ensure_ascii=False, separators=(",", ":")).encode()
+    """:func:`dumps_text` as UTF-8 bytes (an HTTP body)."""
+    return dumps_text(value).encode()
 
 
 def json_response(value: Any, status: int = 200) -> Response:
@@ -108,16 +106,6 @@ class ServeConfig:
         self.max_body_bytes = max_body_bytes
         self.allow_env_kwargs = allow_env_kwargs
         self.expose_task_items = expose_task_items
-
-
-def parse_json(raw: str | bytes, what: str) -> Any:
-    """``json.loads`` with a 400-class error for bad or absurdly nested JSON."""
-    try:
-        return json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise ValueError(f"{what} is not valid JSON: {exc}") from None
-    except RecursionError:
-        raise ValueError(f"{what} is nested too deeply to parse") from None
 
 
 async def read_json(request: Request, limit: int) -> dict[str, Any]:
@@ -233,9 +221,11 @@ class _Server:
         if operation == "step":
             if "action" not in body:
                 raise ValueError('step needs {"action": ...}')
-            return await self.manager.step(session_id, body["action"])
+            return await self.manager.step(session_id, body["action"], prefetch=body.get("prefetch"))
         if operation == "reset":
-            return await self.manager.reset(session_id, seed=body.get("seed"), options=body.get("options"))
+            return await self.manager.reset(
+                session_id, seed=body.get("seed"), options=body.get("options"), prefetch=body.get("prefetch")
+            )
         if operation == "call":
             return {"result": await self.manager.call(session_id, body.get("method"))}
         raise LookupError(f"unknown operation {operation!r}; use reset, step, call or close")
@@ -247,53 +237,7 @@ class _Server:
             await websocket.close(code=1008, reason="missing or wrong bearer token")
             return
         await websocket.accept()
-        session_id: str | None = None
-        try:
-            while True:
-                raw = await websocket.receive_text()
-                try:
-                    if len(raw) > self.config.max_body_bytes:
-                        raise RequestTooLarge(
-                            f"message of {len(raw)} characters is over this server's limit of {self.config.max_body_bytes} bytes"
-                        )
-                    message = parse_json(raw, "message")
-                    if not isinstance(message, dict):
-                        raise ValueError("message must be a JSON object with an 'op'")
-                    operation = message.get("op")
-                    if operation == "open":
-                        if session_id is not None:
-                            await self.manager.close(session_id)
-                            session_id = None
-                        result = await self.open(message, "ws")
-                        session_id = result["session"]
-                    elif operation == "attach":
-                        session = self.manager.get(message.get("session"))
-                        if session_id is not None and session_id != session.id:
-                            await self.manager.close(session_id)
-                        session.transport = "ws"
-                        session_id = session.id
-                        result = {"session": session_id}
-                    elif operation == "close":
-                        result = {"closed": await self.manager.close(session_id) if session_id else False}
-                        session_id = None
-                    elif session_id is None:
-                        raise ValueError('no session on this connection: send {"op": "open", "env": ...} first')
-                    else:
-                        result = await self.dispatch(session_id, operation, message)
-                    reply = dumps({"ok": True, "result": result})
-                except Exception as exc:  # noqa: BLE001 - every error is an answer; the connection stays up
-                    status = status_for(exc)
-                    if status >= 500:
-                        logger.warning(
-                            "env error", extra={"event": "error", "error": f"{type(exc).__name__}: {exc}"}, exc_info=exc
-                        )
-                    reply = dumps({"ok": False, "status": status, **error_body(exc)})
-                await websocket.send_text(reply.decode())
-        except WebSocketDisconnect:
-            pass
-        finally:
-            if session_id is not None:
-                await self.manager.close(session_id)
+        await WebSocketConnection(self, websocket).run()
 
 
 def prometheus_text(snapshot: dict[str, Any]) -> str:
@@ -345,7 +289,8 @@ class _Guard:
                     response = json_response(
                         error_body(
                             Unauthorized(
-                                "this server needs a bearer token: send 'Authorization: Bearer TOKEN' (RemoteEnv(..., token=...) or ROLLOUTGYM_SERVE_TOKEN)"
+                                "this server needs a bearer token: send 'Authorization: Bearer TOKEN' "
+                                "(RemoteEnv(..., token=...) or ROLLOUTGYM_SERVE_TOKEN)"
                             )
                         ),
                         401,
@@ -411,7 +356,8 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
             {
                 "error": {
                     "type": "NotFound",
-                    "message": f"no route {request.method} {request.url.path}; see GET /envs and docs/how-to/serve-envs.md",
+                    "message": f"no route {request.method} {request.url.path}; "
+                    "see GET /envs and docs/how-to/serve-envs.md",
                 }
             },
             404,

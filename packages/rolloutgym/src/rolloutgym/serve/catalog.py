@@ -150,7 +150,8 @@ class Catalog:
             if served.env_id.rsplit("-v", 1)[0] == env_id:
                 return served
         raise EnvNotFound(
-            f"no environment '{env_id}' on this server.{did_you_mean(env_id, ids)} It serves: {', '.join(ids) or 'nothing'}."
+            f"no environment '{env_id}' on this server.{did_you_mean(env_id, ids)} "
+            f"It serves: {', '.join(ids) or 'nothing'}."
         )
 
     def describe(self) -> list[dict[str, Any]]:

@@ -26,7 +26,7 @@ import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv
 from rolloutgym_protocol.errors import EnvClosedError
 
-from ._codec import decode_info, decode_space, decode_value
+from ._codec import decode_info, decode_space, decode_value, loads
 from ._errors import RemoteEnvError, error_from_body
 
 __all__ = [
@@ -41,6 +41,7 @@ __all__ = [
 ]
 
 TOKEN_VARIABLE = "ROLLOUTGYM_SERVE_TOKEN"
+_NOTHING = object()  # no prefetched oracle action
 DEFAULT_TIMEOUT = 300.0
 
 
@@ -96,7 +97,10 @@ def _answer(response: Any) -> Any:
 
 
 def _ws_answer(raw: Any) -> Any:
-    message = json.loads(raw)
+    return _ws_reply(loads(raw))
+
+
+def _ws_reply(message: dict[str, Any]) -> Any:
     if message.get("ok"):
         return message.get("result")
     raise error_from_body(message, int(message.get("status") or 500))
@@ -145,17 +149,46 @@ class _Described:
         self.rolloutgym_task_id = description["task_id"]
         self.next_stop_strings: tuple[str, ...] = ()
         self._closed = False
+        # Oracle prefetch: once a client asked for oracle_action(), reset/step answers bring
+        # the next one along (the server computes it right after the step, where the next
+        # oracle_action() call would); it stops when one goes unused.
+        self._prefetch_oracle = False
+        self._oracle_next: Any = _NOTHING
+
+    def _prefetching(self, body: dict[str, Any]) -> dict[str, Any]:
+        if self._oracle_next is not _NOTHING:  # the last prefetched action went unused: stop asking
+            self._prefetch_oracle = False
+            self._oracle_next = _NOTHING
+        if self._prefetch_oracle:
+            body["prefetch"] = ["oracle_action"]
+        return body
+
+    def _prefetched(self) -> Any:
+        """The prefetched oracle action (once), or ``_NOTHING``; a miss turns prefetching on."""
+        value, self._oracle_next = self._oracle_next, _NOTHING
+        if value is _NOTHING:
+            self._prefetch_oracle = True
+        return value
 
     def _finish(self, description: dict[str, Any]) -> None:
         self._describe(description)
         # Only the protocol methods the served env has (the oracle policy checks for them).
         if "oracle_action" in description["methods"]:
-            self.oracle_action = lambda: self._call("oracle_action")  # type: ignore[attr-defined]
+            self.oracle_action = self._oracle_action  # type: ignore[attr-defined]
         if "null_action" in description["methods"]:
             self.null_action = lambda: self._call("null_action")  # type: ignore[attr-defined]
 
     def _observe(self, result: dict[str, Any]) -> None:
         self.next_stop_strings = tuple(result.get("next_stop_strings") or ())
+        if "oracle_action" in result:
+            self._oracle_next = result["oracle_action"]
+        # The served env's tools or spaces changed during the episode (they come only when they did).
+        if "tools" in result:
+            self.tools = result["tools"]
+        if "action_space" in result:
+            self.action_space = decode_space(result["action_space"])
+        if "observation_space" in result:
+            self.observation_space = decode_space(result["observation_space"])
 
     def _reset_result(self, result: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         self._observe(result)
@@ -177,7 +210,11 @@ class _Described:
         return self.__repr__()
 
     def __repr__(self) -> str:
-        return f"<{type(self).__name__} {self.rolloutgym_env_id} task {self.rolloutgym_task_id} at {self.base_url} session {self.session_id}>"  # type: ignore[attr-defined]
+        base_url = self.base_url  # type: ignore[attr-defined]
+        return (
+            f"<{type(self).__name__} {self.rolloutgym_env_id} task {self.rolloutgym_task_id} at {base_url} "
+            f"session {self.session_id}>"
+        )
 
 
 class RemoteEnv(_Described, gym.Env[Any, Any]):
@@ -278,14 +315,18 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
     def _call(self, method: str) -> Any:
         return self._request("call", {"method": method})["result"]
 
+    def _oracle_action(self) -> Any:
+        value = self._prefetched()
+        return self._call("oracle_action") if value is _NOTHING else value
+
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[Any, dict[str, Any]]:
         super().reset(seed=seed)
-        return self._reset_result(self._request("reset", {"seed": seed, "options": options}))
+        return self._reset_result(self._request("reset", self._prefetching({"seed": seed, "options": options})))
 
     def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         from ._codec import encode_value
 
-        return self._step_result(self._request("step", {"action": encode_value(action)}))
+        return self._step_result(self._request("step", self._prefetching({"action": encode_value(action)})))
 
     def close(self) -> None:
         if getattr(self, "_closed", True):
@@ -449,30 +490,18 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         return _answer(response)
 
     async def _ws(self, message: dict[str, Any]) -> Any:
-        import asyncio
+        """One request on this loop's shared WebSocket to the server (see ``_channel.py``)."""
+        if self._socket is None:
+            from ._channel import acquire_channel
 
-        from websockets.asyncio.client import connect
-        from websockets.exceptions import WebSocketException
-
-        try:
-            if self._socket is None:
-                url = self.base_url.replace("http", "ws", 1) + "/ws"
-                self._socket = await connect(
-                    url,
-                    additional_headers=self._headers,
-                    compression=None,
-                    proxy=None,
-                    max_size=None,
-                    open_timeout=self._timeout,
-                )
-                if self._attach:
-                    self._attach = False
-                    await self._socket.send(json.dumps({"op": "attach", "session": self.session_id}))
-                    _ws_answer(await asyncio.wait_for(self._socket.recv(), self._timeout))
-            await self._socket.send(json.dumps(message))
-            return _ws_answer(await asyncio.wait_for(self._socket.recv(), self._timeout))
-        except (TimeoutError, WebSocketException, OSError) as exc:
-            raise _unreachable(self.base_url, exc) from None
+            url = self.base_url.replace("http", "ws", 1) + "/ws"
+            self._socket = await acquire_channel(url, self._headers, self._timeout)
+            if self._attach:
+                self._attach = False
+                _ws_reply(await self._socket.request({"op": "attach", "session": self.session_id}))
+        if message.get("op") != "open":
+            message["session"] = self.session_id
+        return _ws_reply(await self._socket.request(message))
 
     async def _request(self, operation: str, body: dict[str, Any]) -> Any:
         if self._closed:
@@ -484,15 +513,20 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
     async def _call(self, method: str) -> Any:
         return (await self._request("call", {"method": method}))["result"]
 
+    async def _oracle_action(self) -> Any:
+        value = self._prefetched()
+        return await self._call("oracle_action") if value is _NOTHING else value
+
     async def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
-        return self._reset_result(await self._request("reset", {"seed": seed, "options": options}))
+        body = self._prefetching({"seed": seed, "options": options})
+        return self._reset_result(await self._request("reset", body))
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         from ._codec import encode_value
 
-        return self._step_result(await self._request("step", {"action": encode_value(action)}))
+        return self._step_result(await self._request("step", self._prefetching({"action": encode_value(action)})))
 
     async def close(self) -> None:
         if getattr(self, "_closed", True):
@@ -514,11 +548,8 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
 
     async def _release(self) -> None:
         if self._socket is not None:
-            socket, self._socket = self._socket, None
-            try:
-                await socket.close()
-            except Exception:  # noqa: BLE001 - closing a broken socket
-                pass
+            channel, self._socket = self._socket, None
+            channel.release()
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()

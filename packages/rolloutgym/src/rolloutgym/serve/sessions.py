@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rolloutgym_protocol import AsyncEnv, Score, as_async, find_attribute
+from rolloutgym_protocol.adapters import AsyncFromSync
 from rolloutgym_protocol.errors import ConfigError
 
 from ._codec import decode_value, encode_space, encode_value
@@ -54,6 +55,65 @@ def _score_kind(info: Any) -> dict[str, Any]:
     return {"score_object": True} if isinstance(info, dict) and isinstance(info.get("score"), Score) else {}
 
 
+class QuickCallsInline(AsyncFromSync[Any, Any]):
+    """``as_async`` for a served sync env, plus: calls that prove quick run on the event loop.
+
+    A worker-thread hop costs tens of microseconds of CPU and, on a busy machine, a
+    scheduler wake-up or two; an in-memory env's step costs less than that. So after
+    ``QUICK_STREAK`` calls in a row that each took under ``QUICK_SECONDS`` in the worker
+    thread, calls run inline; the first inline call that takes longer than
+    ``SLOW_SECONDS`` sends them back to worker threads for good. The streak is shared by
+    the sessions of one served env (``shared``, a one-element list), so short episodes
+    benefit too and one slow call ends inlining for that env. Envs marked
+    ``metadata["nonblocking"]`` are inline from the start, as everywhere.
+    """
+
+    QUICK_SECONDS = 200e-6
+    QUICK_STREAK = 3
+    SLOW_SECONDS = 2e-3
+
+    def __init__(self, env: Any, shared: list[int] | None = None) -> None:
+        super().__init__(env)
+        self._shared = shared if shared is not None else [0]  # quick calls in a row; -1: worker threads for good
+
+    @property
+    def _streak(self) -> int:
+        return self._shared[0]
+
+    @_streak.setter
+    def _streak(self, value: int) -> None:
+        self._shared[0] = value
+
+    async def _run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+        if self._closed or self._inline:
+            return await super()._run(function, *args, **kwargs)
+        if self._streak >= self.QUICK_STREAK and self._call_lock.acquire(blocking=False):
+            started = time.perf_counter()
+            try:
+                return function(*args, **kwargs)
+            finally:
+                self._call_lock.release()
+                if time.perf_counter() - started > self.SLOW_SECONDS:
+                    self._streak = -1
+        timing: list[float] = []
+        result = await asyncio.to_thread(self._timed, timing, function, *args, **kwargs)
+        if self._streak >= 0:
+            self._streak = self._streak + 1 if timing and timing[0] < self.QUICK_SECONDS else 0
+        return result
+
+    def _timed(self, timing: list[float], function: Any, *args: Any, **kwargs: Any) -> Any:
+        started = time.perf_counter()
+        try:
+            return self._locked(function, *args, **kwargs)
+        finally:
+            timing.append(time.perf_counter() - started)
+
+
+def _length(tools: Any) -> int:
+    """How many tools (a list mutated in place is noticed when its length changes)."""
+    return len(tools) if isinstance(tools, (list, tuple, dict)) else -1
+
+
 @dataclass
 class Session:
     """One env instance leased to one client."""
@@ -71,12 +131,17 @@ class Session:
     busy: int = 0
     closed: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    # What the client was last sent (``changes()`` sends what differs): tools, and its length.
+    sent_tools: Any = None
+    sent_tools_length: int = -1
+    sent_spaces: tuple[Any, Any] = (None, None)
 
     def description(self) -> dict[str, Any]:
         """What a client needs to stand in for the env: spaces, tools, ids, callable methods."""
         environment = self.environment
         tools = find_attribute(environment, "tools")
         metadata = find_attribute(environment, "metadata")
+        self._sent(tools)
         return {
             "session": self.id,
             "env_id": self.served.env_id,
@@ -91,10 +156,33 @@ class Session:
             "env": self.served.info(),
         }
 
+    def _sent(self, tools: Any) -> None:
+        self.sent_tools = tools
+        self.sent_tools_length = _length(tools)
+        self.sent_spaces = (self.environment.observation_space, self.environment.action_space)
+
     def extras(self) -> dict[str, Any]:
-        """Per-call state the LLM loop reads from the env (``next_stop_strings``)."""
-        stop = find_attribute(self.environment, "next_stop_strings")
-        return {} if stop is None else {"next_stop_strings": list(stop)}
+        """Per-call state the LLM loop reads from the env (``next_stop_strings``), and what changed."""
+        environment = self.environment
+        stop = find_attribute(environment, "next_stop_strings")
+        extras = {} if stop is None else {"next_stop_strings": list(stop)}
+        tools = find_attribute(environment, "tools")
+        observation_space, action_space = environment.observation_space, environment.action_space
+        if (
+            tools is self.sent_tools
+            and _length(tools) == self.sent_tools_length
+            and observation_space is self.sent_spaces[0]
+            and action_space is self.sent_spaces[1]
+        ):
+            return extras  # the common case: nothing changed, nothing more to send
+        if _length(tools) != self.sent_tools_length or (tools is not self.sent_tools and tools != self.sent_tools):
+            extras["tools"] = encode_value(tools) if tools is not None else None
+        if observation_space is not self.sent_spaces[0]:
+            extras["observation_space"] = encode_space(observation_space)
+        if action_space is not self.sent_spaces[1]:
+            extras["action_space"] = encode_space(action_space)
+        self._sent(tools)
+        return extras
 
 
 def _resident_bytes() -> int | None:
@@ -189,6 +277,7 @@ class SessionManager:
         self._counter = itertools.count(1)
         self._reaper: asyncio.Task[None] | None = None
         self._closing = False
+        self._quickness: dict[str, list[int]] = {}  # per served env: see QuickCallsInline
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -263,6 +352,8 @@ class SessionManager:
         finally:
             self._reserved -= 1
         adapted = as_async(environment)
+        if type(adapted) is AsyncFromSync:
+            adapted = QuickCallsInline(environment, self._quickness.setdefault(served.env_id, [0]))
         asynchronous = adapted is environment
         identifier = served.task_ids()[index]
         for target in {id(environment): environment, id(adapted): adapted}.values():
@@ -319,16 +410,21 @@ class SessionManager:
             session.busy -= 1
             session.last_used = time.monotonic()
 
-    async def reset(self, session_id: Any, *, seed: Any = None, options: Any = None) -> dict[str, Any]:
+    async def reset(
+        self, session_id: Any, *, seed: Any = None, options: Any = None, prefetch: Any = None
+    ) -> dict[str, Any]:
         session = self.get(session_id)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"seed must be an integer or null, got {seed!r}")
         if options is not None and not isinstance(options, dict):
             raise TypeError(f"options must be a JSON object or null, got {type(options).__name__}")
         observation, info = await self._call(session, session.environment.reset, seed=seed, options=options)
-        return {"observation": observation, "info": info, **_score_kind(info), **session.extras()}
+        result = {"observation": observation, "info": info, **_score_kind(info), **session.extras()}
+        if prefetch:
+            await self._prefetch(session, prefetch, result)
+        return result
 
-    async def step(self, session_id: Any, action: Any) -> dict[str, Any]:
+    async def step(self, session_id: Any, action: Any, *, prefetch: Any = None) -> dict[str, Any]:
         session = self.get(session_id)
         action = decode_value(session.environment.action_space, action)
         started = time.perf_counter()
@@ -336,7 +432,7 @@ class SessionManager:
         self.metrics.record_step(time.perf_counter() - started)
         session.steps += 1
         observation, reward, terminated, truncated, info = result
-        return {
+        answer = {
             "observation": observation,
             "reward": float(reward),
             "terminated": bool(terminated),
@@ -345,6 +441,24 @@ class SessionManager:
             **_score_kind(info),
             **session.extras(),
         }
+        if prefetch and not (terminated or truncated):
+            await self._prefetch(session, prefetch, answer)
+        return answer
+
+    async def _prefetch(self, session: Session, prefetch: Any, answer: dict[str, Any]) -> None:
+        """Add ``oracle_action`` (when asked for) to a reset/step answer: the call the client makes next.
+
+        A failing oracle adds nothing; the client then calls it and gets the error.
+        """
+        if not isinstance(prefetch, list) or "oracle_action" not in prefetch:
+            return
+        function = find_attribute(session.environment, "oracle_action")
+        if function is None:
+            return
+        try:
+            answer["oracle_action"] = await self._call(session, function)
+        except Exception:  # noqa: BLE001 - reported when the client asks for it
+            pass
 
     async def call(self, session_id: Any, method: Any) -> Any:
         """Call one of the env's protocol methods (``oracle_action``, ``null_action``)."""
