@@ -72,7 +72,8 @@ env = Environment(
     ),
     tasks=[
         Task(
-            instruction="Ask the sales team for a quote: send the contact form with your email jo@example.com, topic Sales and the message 'Quote for 200 Pro widgets, please.'",
+            instruction="Ask the sales team for a quote: send the contact form with your email jo@example.com, topic "
+            "Sales and the message 'Quote for 200 Pro widgets, please.'",
             hidden_ground_truth={
                 "submissions": [
                     {
@@ -89,7 +90,8 @@ env = Environment(
             split="train",
         ),
         Task(
-            instruction="Subscribe jo@example.com to the newsletter through the contact form, topic Press, message 'Please add me.'",
+            instruction="Subscribe jo@example.com to the newsletter through the contact form, topic Press, message "
+            "'Please add me.'",
             hidden_ground_truth={
                 "submissions": [
                     {

@@ -149,7 +149,8 @@ def test_scripted_oracle_solves_its_task(task: str) -> None:
 
 @pytest.mark.chromium
 def test_seeded_sample_of_all_tasks_starts_and_null_scores_minus_one() -> None:
-    """Every 25th task (and one with a structured utterance): the page starts, the same seed gives the same episode, giving up scores -1."""
+    """Every 25th task (and one with a structured utterance): the page starts, the same seed
+    gives the same episode, giving up scores -1."""
     # email-inbox-nl-turk's page returns its utterance as {utterance, fields}.
     sample = [task.id for task in miniwob_tasks()][::25] + ["email-inbox-nl-turk"]
 

@@ -155,7 +155,8 @@ def _check_string(tool: str, key: str, value: str, rule: str | None = None) -> s
     rule = rule or key
     if not _is_text(value):
         raise ActionError(
-            f"{tool}: argument {key!r} is not valid text (it holds an unpaired UTF-16 surrogate); resend it as plain text"
+            f"{tool}: argument {key!r} is not valid text (it holds an unpaired UTF-16 surrogate); resend it as plain "
+            "text"
         )
     if len(value) > LIMITS[rule]:
         raise ActionError(

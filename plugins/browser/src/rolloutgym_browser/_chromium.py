@@ -48,7 +48,8 @@ _SNAPSHOT_JS = """() => {
     let depth = 0;
     for (let p = el.parentElement; p; p = p.parentElement) if (p.hasAttribute('data-rg')) depth++;
     let label;
-    if (kind === 'textbox' || kind === 'select' || kind === 'checkbox' || kind === 'form') label = el.getAttribute('aria-label') || '';
+    if (kind === 'textbox' || kind === 'select' || kind === 'checkbox' || kind === 'form')
+      label = el.getAttribute('aria-label') || '';
     else if (kind === 'image') label = el.getAttribute('alt') || '';
     else label = el.textContent || '';
     out.push([
@@ -325,7 +326,8 @@ class ChromiumBackend(Backend):
             if type(exc).__module__.startswith("playwright"):
                 raise BrowserError(
                     f"Chromium failed while {what}: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}. "
-                    "This episode is recorded as an environment error; the next one starts a new browser if this one died."
+                    "This episode is recorded as an environment error; the next one starts a new browser if this one "
+                    "died."
                 ) from None
             raise
 

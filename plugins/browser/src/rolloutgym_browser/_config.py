@@ -83,6 +83,25 @@ def _first(raw: Mapping[str, Any], *names: str, default: Any = None) -> Any:
     return default
 
 
+def _element_type(raw: Any, where: str) -> str:
+    """The element's declared type (``type`` or ``kind``), lower-cased; one of ``_KINDS``."""
+    if not isinstance(raw, Mapping):
+        raise EnvFileError(
+            f"{where}: an element must be an object like {{'type': 'link', 'text': 'Home', 'href': '/'}}, got "
+            f"{type(raw).__name__}"
+        )
+    declared = _first(raw, "type", "kind")
+    if not isinstance(declared, str) or declared.lower() not in _KINDS:
+        from rolloutgym_protocol.errors import did_you_mean
+
+        hint = did_you_mean(str(declared), list(_KINDS)) if isinstance(declared, str) else ""
+        raise EnvFileError(
+            f"{where}.type: unknown element type {declared!r}.{hint} Use one of: heading, text, link, button, "
+            "input, textarea, select, checkbox, form, image, hidden"
+        )
+    return declared.lower()
+
+
 class _Builder:
     """Builds one page's elements, assigning ids and checking them."""
 
@@ -126,19 +145,7 @@ class _Builder:
                 return candidate
 
     def element(self, raw: Any, where: str, *, in_form: bool) -> Element:
-        if not isinstance(raw, Mapping):
-            raise EnvFileError(
-                f"{where}: an element must be an object like {{'type': 'link', 'text': 'Home', 'href': '/'}}, got {type(raw).__name__}"
-            )
-        declared = _first(raw, "type", "kind")
-        if not isinstance(declared, str) or declared.lower() not in _KINDS:
-            from rolloutgym_protocol.errors import did_you_mean
-
-            hint = did_you_mean(str(declared), list(_KINDS)) if isinstance(declared, str) else ""
-            raise EnvFileError(
-                f"{where}.type: unknown element type {declared!r}.{hint} Use one of: heading, text, link, button, input, textarea, select, checkbox, form, image, hidden"
-            )
-        declared = declared.lower()
+        declared = _element_type(raw, where)
         kind = _KINDS[declared]
         text = _first(raw, "text", "label", "content", "title", default="")
         if not isinstance(text, (str, int, float)):
@@ -355,7 +362,8 @@ def parse_browser_config(config: Mapping[str, Any]) -> TemplateSite:
         if "://" in path:
             if host is None:
                 raise EnvFileError(
-                    f"{where}.url: {url!r} is absolute but initialUrl is a path; give both as paths ('/about') or both on one host"
+                    f"{where}.url: {url!r} is absolute but initialUrl is a path; give both as paths ('/about') or "
+                    "both on one host"
                 )
             raise EnvFileError(
                 f"{where}.url: {url!r} is on another host than initialUrl ({host}); all pages belong to one site"
@@ -377,7 +385,8 @@ def parse_browser_config(config: Mapping[str, Any]) -> TemplateSite:
             if element.kind == "form":
                 if element.id in forms:
                     raise EnvFileError(
-                        f"{where}.elements[{position}].id: form id {element.id!r} is used on two pages; form ids must be unique in the site"
+                        f"{where}.elements[{position}].id: form id {element.id!r} is used on two pages; form ids "
+                        "must be unique in the site"
                     )
                 redirect_raw = elements_raw[position].get("redirect") or elements_raw[position].get("successUrl")
                 redirect = (

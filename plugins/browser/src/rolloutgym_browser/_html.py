@@ -62,10 +62,14 @@ def _render(element: Element) -> str:
         return f"<label><input {_attributes(element, **extra)}{checked}> {label}</label>"
     if kind == "select":
         options = "".join(
-            f'<option value="{escape(value, quote=True)}"{" selected" if value == element.value else ""}>{escape(option_label)}</option>'
+            f'<option value="{escape(value, quote=True)}"{" selected" if value == element.value else ""}>'
+            f"{escape(option_label)}</option>"
             for value, option_label in element.options
         )
-        return f"<label>{label} <select {_attributes(element, name=element.name, **{'aria-label': element.label})}>{options}</select></label>"
+        return (
+            f"<label>{label} <select "
+            f"{_attributes(element, name=element.name, **{'aria-label': element.label})}>{options}</select></label>"
+        )
     if kind == "hidden":
         return f"<input {_attributes(element, type='hidden', name=element.name, value=element.value)}>"
     if kind == "form":

@@ -37,7 +37,8 @@ MINIWOB_TOOLS: list[dict[str, Any]] = (
             "type": "function",
             "function": {
                 "name": "click_at",
-                "description": "Click the page at a position in CSS pixels from its top-left corner (positions are shown as @(x,y)).",
+                "description": "Click the page at a position in CSS pixels from its top-left corner (positions are "
+                "shown as @(x,y)).",
                 "parameters": {
                     "type": "object",
                     "properties": {"x": _NUMBER, "y": _NUMBER},
@@ -63,7 +64,8 @@ MINIWOB_TOOLS: list[dict[str, Any]] = (
             "type": "function",
             "function": {
                 "name": "press_key",
-                "description": "Press a key or a combination on the focused element, e.g. 'Enter', 'Tab', 'ArrowDown', 'Control+C'.",
+                "description": "Press a key or a combination on the focused element, e.g. 'Enter', 'Tab', "
+                "'ArrowDown', 'Control+C'.",
                 "parameters": {
                     "type": "object",
                     "properties": {"key": {"type": "string"}},
@@ -240,7 +242,8 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         if backend != "chromium":
             raise ConfigError(
                 f"browser/miniwob-v0 runs only on the chromium backend (its pages compute the task and the reward "
-                f"in their own JavaScript, which the {backend!r} backend cannot run); drop --backend or use --backend chromium"
+                f"in their own JavaScript, which the {backend!r} backend cannot run); drop --backend or use "
+                "--backend chromium"
             )
         if viewport < 5:
             raise ConfigError(f"viewport must show at least 5 lines, got {viewport}")
@@ -394,7 +397,8 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             ids = [element.id for element in elements if kinds is None or element.kind in kinds]
             listed = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
             raise ActionError(
-                f"there is no element [{shown(element_id)[1:-1]}] on this page; elements you can {verb}: {listed or 'none'}"
+                f"there is no element [{shown(element_id)[1:-1]}] on this page; elements you can {verb}: "
+                f"{listed or 'none'}"
             )
         if kinds is not None and found.kind not in kinds:
             raise ActionError(f"[{element_id}] is a {found.kind}; you can {verb} only a {' or '.join(kinds)}")

@@ -50,7 +50,8 @@ _SNAPSHOT_JS = r"""() => {
     if (!v) { v = String(window.__rgNext++); el.setAttribute('data-rg', v); }
     return v;
   };
-  const ownText = (el) => Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join(' ').trim();
+  const ownText = (el) =>
+    Array.from(el.childNodes).filter(n => n.nodeType === 3).map(n => n.textContent).join(' ').trim();
   const labelOf = (el) => {
     if (el.labels && el.labels.length) return el.labels[0].textContent || '';
     const next = el.nextSibling;
@@ -71,11 +72,16 @@ _SNAPSHOT_JS = r"""() => {
       if (type === 'hidden') return;
       if (type === 'checkbox' || type === 'radio') { kind = type; checked = el.checked; label = labelOf(el); }
       else if (['button', 'submit', 'reset'].includes(type)) { kind = 'button'; label = el.value || ''; }
-      else { kind = 'textbox'; value = el.value; placeholder = el.getAttribute('placeholder') || ''; itype = type; label = el.getAttribute('aria-label') || el.getAttribute('name') || el.id || ''; }
+      else {
+        kind = 'textbox'; value = el.value; placeholder = el.getAttribute('placeholder') || ''; itype = type;
+        label = el.getAttribute('aria-label') || el.getAttribute('name') || el.id || '';
+      }
     } else if (tag === 'textarea') {
-      kind = 'textbox'; itype = 'textarea'; value = el.value; placeholder = el.getAttribute('placeholder') || ''; label = el.id || '';
+      kind = 'textbox'; itype = 'textarea'; value = el.value; placeholder = el.getAttribute('placeholder') || '';
+      label = el.id || '';
     } else if (tag === 'select') {
-      kind = 'select'; value = el.value; label = el.id || ''; options = Array.from(el.options, o => [o.value, o.textContent || '']);
+      kind = 'select'; value = el.value; label = el.id || '';
+      options = Array.from(el.options, o => [o.value, o.textContent || '']);
     } else if (tag === 'button') {
       kind = 'button'; label = el.textContent || el.getAttribute('title') || '';
     } else if (tag === 'a') {
@@ -95,7 +101,9 @@ _SNAPSHOT_JS = r"""() => {
       if (text) { kind = style.cursor === 'pointer' ? 'link' : 'text'; label = text; }
       // A focusable widget without text (a slider's handle, a custom control).
       else if (el.hasAttribute('tabindex') || el.hasAttribute('role')) {
-        kind = 'widget'; label = el.getAttribute('role') || el.getAttribute('aria-label') || (el.getAttribute('class') || '').split(' ').slice(0, 2).join(' ');
+        kind = 'widget';
+        label = el.getAttribute('role') || el.getAttribute('aria-label')
+          || (el.getAttribute('class') || '').split(' ').slice(0, 2).join(' ');
       }
     }
     if (rect.width <= 0 && rect.height <= 0 && kind !== null) return;
@@ -103,7 +111,8 @@ _SNAPSHOT_JS = r"""() => {
       out.push([idOf(el), kind, label, depth, String(value), checked, href, options, placeholder, itype,
         Math.round(rect.left + rect.width / 2), Math.round(rect.top + rect.height / 2)]);
     }
-    if (['button', 'select', 'textarea', 'input', 'shape', 'canvas', 'image'].includes(kind || tag) || tag === 'text') return;
+    const leaf = ['button', 'select', 'textarea', 'input', 'shape', 'canvas', 'image'].includes(kind || tag);
+    if (leaf || tag === 'text') return;
     for (const child of el.children) walk(child, depth + (kind !== null && kind !== 'text' ? 1 : 0));
   };
   walk(document.body, 0);
@@ -120,7 +129,8 @@ _CENTRE_JS = """(id) => {
 
 # null when the tab no longer shows the task page (a link of the page led elsewhere).
 _STATUS_JS = """() => typeof WOB_DONE_GLOBAL === 'undefined' ? null
-  : [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_GLOBAL, WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON)]"""
+  : [WOB_DONE_GLOBAL, WOB_RAW_REWARD_GLOBAL, WOB_REWARD_GLOBAL,
+     WOB_REWARD_REASON == null ? null : String(WOB_REWARD_REASON)]"""
 
 # How long the page may take to report WOB_TASK_READY after an episode starts.
 _READY_SECONDS = 5.0

@@ -144,7 +144,8 @@ def task_from_declarative(
             for name, value in (expected.get("fields") or {}).items():
                 if not _PATH_SAFE.match(str(name)):
                     raise EnvFileError(
-                        f"{where}.submissions[{position}].fields: field name {name!r} must use letters, digits, '_' or '-'"
+                        f"{where}.submissions[{position}].fields: field name {name!r} must use letters, digits, '_' "
+                        "or '-'"
                     )
                 paths[f"submissions[{position}].fields.{name}"] = value if isinstance(value, bool) else str(value)
     state = truth.get("state")
