@@ -198,9 +198,9 @@ def test_quick_sync_calls_move_onto_the_event_loop_and_slow_ones_back() -> None:
             time.sleep(self.delay)
             return action, 0.0, False, False, {}
 
-    class Adapter(QuickCallsInline):  # thresholds no busy machine can blur: "quick" < 1 s, "slow" > 5 ms
+    class Adapter(QuickCallsInline):  # thresholds no busy machine can blur: "quick" < 1 s, "slow" > 40 ms
         QUICK_SECONDS = 1.0
-        SLOW_SECONDS = 0.005
+        SLOW_SECONDS = 0.04
 
     env = Recorder()
     adapted = Adapter(env)
@@ -209,7 +209,7 @@ def test_quick_sync_calls_move_onto_the_event_loop_and_slow_ones_back() -> None:
         await adapted.reset(seed=0)
         for _ in range(5):
             await adapted.step(1)
-        env.delay = 0.05
+        env.delay = 0.06
         await adapted.step(1)  # inline, and too slow: back to threads
         env.delay = 0.0
         for _ in range(5):

@@ -13,6 +13,7 @@ env on shutdown.
 from __future__ import annotations
 
 import asyncio
+import copy
 import gc
 import inspect
 import itertools
@@ -55,58 +56,92 @@ def _score_kind(info: Any) -> dict[str, Any]:
     return {"score_object": True} if isinstance(info, dict) and isinstance(info.get("score"), Score) else {}
 
 
+class Quickness:
+    """How long a served env's calls take in worker threads: shared by its sessions (see :class:`QuickCallsInline`)."""
+
+    __slots__ = ("average", "samples", "disabled")
+
+    def __init__(self) -> None:
+        self.average = 0.0  # exponentially weighted mean of call durations, seconds
+        self.samples = 0
+        self.disabled = False
+
+    def add(self, seconds: float) -> None:
+        self.average = seconds if not self.samples else 0.8 * self.average + 0.2 * seconds
+        self.samples += 1
+
+
 class QuickCallsInline(AsyncFromSync[Any, Any]):
     """``as_async`` for a served sync env, plus: calls that prove quick run on the event loop.
 
     A worker-thread hop costs tens of microseconds of CPU and, on a busy machine, a
-    scheduler wake-up or two; an in-memory env's step costs less than that. So after
-    ``QUICK_STREAK`` calls in a row that each took under ``QUICK_SECONDS`` in the worker
-    thread, calls run inline; the first inline call that takes longer than
-    ``SLOW_SECONDS`` sends them back to worker threads for good. The streak is shared by
-    the sessions of one served env (``shared``, a one-element list), so short episodes
-    benefit too and one slow call ends inlining for that env. Envs marked
-    ``metadata["nonblocking"]`` are inline from the start, as everywhere.
+    scheduler wake-up or two; an in-memory env's step costs less than that. So once
+    ``QUICK_SAMPLES`` calls have run in worker threads and the running mean of their
+    durations is under ``QUICK_SECONDS``, calls run inline; the first inline call that takes longer than
+    ``SLOW_SECONDS`` sends them back to worker threads for good. The measure is shared by
+    the sessions of one served env (``quickness``), so short episodes benefit too and one
+    slow call ends inlining for that env. Envs marked ``metadata["nonblocking"]`` are
+    inline from the start, as everywhere.
     """
 
     QUICK_SECONDS = 200e-6
-    QUICK_STREAK = 3
+    QUICK_SAMPLES = 3
     SLOW_SECONDS = 2e-3
 
-    def __init__(self, env: Any, shared: list[int] | None = None) -> None:
+    def __init__(self, env: Any, quickness: Quickness | None = None) -> None:
         super().__init__(env)
-        self._shared = shared if shared is not None else [0]  # quick calls in a row; -1: worker threads for good
+        self._quickness = quickness if quickness is not None else Quickness()
 
-    @property
-    def _streak(self) -> int:
-        return self._shared[0]
-
-    @_streak.setter
-    def _streak(self, value: int) -> None:
-        self._shared[0] = value
+    def _quick(self) -> bool:
+        quickness = self._quickness
+        return (
+            not quickness.disabled
+            and quickness.samples >= self.QUICK_SAMPLES
+            and quickness.average < self.QUICK_SECONDS
+        )
 
     async def _run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
         if self._closed or self._inline:
             return await super()._run(function, *args, **kwargs)
-        if self._streak >= self.QUICK_STREAK and self._call_lock.acquire(blocking=False):
+        if self._quick() and self._call_lock.acquire(blocking=False):
             started = time.perf_counter()
             try:
                 return function(*args, **kwargs)
             finally:
                 self._call_lock.release()
-                if time.perf_counter() - started > self.SLOW_SECONDS:
-                    self._streak = -1
+                elapsed = time.perf_counter() - started
+                self._quickness.add(elapsed)
+                if elapsed > self.SLOW_SECONDS:
+                    self._quickness.disabled = True
         timing: list[float] = []
         result = await asyncio.to_thread(self._timed, timing, function, *args, **kwargs)
-        if self._streak >= 0:
-            self._streak = self._streak + 1 if timing and timing[0] < self.QUICK_SECONDS else 0
+        if timing:
+            self._quickness.add(timing[0])
         return result
 
     def _timed(self, timing: list[float], function: Any, *args: Any, **kwargs: Any) -> Any:
+        # Wall time in the worker thread, waiting for the GIL included: with many sessions
+        # busy at once the calls read as slow and stay in threads (measured: at 1,000
+        # concurrent sessions inlining cost more server CPU than the thread hops it saved).
         started = time.perf_counter()
         try:
             return self._locked(function, *args, **kwargs)
         finally:
             timing.append(time.perf_counter() - started)
+
+    async def close(self) -> None:
+        if not self._closed and self._quick() and self._call_lock.acquire(blocking=False):
+            self._closed = True
+            try:
+                self.env.close()
+            finally:
+                self._call_lock.release()
+            return
+        await super().close()
+
+
+# env id -> (a copy of the tools last encoded, their encoding); the encoding is never mutated.
+_TOOLS_CACHE: dict[str, tuple[Any, Any]] = {}
 
 
 def _length(tools: Any) -> int:
@@ -142,6 +177,7 @@ class Session:
         tools = find_attribute(environment, "tools")
         metadata = find_attribute(environment, "metadata")
         self._sent(tools)
+        encoded_tools = self.served_tools(tools)
         return {
             "session": self.id,
             "env_id": self.served.env_id,
@@ -150,11 +186,25 @@ class Session:
             "task_id": self.task_id,
             "observation_space": encode_space(environment.observation_space),
             "action_space": encode_space(environment.action_space),
-            "tools": encode_value(tools) if tools is not None else None,
+            "tools": encoded_tools,
             "methods": [name for name in CALLABLE_METHODS if find_attribute(environment, name) is not None],
             "metadata": encode_value(metadata) if isinstance(metadata, dict) else {},
             "env": self.served.info(),
         }
+
+    def served_tools(self, tools: Any) -> Any:
+        """``tools`` as JSON; the sessions of a served env share the encoding while their tools are equal."""
+        if tools is None:
+            return None
+        cached = _TOOLS_CACHE.get(self.served.env_id)
+        if cached is not None and (tools is cached[0] or (_length(tools) == _length(cached[0]) and tools == cached[0])):
+            return cached[1]
+        encoded = encode_value(tools)
+        try:
+            _TOOLS_CACHE[self.served.env_id] = (copy.deepcopy(tools), encoded)
+        except Exception:  # noqa: BLE001 - tools that cannot be copied are encoded every time
+            _TOOLS_CACHE.pop(self.served.env_id, None)
+        return encoded
 
     def _sent(self, tools: Any) -> None:
         self.sent_tools = tools
@@ -277,7 +327,7 @@ class SessionManager:
         self._counter = itertools.count(1)
         self._reaper: asyncio.Task[None] | None = None
         self._closing = False
-        self._quickness: dict[str, list[int]] = {}  # per served env: see QuickCallsInline
+        self._quickness: dict[str, Quickness] = {}  # per served env: see QuickCallsInline
 
     # -- lifecycle --------------------------------------------------------------------
 
@@ -353,7 +403,10 @@ class SessionManager:
             self._reserved -= 1
         adapted = as_async(environment)
         if type(adapted) is AsyncFromSync:
-            adapted = QuickCallsInline(environment, self._quickness.setdefault(served.env_id, [0]))
+            quickness = self._quickness.get(served.env_id)
+            if quickness is None:
+                quickness = self._quickness[served.env_id] = Quickness()
+            adapted = QuickCallsInline(environment, quickness)
         asynchronous = adapted is environment
         identifier = served.task_ids()[index]
         for target in {id(environment): environment, id(adapted): adapted}.values():
