@@ -506,7 +506,8 @@ async def replay_after_reset(connection: Any, raw: str, actions: list[Any] | Non
     return calls
 
 
-def openenv(server: ServerProcess, python: str, episodes: int, sessions: int, repeats: int) -> None:
+def openenv(python: str, episodes: int, sessions: int, repeats: int) -> None:
+    """Both servers fresh (the memory figure is their first concurrent run's), driven alike."""
     import subprocess
 
     try:
@@ -521,6 +522,7 @@ def openenv(server: ServerProcess, python: str, episodes: int, sessions: int, re
     ours_in_process = min(replay_local(recorded)[0] / calls * 1e6 for _ in range(repeats))
     script = OPENENV_SERVER.replace("int(sys.argv[2])", str(sessions + 10))  # OpenEnv's session limit
     process, port = start_script(script, python, quiet=True)
+    server = ServerProcess([GUESS], ["--max-sessions", str(sessions + 10), "--log-level", "warning"]).start()
     theirs_url = f"ws://127.0.0.1:{port}/ws"
     ours_url = server.url(GUESS).replace("http", "ws") + "/ws"
     sequential: dict[str, list[float]] = {"openenv": [], "rolloutgym": []}
@@ -534,11 +536,13 @@ def openenv(server: ServerProcess, python: str, episodes: int, sessions: int, re
     finally:
         process.terminate()
         process.wait()
+        server.stop()
     print(f"OpenEnv's own server (openenv-core, create_app + uvicorn) vs rolloutgym's OpenEnv route ({load()}):")
     print("  same bare websockets client speaking OpenEnv's messages, one session per connection")
     for name, local in (("openenv", in_process), ("rolloutgym", ours_in_process)):
         best = min(sequential[name])
-        per_call, memory = min(concurrent_runs[name])
+        per_call = min(run[0] for run in concurrent_runs[name])
+        memory = concurrent_runs[name][0][1]  # the fresh server's first run
         print(
             f"  {name:<10} sequential {best:7.1f} µs per call (in process {local:.1f}, added {best - local:.1f}); "
             f"{sessions} sessions at once: {per_call:.1f} µs per call, "
@@ -571,7 +575,7 @@ def main() -> None:
             if openenv_python is None:
                 print("OpenEnv: not measured (no openenv-core here; pass --openenv-python PY)")
             else:
-                openenv(server, openenv_python, arguments.episodes, arguments.sessions, arguments.repeats)
+                openenv(openenv_python, arguments.episodes, arguments.sessions, arguments.repeats)
 
 
 if __name__ == "__main__":
