@@ -205,6 +205,25 @@ ATTACKS = {
         main = sys.modules["__main__"]
         main.sorted, main.any = (lambda *args, **kwargs: []), (lambda *args: False)
     """,
+    "hide a patched runner by rebinding builtins in the recorder's __globals__": """
+        import sys, _pytest.runner
+        def call_and_report(item, when, log=True, **kwds):
+            from _pytest.reports import TestReport
+            report = TestReport(item.nodeid, item.location, {}, "passed", None, when, [])
+            item.ihook.pytest_runtest_logreport(report=report)
+            return report
+        _pytest.runner.call_and_report = call_and_report
+        # the harness's recorder is a registered plugin; a function's __globals__ is readable
+        for finder in sys.meta_path:
+            config = getattr(finder, "config", None)
+            for plugin in config.pluginmanager.get_plugins() if config is not None else ():
+                namespace = getattr(getattr(type(plugin), "pytest_runtest_logfinish", None), "__globals__", None)
+                if namespace is not None:
+                    names = namespace["__builtins__"]
+                    names = names if isinstance(names, dict) else vars(names)
+                    names["sorted"] = namespace["sorted"] = lambda *args, **kwargs: []
+                    names["any"] = lambda *args: False
+    """,
     "sys.settrace that skips the assertions": """
         import sys
         def tracer(frame, event, argument):

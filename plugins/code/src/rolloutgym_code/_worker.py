@@ -3,10 +3,12 @@
 This is the one process where the code under test runs, so it is treated as hostile
 territory. Everything that decides the result lives in the local variables of ``_main`` and
 in closures made before the tests run (out of reach of the code under test: frames, ``gc``
-and ``ctypes`` are blocked for it), and every function here looks its names up in a private
+and ``ctypes`` are blocked for it). The functions here look their names up in a private
 globals dict with a private copy of the builtins (made by ``_isolated`` at the end of this
 file): the code under test can reach ``__main__`` and ``builtins`` and rebind names there,
-but no trusted function reads a name from either.
+but no trusted function reads a name from either. The one exception is the recorder plugin,
+which pytest hands to anyone who asks: its functions use a second globals dict over the real
+builtins, and that dict is compared before and after like pytest's modules.
 
 * the result key arrives on a start-up pipe that is closed at once; it lives only inside a
   C-level HMAC object held in a local variable;
@@ -61,6 +63,8 @@ def _main():
     results = []
     digest = hashlib.sha256()
     recorder, add, short = _recorder(pytest, results, digest)
+    exposed = _recorder.__globals__  # reachable through the recorder's functions: checked after
+    exposed_before = dict(exposed)
     hook_functions = [
         value.__func__ if hasattr(value, "__func__") else value for value in vars(type(recorder)).values()
     ]
@@ -94,6 +98,8 @@ def _main():
     problems += _module_problems(modules_before, _module_snapshot(guard_module)[0])
     problems += _class_problems(classes_before)
     problems += _recorder_problems(cells_before)
+    if set(exposed) != set(exposed_before) or any(exposed[name] is not exposed_before[name] for name in exposed_before):
+        problems.append("the test recorder's globals were modified")
     problems += _hookimpl_problems(config.pluginmanager.hook, hookimpls_before, (*pytest_dirs, trusted_dir + "/"))
     lines, changed = _checked_results(results, digest)
     problems += changed
@@ -376,21 +382,29 @@ def _checked_results(results, digest):
     return lines, problems
 
 
-def _isolated(namespace):
+def _isolated(namespace, exposed_names):
     """The functions and modules of ``namespace``, rebound to a new globals dict that holds a
     private copy of the builtins. Runs before any code under test; nothing it can reach refers
     to the new dict, so rebinding ``__main__.sorted`` or ``builtins.len`` changes no trusted
-    function (a change to ``builtins`` is also reported as tampering)."""
+    function (a change to ``builtins`` is also reported as tampering).
+
+    The functions named in ``exposed_names`` make what the code under test can reach (the
+    recorder plugin: a function's ``__globals__`` is readable): they get a globals dict of
+    their own, over the real ``builtins`` (watched), which ``_main`` checks after the tests."""
     import builtins
     import types
 
     private = {"__builtins__": dict(vars(builtins)), "__name__": namespace["__name__"]}
+    exposed = {"__builtins__": builtins, "__name__": namespace["__name__"]}
     for name, value in namespace.items():
         if type(value) is types.ModuleType:
-            private[name] = value
+            private[name] = exposed[name] = value
         elif type(value) is types.FunctionType:
-            private[name] = types.FunctionType(value.__code__, private, name, value.__defaults__, value.__closure__)
+            home = exposed if name in exposed_names else private
+            private[name] = home[name] = types.FunctionType(
+                value.__code__, home, name, value.__defaults__, value.__closure__
+            )
     return private
 
 
-_isolated(dict(globals()))["_main"]()
+_isolated(dict(globals()), {"_recorder"})["_main"]()
