@@ -1,4 +1,4 @@
-"""rolloutgym-workflow: the ``workflow`` and ``custom`` templates and ``workflow/refund-v0``."""
+"""rolloutgym-workflow: the ``workflow`` and ``custom`` templates, the refund envs, MCP servers as tools."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import lazy_loader
 
 if TYPE_CHECKING:
     from .envs import WorkflowEnv
+    from .mcp_env import McpToolSource, McpWorkflowEnv
+    from .mcp_session import McpServerError, McpSettings
     from .template import Program, compile_custom, compile_program, compile_workflow
 
 # Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
@@ -16,6 +18,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "envs": ["WorkflowEnv"],
+        "mcp_env": ["McpToolSource", "McpWorkflowEnv"],
+        "mcp_session": ["McpServerError", "McpSettings"],
         "template": ["Program", "compile_custom", "compile_program", "compile_workflow"],
     },
 )
