@@ -145,7 +145,8 @@ class Task:
         unknown = sorted(set(data) - _FIELDS)
         if unknown:
             raise EnvFileError(
-                f"{where}: unknown task field(s) {', '.join(map(repr, unknown))}; known: instruction, hidden_ground_truth, input, split, id, reference_actions, reference_answer, metadata, user"
+                f"{where}: unknown task field(s) {', '.join(map(repr, unknown))}; known: instruction, "
+                "hidden_ground_truth, input, split, id, reference_actions, reference_answer, metadata, user"
             )
         if "instruction" not in data:
             raise EnvFileError(f"{where}: missing 'instruction'")

@@ -230,7 +230,8 @@ def open_env_file(path: str | Path, *, registry: Any = None, **kwargs: Any) -> E
     )
     if not tasks:
         raise EnvFileError(
-            f"environment {environment.slug!r} in {path} has no tasks; add Task(...)s (or env.tasks = Task.from_jsonl(...))"
+            f"environment {environment.slug!r} in {path} has no tasks; "
+            "add Task(...)s (or env.tasks = Task.from_jsonl(...))"
         )
     options = dict(kwargs)
 

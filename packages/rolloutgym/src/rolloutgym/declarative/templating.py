@@ -36,7 +36,8 @@ def _parse(expression: str) -> tuple[str, ...]:
     match = _ARGS_PLACEHOLDER.match(expression)
     if match is None:
         raise TemplateError(
-            f"unsupported placeholder '${{{expression[:60]}}}': only ${{args.NAME}} (optionally ${{args.NAME.KEY}}) is substituted"
+            f"unsupported placeholder '${{{expression[:60]}}}': "
+            "only ${args.NAME} (optionally ${args.NAME.KEY}) is substituted"
         )
     return tuple(match.group(1).split("."))
 

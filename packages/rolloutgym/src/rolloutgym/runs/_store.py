@@ -73,7 +73,8 @@ def _validate_header(path: Path, data: dict[str, Any]) -> dict[str, Any]:
         raise RunFileError(f"{path}:1: invalid run header, {_format_location(exc)}") from None
     if data["format_version"] > FORMAT_VERSION:
         raise RunFileError(
-            f"{path}: run file format {data['format_version']} is newer than this rolloutgym supports ({FORMAT_VERSION}); upgrade rolloutgym"
+            f"{path}: run file format {data['format_version']} is newer than this rolloutgym supports "
+            f"({FORMAT_VERSION}); upgrade rolloutgym"
         )
     return data
 
