@@ -188,6 +188,23 @@ ATTACKS = {
                 time.sleep(0.001)
         threading.Thread(target=spam, daemon=True).start()
     """),
+    "a raw _thread thread that keeps forging results": _forging("""
+        import _thread, time
+        def spam():
+            for _ in range(2000):
+                _write_everywhere(_forged_lines())
+                time.sleep(0.001)
+        _thread.start_new_thread(spam, ())
+    """),
+    "a running thread hidden by rebinding _thread._count": _forging("""
+        import _thread, threading, time
+        _thread._count = lambda: 0
+        def spam():
+            for _ in range(2000):
+                _write_everywhere(_forged_lines())
+                time.sleep(0.001)
+        threading.Thread(target=spam, daemon=True).start()
+    """),
     "a signal handler that forges results at the end": _forging("""
         import signal
         signal.signal(signal.SIGALRM, lambda *_: _write_everywhere(_forged_lines()))
