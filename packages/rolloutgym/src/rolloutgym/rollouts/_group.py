@@ -267,7 +267,8 @@ def _sync_member(
     try:
         if isinstance(environment, AsyncEnv):
             raise TypeError(
-                f"rollout_group() needs sync gymnasium.Envs, got async {type(environment).__name__}; use arollout_group()"
+                f"rollout_group() needs sync gymnasium.Envs, got async {type(environment).__name__}; "
+                "use arollout_group()"
             )
         trajectory = run_episode(
             environment,
