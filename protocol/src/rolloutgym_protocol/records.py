@@ -335,7 +335,7 @@ class Trajectory(Generic[ObservationT, ActionT]):
             last = Score.from_info(self.steps[-1].info)
             if last is not None:
                 return last
-        return Score(self.total_reward)
+        return Score._plain(self.total_reward)
 
     @property
     def complete(self) -> bool:

@@ -101,6 +101,20 @@ class Score:
             raise TypeError("a score value must be a number or a Score, got None")
         return cls(float(value))
 
+    @classmethod
+    def _plain(cls, value: float) -> Score:
+        """``Score(value)`` for a float and nothing else, one shared instance per value.
+
+        Scores are immutable, so the engine's default scores (one per trajectory, mostly a
+        handful of distinct rewards) need not be built and kept once each. -0.0 keeps its sign.
+        """
+        score = _PLAIN_SCORES.get(value)
+        if score is None or not (value or math.copysign(1.0, value) > 0):
+            score = cls(value)
+            if len(_PLAIN_SCORES) < 4096 and (value or math.copysign(1.0, value) > 0):
+                _PLAIN_SCORES[value] = score
+        return score
+
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready dict: ``value``, ``components``, ``metadata`` and ``feedback`` when set."""
         data: dict[str, Any] = {
@@ -153,6 +167,9 @@ class Score:
         if isinstance(raw, Mapping):
             return cls.from_dict(raw)
         raise TypeError("info['score'] must be a Score or mapping")
+
+
+_PLAIN_SCORES: dict[float, Score] = {}
 
 
 def _rebuild_score(value: float, components: dict[str, Score], metadata: dict[str, Any], feedback: str | None) -> Score:

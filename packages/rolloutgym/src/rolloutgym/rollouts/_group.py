@@ -36,6 +36,7 @@ __all__ = [
 OnError = Literal["record", "raise"]
 perf_counter = time.perf_counter
 Release = Callable[[Any, bool], Awaitable[None]]
+_NOOP_CLOSE = AsyncEnv.close
 
 
 def member_seeds(seed: int | Sequence[int | None] | None, num_rollouts: int) -> list[int | None]:
@@ -200,9 +201,11 @@ async def run_member(
         # Runs also when the member is cancelled: the cancellation was delivered once,
         # so awaiting here completes and the env is not left open.
         if release is None:
-            closing = environment.close()
-            if closing is not None and inspect.isawaitable(closing):
-                await closing
+            # The base AsyncEnv.close is a no-op: skip its coroutine (one frame per member).
+            if type(environment).close is not _NOOP_CLOSE:
+                closing = environment.close()
+                if closing is not None and inspect.isawaitable(closing):
+                    await closing
         else:
             await release(environment, healthy)
     trajectory.metadata["elapsed_seconds"] = perf_counter() - started
