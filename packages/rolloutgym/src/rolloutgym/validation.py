@@ -7,12 +7,16 @@ with a pydantic model: ``config.tools[2].name: required field is missing``.
 
 from __future__ import annotations
 
-from typing import Any
+from importlib.resources.abc import Traversable
+from pathlib import Path
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, ValidationError
-from rolloutgym_protocol.errors import did_you_mean
+from pydantic import BaseModel, ConfigDict, ValidationError
+from rolloutgym_protocol.errors import ConfigError, did_you_mean
 
-__all__ = ["format_errors", "join_errors", "validate_model"]
+__all__ = ["DataRecord", "format_errors", "join_errors", "read_json_record", "read_jsonl_records", "validate_model"]
+
+Record = TypeVar("Record", bound=BaseModel)
 
 
 def _path(location: tuple[Any, ...], prefix: str) -> str:
@@ -61,3 +65,52 @@ def join_errors(errors: list[str]) -> str:
     if len(errors) == 1:
         return errors[0]
     return f"{len(errors)} problems:\n  " + "\n  ".join(errors)
+
+
+class DataRecord(BaseModel):
+    """Base of the models of a plugin's ``data/`` files: unknown fields are errors, values are not coerced."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def read_jsonl_records(path: Path | Traversable, model: type[Record]) -> list[Record]:
+    """The records of a JSON Lines data file, in file order, each checked by ``model``.
+
+    A line that is not JSON, a missing, unknown or mistyped field, or a repeated ``id`` is a
+    :class:`ConfigError` naming the file, the line and the field.
+    """
+    records: list[Record] = []
+    lines_of_ids: dict[Any, int] = {}
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        record = _validate_json(line, model, f"{path}:{number}", "this line (one JSON object per line)")
+        identifier = getattr(record, "id", None)
+        if identifier is not None:
+            if identifier in lines_of_ids:
+                raise ConfigError(
+                    f"{path}:{number}: field 'id': {identifier!r} is already the id of line "
+                    f"{lines_of_ids[identifier]}; give every task its own id"
+                )
+            lines_of_ids[identifier] = number
+        records.append(record)
+    return records
+
+
+def read_json_record(path: Path | Traversable, model: type[Record]) -> Record:
+    """The one JSON document of a data file, checked by ``model`` (errors as for JSON Lines)."""
+    return _validate_json(path.read_text(encoding="utf-8"), model, str(path), "the file")
+
+
+def _validate_json(text: str, model: type[Record], where: str, what: str) -> Record:
+    try:
+        return model.model_validate_json(text)
+    except ValidationError as error:
+        problem = error.errors(include_url=False)[0]
+        if problem["type"] == "json_invalid":
+            raise ConfigError(f"{where}: not valid JSON ({problem['msg']}); fix {what}") from None
+        field = ".".join(str(part) for part in problem["loc"]) or "(the object)"
+        fields = ", ".join(model.model_fields)
+        raise ConfigError(
+            f"{where}: field {field!r}: {problem['msg']}; fix {what} ({model.__name__} has the fields {fields})"
+        ) from None

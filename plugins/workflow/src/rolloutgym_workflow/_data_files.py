@@ -17,8 +17,8 @@ from importlib.resources.abc import Traversable
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, ValidationError
-from rolloutgym_protocol.errors import ConfigError
+from pydantic import BaseModel
+from rolloutgym.validation import DataRecord, read_json_record, read_jsonl_records
 
 __all__ = [
     "DataRecord",
@@ -32,12 +32,6 @@ __all__ = [
 ]
 
 Record = TypeVar("Record", bound=BaseModel)
-
-
-class DataRecord(BaseModel):
-    """Base of the data file models: unknown fields are errors, values are not coerced."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
 class TaskMetadata(DataRecord):
@@ -74,43 +68,12 @@ def data_file(name: str) -> Traversable:
 
 def read_jsonl(source: str | Path | Traversable, model: type[Record]) -> list[Record]:
     """The records of a JSON Lines file (a name in ``data/`` or a path), in file order."""
-    path = data_file(source) if isinstance(source, str) else source
-    records: list[Record] = []
-    lines_of_ids: dict[Any, int] = {}
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        record = _validate(line, model, f"{path}:{number}", "this line (one JSON object per line)")
-        identifier = getattr(record, "id", None)
-        if identifier is not None:
-            if identifier in lines_of_ids:
-                raise ConfigError(
-                    f"{path}:{number}: field 'id': {identifier!r} is already the id of line "
-                    f"{lines_of_ids[identifier]}; give every task its own id"
-                )
-            lines_of_ids[identifier] = number
-        records.append(record)
-    return records
+    return read_jsonl_records(data_file(source) if isinstance(source, str) else source, model)
 
 
 def read_json(source: str | Path | Traversable, model: type[Record]) -> Record:
     """The one JSON document of a file (a name in ``data/`` or a path)."""
-    path = data_file(source) if isinstance(source, str) else source
-    return _validate(path.read_text(encoding="utf-8"), model, str(path), "the file")
-
-
-def _validate(text: str, model: type[Record], where: str, what: str) -> Record:
-    try:
-        return model.model_validate_json(text)
-    except ValidationError as error:
-        problem = error.errors(include_url=False)[0]
-        if problem["type"] == "json_invalid":
-            raise ConfigError(f"{where}: not valid JSON ({problem['msg']}); fix {what}") from None
-        field = ".".join(str(part) for part in problem["loc"]) or "(the object)"
-        fields = ", ".join(model.model_fields)
-        raise ConfigError(
-            f"{where}: field {field!r}: {problem['msg']}; fix {what} ({model.__name__} has the fields {fields})"
-        ) from None
+    return read_json_record(data_file(source) if isinstance(source, str) else source, model)
 
 
 def refund_task_records(name: str = "refund") -> list[RefundTaskRecord]:
