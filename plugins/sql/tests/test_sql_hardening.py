@@ -303,3 +303,54 @@ def test_long_function_calls_end_within_the_limit(backend: str, changes_data: bo
     finally:
         environment.close()
     assert _digest(database_file) == before
+
+
+_ROOM_SCRIPT = """
+import resource, sys
+from rolloutgym_sql import Limits
+from rolloutgym_sql._worker import _TrustedRoom, _encode, _in_use
+
+limits = Limits(memory_bytes=64 * 1024 * 1024)
+hard = resource.getrlimit(resource.RLIMIT_AS)[1]
+cap = _in_use() + limits.memory_bytes
+resource.setrlimit(resource.RLIMIT_AS, (cap, hard))
+try:
+    bytearray(200 * 1024 * 1024)
+    sys.exit("the cap did not hold")
+except MemoryError:
+    pass
+with _TrustedRoom(limits):
+    grown = bytearray(200 * 1024 * 1024)  # the grader's read: beyond the agent's cap, within 4x
+del grown
+assert resource.getrlimit(resource.RLIMIT_AS) == (cap, hard), "the cap was not put back"
+try:
+    bytearray(200 * 1024 * 1024)
+    sys.exit("the cap was not put back")
+except MemoryError:
+    pass
+import pickle
+
+
+class Huge:
+    def __reduce__(self):
+        raise MemoryError
+
+
+status, message = pickle.loads(_encode(("ok", Huge()), limits))
+assert status == "statement" and "memory" in message, (status, message)
+print("ok")
+"""
+
+
+def test_trusted_reads_get_room_beyond_the_agents_memory_cap() -> None:
+    """The grader's reads and reply pickling get room beyond the cap; the cap comes back exactly.
+
+    A database engine keeps part of what a statement near the cap allocated, so after such a
+    statement reading every row for the diff used to fail with an empty MemoryError ("the reply
+    could not be sent: "). Runs in a child process, since it lowers RLIMIT_AS.
+    """
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", _ROOM_SCRIPT], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.strip() == "ok", done.stdout + done.stderr

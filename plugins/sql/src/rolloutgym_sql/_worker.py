@@ -43,6 +43,8 @@ _IDLE_LOCK = threading.Lock()
 # normally answers first; this covers start-up, pickling a large result, a slow machine).
 _GRACE_SECONDS = 1.0
 _OPEN_SECONDS = 120.0
+# How many episode allowances our own reads and reply pickling may use beyond what is mapped.
+_TRUSTED_FACTOR = 4
 
 
 def _files_directory() -> str | None:
@@ -298,12 +300,19 @@ class _ImageSource(DatabaseSource):
         return self._image
 
 
-def _limit_memory(limits: Limits) -> None:
-    """Cap the worker's address space at what it uses now plus ``limits.memory_bytes``."""
+def _in_use() -> int:
+    """Bytes of address space this process maps now (0 when /proc cannot tell)."""
     try:
         with open("/proc/self/statm") as handle:
-            in_use = int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            return int(handle.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     except (OSError, ValueError):
+        return 0
+
+
+def _limit_memory(limits: Limits) -> None:
+    """Cap the worker's address space at what it uses now plus ``limits.memory_bytes``."""
+    in_use = _in_use()
+    if not in_use:
         return
     _soft, hard = resource.getrlimit(resource.RLIMIT_AS)
     wanted = in_use + limits.memory_bytes
@@ -312,11 +321,88 @@ def _limit_memory(limits: Limits) -> None:
     resource.setrlimit(resource.RLIMIT_AS, (wanted, hard))
 
 
+class _TrustedRoom:
+    """Room beyond the agent's memory cap for our own reads of the database and for sending replies.
+
+    The cap (``_limit_memory``) is for the agent's statements. A database engine keeps some of
+    what a statement allocated (DuckDB's buffer pool, the allocator's free lists), so after a
+    statement that came close to the cap, reading every row for the grader or pickling a reply
+    would fail for lack of memory the agent did not use. While a trusted operation runs the cap
+    is raised to what is in use plus ``_TRUSTED_FACTOR`` times the episode's allowance (still a
+    bound), then put back exactly as it was.
+    """
+
+    def __init__(self, limits: Limits | None) -> None:
+        self._limits = limits
+        self._saved: tuple[int, int] | None = None
+
+    def __enter__(self) -> None:
+        if self._limits is None:
+            return
+        self._saved = resource.getrlimit(resource.RLIMIT_AS)
+        soft, hard = self._saved
+        if soft == resource.RLIM_INFINITY:
+            return
+        wanted = _in_use() + _TRUSTED_FACTOR * self._limits.memory_bytes
+        if hard != resource.RLIM_INFINITY:
+            wanted = min(wanted, hard)
+        resource.setrlimit(resource.RLIMIT_AS, (max(wanted, soft), hard))
+
+    def __exit__(self, *_exc: object) -> None:
+        if self._saved is not None:
+            resource.setrlimit(resource.RLIMIT_AS, self._saved)
+            self._saved = None
+
+
+def _handle(message: tuple[Any, ...], state: dict[str, Any]) -> tuple[str, Any]:
+    """Carry out one request in the worker; the reply's status is ok, statement or fatal."""
+    operation = message[0]
+    session = state.get("session")
+    if operation == "open":
+        _, backend, key, image, read_only, limits, files = message
+        if files is not None and backend == "duckdb":
+            from ._duckdb import set_files_directory
+
+            set_files_directory(files)
+        if image is not None:
+            state["images"][key] = image
+        if session is not None:
+            session.close()
+        resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.getrlimit(resource.RLIMIT_AS)[1]))
+        source = _ImageSource(key, state["images"][key])
+        state["session"] = open_in_process(backend, source, read_only=read_only, limits=limits)
+        state["limits"] = limits
+        _limit_memory(limits)
+        return ("ok", None)
+    if operation == "execute":
+        result = session.execute(message[1], max_rows=message[2])
+        return ("ok", (result, bool(session.last_statement_wrote)))
+    if operation in ("tables", "contents"):
+        with _TrustedRoom(state.get("limits")):
+            return ("ok", session.tables() if operation == "tables" else session.contents())
+    if operation == "close":
+        if session is not None:
+            session.close()
+            state["session"] = None
+        return ("ok", None)
+    return ("fatal", f"unknown request {operation!r}")
+
+
+def _encode(reply: tuple[str, Any], limits: Limits | None) -> bytes:
+    """Pickle a reply with room beyond the agent's cap; a reply too big even then is a statement error."""
+    with _TrustedRoom(limits):
+        try:
+            return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+        except MemoryError:
+            return pickle.dumps(("statement", "the result needed more memory than an episode may use"))
+        except Exception as exc:
+            return pickle.dumps(("fatal", f"the reply could not be sent: {type(exc).__name__}: {exc}"))
+
+
 def _serve() -> None:
     stdin = sys.stdin.buffer
     stdout = sys.stdout.buffer
-    images: dict[str, bytes] = {}
-    session: Any = None
+    state: dict[str, Any] = {"images": {}, "session": None, "limits": None}
     while True:
         header = _read_exactly(stdin, _HEADER.size)
         if header is None:
@@ -324,49 +410,15 @@ def _serve() -> None:
         body = _read_exactly(stdin, _HEADER.unpack(header)[0])
         if body is None:
             return
-        message = pickle.loads(body)
-        operation = message[0]
         try:
-            if operation == "open":
-                _, backend, key, image, read_only, limits, files = message
-                if files is not None and backend == "duckdb":
-                    from ._duckdb import set_files_directory
-
-                    set_files_directory(files)
-                if image is not None:
-                    images[key] = image
-                if session is not None:
-                    session.close()
-                resource.setrlimit(
-                    resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.getrlimit(resource.RLIMIT_AS)[1])
-                )
-                session = open_in_process(backend, _ImageSource(key, images[key]), read_only=read_only, limits=limits)
-                _limit_memory(limits)
-                reply: tuple[str, Any] = ("ok", None)
-            elif operation == "execute":
-                result = session.execute(message[1], max_rows=message[2])
-                reply = ("ok", (result, bool(session.last_statement_wrote)))
-            elif operation == "tables":
-                reply = ("ok", session.tables())
-            elif operation == "contents":
-                reply = ("ok", session.contents())
-            elif operation == "close":
-                if session is not None:
-                    session.close()
-                    session = None
-                reply = ("ok", None)
-            else:
-                reply = ("fatal", f"unknown request {operation!r}")
+            reply = _handle(pickle.loads(body), state)
         except StatementError as exc:
             reply = ("statement", str(exc))
         except MemoryError:
             reply = ("statement", "the statement needed more memory than an episode may use and was stopped")
         except Exception as exc:  # reported to the parent, which restarts the worker
             reply = ("fatal", f"{type(exc).__name__}: {exc}")
-        try:
-            payload = pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
-        except Exception as exc:
-            payload = pickle.dumps(("fatal", f"the reply could not be sent: {exc}"))
+        payload = _encode(reply, state["limits"])
         stdout.write(_HEADER.pack(len(payload)) + payload)
         stdout.flush()
 
