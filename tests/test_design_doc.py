@@ -70,7 +70,9 @@ def test_every_dotted_function_exists(dotted: str):
     assert hasattr(target, name) or hasattr(target.Registry if module == "registry" else target, name), dotted
 
 
-@pytest.mark.parametrize("name", ["select_tasks", "summarize", "arun_episode", "aclose_env", "error_record"])
+@pytest.mark.parametrize(
+    "name", ["select_tasks", "summarize", "arun_loop", "arun_episode", "release_env", "error_record"]
+)
 def test_the_functions_named_in_the_diagram_exist(name: str):
     assert name in DIAGRAM
     modules = ("runner", "runs", "rollouts", "rollouts._episode")

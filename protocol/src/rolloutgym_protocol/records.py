@@ -299,6 +299,31 @@ class Trajectory(Generic[ObservationT, ActionT]):
         setter(self, "terminated", bool(self.terminated))
         setter(self, "truncated", bool(self.truncated))
 
+    @classmethod
+    def _trusted(
+        cls,
+        initial_observation: Any,
+        steps: tuple[Step, ...],
+        initial_info: dict[str, Any],
+        terminated: bool,
+        truncated: bool,
+        metadata: dict[str, Any],
+        stop_reason: str | None,
+    ) -> Trajectory:
+        """Build a trajectory from values already normalised (a tuple of steps, dicts, bool flags).
+
+        The rollout engine's hot path, like :meth:`Step._trusted`: a plain ``__init__`` of a
+        twin class with the same slots (the frozen dataclass ``__init__`` and ``__post_init__``
+        cost about four times as much).
+        """
+        trajectory = _TrajectoryBuilder(
+            initial_observation, steps, initial_info, terminated, truncated, metadata, stop_reason
+        )
+        if cls is Trajectory:
+            trajectory.__class__ = Trajectory
+            return trajectory
+        return cls(initial_observation, steps, initial_info, terminated, truncated, metadata, stop_reason)
+
     def __len__(self) -> int:
         return len(self.steps)
 
@@ -365,6 +390,34 @@ class Trajectory(Generic[ObservationT, ActionT]):
             metadata=dict(from_jsonable(data.get("metadata") or {})),
             stop_reason=data.get("stop_reason"),
         )
+
+
+class _TrajectoryBuilder(Generic[ObservationT, ActionT]):
+    """:class:`Trajectory`'s twin: the same slots, a plain ``__init__`` (see ``Trajectory._trusted``)."""
+
+    __slots__ = Trajectory.__slots__
+
+    def __init__(
+        self,
+        initial_observation: Any,
+        steps: tuple[Step, ...],
+        initial_info: dict[str, Any],
+        terminated: bool,
+        truncated: bool,
+        metadata: dict[str, Any],
+        stop_reason: str | None,
+    ) -> None:
+        self.initial_observation = initial_observation
+        self.steps = steps
+        self.initial_info = initial_info
+        self.terminated = terminated
+        self.truncated = truncated
+        self.metadata = metadata
+        self.stop_reason = stop_reason
+
+
+if _TrajectoryBuilder.__init__.__code__.co_varnames[1:8] != Trajectory.__slots__:  # pragma: no cover
+    raise RuntimeError("Trajectory's fields and _TrajectoryBuilder's differ; update both")
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,21 +12,33 @@ import asyncio
 import inspect
 import math
 import time
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import gymnasium as gym
-from rolloutgym_protocol import AsyncEnv, PolicyOutput, Step, Trajectory, as_async, validate_step_result
+from rolloutgym_protocol import (
+    AsyncEnv,
+    PolicyOutput,
+    RolloutError,
+    Step,
+    Trajectory,
+    as_async,
+    validate_step_result,
+)
 from rolloutgym_protocol.errors import InvalidAction
 from rolloutgym_protocol.records import SHARED_EMPTY
 
 __all__ = [
     "EpisodeState",
+    "adapt_env",
     "arollout",
     "arun_episode",
     "arun_loop",
     "bind_policy",
     "check_budgets",
+    "error_record",
+    "member_metadata",
+    "release_env",
     "rollout",
     "run_episode",
 ]
@@ -35,6 +47,9 @@ _PolicyOutput = PolicyOutput
 # Actions of these types are never PolicyOutputs or awaitables: skip those checks.
 _PLAIN_ACTION_TYPES = frozenset({int, str, dict, list, float, bool, tuple})
 _trusted = Step._trusted
+_trusted_trajectory = Trajectory._trusted
+perf_counter = time.perf_counter
+Release = Callable[[Any, bool], Awaitable[None]]
 
 
 class EpisodeState:
@@ -312,77 +327,193 @@ async def arun_episode(
     check_actions: bool,
 ) -> Trajectory:
     """The async episode (arguments already checked; ``act`` already bound), with its timeout."""
-    steps: list[Step] = state.steps
     if timeout is None:
-        return await arun_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
+        return await arun_loop(environment, act, state, seed, options, max_steps, metadata, check_actions)
     try:
         async with asyncio.timeout(timeout):
-            return await arun_loop(environment, act, steps, state, seed, options, max_steps, metadata, check_actions)
+            return await arun_loop(environment, act, state, seed, options, max_steps, metadata, check_actions)
     except TimeoutError:
         if state.initial is None:
             state.failed("env", 0)
             raise TimeoutError(f"reset() of {type(environment).__name__} did not finish within {timeout} s") from None
         observation, initial_info = state.initial
-        return Trajectory(observation, tuple(steps), initial_info, False, True, metadata, "timeout")
+        return Trajectory(observation, tuple(state.steps), initial_info, False, True, metadata, "timeout")
+
+
+def error_record(
+    exc: BaseException, member: int, state: EpisodeState | None = None, *, where: str | None = None
+) -> RolloutError:
+    """The failure record of a member: where it failed (``state`` or ``where``; default ``"engine"``).
+
+    When the episode had started, the record keeps it as far as it got (``partial``: the
+    reset observation and the steps played), so a failure late in an episode loses no turns.
+    """
+    step = None
+    if where is None and state is not None and state.where is not None:
+        where, step = state.where, state.step
+    partial = None
+    if state is not None and state.initial is not None:
+        observation, initial_info = state.initial
+        partial = Trajectory(
+            observation, tuple(state.steps), initial_info, metadata={"member": member}, stop_reason="error"
+        )
+    return RolloutError.from_exception(exc, where=where or "engine", member=member, step=step, partial=partial)
+
+
+def member_metadata(metadata: Mapping[str, Any] | None, member: int, seed: int | None) -> dict[str, Any]:
+    """A member's trajectory metadata: the group's, plus ``member`` and ``seed`` (when set)."""
+    if seed is None:
+        return {**metadata, "member": member} if metadata else {"member": member}
+    return {**metadata, "member": member, "seed": seed} if metadata else {"member": member, "seed": seed}
+
+
+def adapt_env(environment: Any) -> Any:
+    """An ``AsyncEnv`` as is, a ``gymnasium.Env`` adapted with :func:`as_async` (others unchanged)."""
+    if type(environment) not in _ASYNC_ENV_TYPES:
+        if isinstance(environment, AsyncEnv):
+            if len(_ASYNC_ENV_TYPES) < 1024:
+                _ASYNC_ENV_TYPES.add(type(environment))
+        elif isinstance(environment, gym.Env):
+            return as_async(environment)
+    return environment
+
+
+_NO_STEPS: tuple[Step, ...] = ()
+_ASYNC_ENV_TYPES: set[type] = set()  # AsyncEnv subclasses seen (an ABC isinstance check costs more)
+_NOOP_CLOSE = AsyncEnv.close
+
+
+async def release_env(environment: Any, release: Release | None, healthy: bool) -> None:
+    """Hand a member's env back: ``await release(env, healthy)``, else close it (sync or async)."""
+    if release is not None:
+        await release(environment, healthy)
+    elif type(environment).close is not _NOOP_CLOSE:  # the base close is a no-op: skip its coroutine
+        closing = environment.close()
+        if closing is not None and inspect.isawaitable(closing):
+            await closing
 
 
 async def arun_loop(
-    environment: AsyncEnv[Any, Any],
+    environment: Any,
     act: Any,
-    steps: list[Step],
-    state: EpisodeState,
+    state: EpisodeState | None,
     seed: int | None,
     options: dict[str, Any] | None,
     max_steps: int | None,
-    metadata: dict[str, Any],
+    metadata: Mapping[str, Any] | None,
     check_actions: bool,
-) -> Trajectory:
-    """The async episode loop; the trajectory takes ``metadata`` as is (the caller's fresh dict)."""
-    try:
-        observation, initial_info = await environment.reset(seed=seed, options=options)
-    except Exception:
-        state.failed("env", 0)
-        raise
-    if not initial_info and type(initial_info) is dict:
-        initial_info = SHARED_EMPTY  # keep no empty dict of the env's per trajectory
-    state.initial = (observation, initial_info)
-    current = observation
-    terminated = truncated = False
-    stop_reason: str | None = None
-    append = steps.append
-    env_step = environment.step
+    member: int = -1,
+    item: Any = None,
+    make_env: Any = None,
+    on_error: str = "raise",
+    release: Release | None = None,
+    passthrough: tuple[type[BaseException], ...] = (),
+) -> Any:
+    """The async episode loop, written once; also a whole group member when ``make_env`` is given.
+
+    Plain episode (``make_env`` None): plays ``environment`` with the bound policy ``act``;
+    the trajectory takes ``metadata`` as is (the caller's fresh dict). On any exception, also
+    a cancellation (a timeout), ``state`` (when given) receives the reset result and the steps
+    played, and on a failure where it failed; then the exception propagates.
+
+    Group member (``make_env`` given; ``environment`` is ignored, ``act`` is the unbound
+    policy): makes the env from ``item``, binds the policy, plays, hands the env back
+    (``release`` or close; also when cancelled) and returns the trajectory, with ``member``
+    and ``seed`` in its metadata and ``elapsed_seconds``; with ``on_error="record"`` a
+    failure (other than ``passthrough`` types) is returned as a :class:`RolloutError`.
+    One coroutine per member: the loop is not a second frame under the member's.
+    """
+    if make_env is not None:
+        started = perf_counter()
+        try:
+            environment = make_env(item)
+            if type(environment) not in _ASYNC_ENV_TYPES:
+                if inspect.isawaitable(environment):
+                    environment = await environment
+                environment = adapt_env(environment)
+        except Exception as exc:
+            if on_error == "raise" or isinstance(exc, passthrough):
+                raise
+            return error_record(exc, member, where="make_env")
+        metadata = member_metadata(metadata, member, seed)
+    elif metadata is None:
+        metadata = {}
+    where: str | None = None
     index = 0
-    budget = -1 if max_steps is None else max_steps
-    plain_types, type_of, normalized, make_step, isawaitable = (
-        _PLAIN_ACTION_TYPES,
-        type,
-        _normalized,
-        _step,
-        inspect.isawaitable,
-    )
-    while True:
-        if index == budget:
-            truncated, stop_reason = True, "max_steps"
-            break
-        try:
+    steps: list[Step] | None = None
+    observation: Any = None
+    initial_info: Any = None
+    healthy = False
+    try:
+        if make_env is not None:
+            act = bind_policy(act, environment)
+        where = "env"
+        observation, initial_info = await environment.reset(seed=seed, options=options)
+        if not initial_info and type(initial_info) is dict:
+            initial_info = SHARED_EMPTY  # keep no empty dict of the env's per trajectory
+        # Kept small on purpose: while the policy is awaited, 2,000 members in flight keep their
+        # frames alive and the cyclic GC walks them, so no list until a second step, no bound
+        # methods or local copies of globals held across the await.
+        steps = _NO_STEPS
+        current = observation
+        terminated = truncated = False
+        stop_reason: str | None = None
+        budget = -1 if max_steps is None else max_steps
+        while True:
+            if index == budget:
+                truncated, stop_reason = True, "max_steps"
+                break
+            where = "policy"
             output = act(current)
-            if type_of(output) not in plain_types and isawaitable(output):
+            if type(output) not in _PLAIN_ACTION_TYPES and inspect.isawaitable(output):
                 output = await output
-        except Exception:
-            state.failed("policy", index)
+            action = output.action if type(output) is _PolicyOutput else output
+            if check_actions:
+                _check_action(environment, action, index)
+            where = "env"
+            result = _normalized(await environment.step(action), environment, index)
+            step = _step(current, action, output, result)
+            if index:
+                if index == 1:
+                    steps = [steps[0], step]
+                else:
+                    steps.append(step)  # type: ignore[union-attr]
+            else:
+                steps = (step,)
+            current = result[0]
+            index += 1
+            if result[2] or result[3]:
+                terminated, truncated, stop_reason = _ending(output, result[2], result[3])
+                break
+        trajectory = _trusted_trajectory(
+            observation,
+            steps if type(steps) is tuple else tuple(steps),
+            initial_info,
+            terminated,
+            truncated,
+            metadata,
+            stop_reason,
+        )
+        healthy = True
+    except BaseException as exc:
+        error = isinstance(exc, Exception)  # else a cancellation (a timeout): not a failure
+        record = error and make_env is not None and on_error != "raise" and not isinstance(exc, passthrough)
+        if state is None and record:
+            state = EpisodeState()
+        if state is not None:
+            if steps is not None:
+                state.initial = (observation, initial_info)
+                state.steps = list(steps)
+            if error and where is not None:
+                state.failed(where, index)
+        if not record:
             raise
-        action = output.action if type_of(output) is _PolicyOutput else output
-        if check_actions:
-            _check_action(environment, action, index)
-        try:
-            result = normalized(await env_step(action), environment, index)
-        except Exception:
-            state.failed("env", index)
-            raise
-        append(make_step(current, action, output, result))
-        current = result[0]
-        index += 1
-        if result[2] or result[3]:
-            terminated, truncated, stop_reason = _ending(output, result[2], result[3])
-            break
-    return Trajectory(observation, tuple(steps), initial_info, terminated, truncated, metadata, stop_reason)
+        return error_record(exc, member, state)
+    finally:
+        # Runs also when the member is cancelled: the cancellation was delivered once,
+        # so awaiting here completes and the env is not left open.
+        if make_env is not None:
+            await release_env(environment, release, healthy)
+    if make_env is not None:
+        trajectory.metadata["elapsed_seconds"] = perf_counter() - started
+    return trajectory

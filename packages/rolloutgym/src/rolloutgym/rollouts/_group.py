@@ -15,13 +15,25 @@ from __future__ import annotations
 import asyncio
 import inspect
 import time
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal
 
 import gymnasium as gym
-from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, TrajectoryGroup, as_async
+from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, TrajectoryGroup
 
-from ._episode import EpisodeState, arun_episode, arun_loop, bind_policy, check_budgets, run_episode
+from ._episode import (
+    EpisodeState,
+    Release,
+    adapt_env,
+    arun_episode,
+    arun_loop,
+    bind_policy,
+    check_budgets,
+    error_record,
+    member_metadata,
+    release_env,
+    run_episode,
+)
 
 __all__ = [
     "GroupCollector",
@@ -35,8 +47,6 @@ __all__ = [
 
 OnError = Literal["record", "raise"]
 perf_counter = time.perf_counter
-Release = Callable[[Any, bool], Awaitable[None]]
-_NOOP_CLOSE = AsyncEnv.close
 
 
 def member_seeds(seed: int | Sequence[int | None] | None, num_rollouts: int) -> list[int | None]:
@@ -60,41 +70,11 @@ def _check_group_args(num_rollouts: int, on_error: str) -> None:
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
 
 
-def error_record(
-    exc: BaseException, member: int, state: EpisodeState | None = None, *, where: str | None = None
-) -> RolloutError:
-    """The failure record of a member: where it failed (``state`` or ``where``; default ``"engine"``).
-
-    When the episode had started, the record keeps it as far as it got (``partial``: the
-    reset observation and the steps played), so a failure late in an episode loses no turns.
-    """
-    step = None
-    if where is None and state is not None and state.where is not None:
-        where, step = state.where, state.step
-    partial = None
-    if state is not None and state.initial is not None:
-        observation, initial_info = state.initial
-        partial = Trajectory(
-            observation, tuple(state.steps), initial_info, metadata={"member": member}, stop_reason="error"
-        )
-    return RolloutError.from_exception(exc, where=where or "engine", member=member, step=step, partial=partial)
-
-
-def _member_metadata(metadata: Mapping[str, Any] | None, member: int, seed: int | None) -> dict[str, Any]:
-    if seed is None:
-        return {**metadata, "member": member} if metadata else {"member": member}
-    return {**metadata, "member": member, "seed": seed} if metadata else {"member": member, "seed": seed}
-
-
 async def aclose_env(environment: Any) -> None:
     """Close an env whose ``close()`` may be sync or async."""
     result = environment.close()
     if result is not None and inspect.isawaitable(result):
         await result
-
-
-async def _release_by_closing(environment: Any, healthy: bool) -> None:
-    await aclose_env(environment)
 
 
 class GroupCollector:
@@ -137,7 +117,7 @@ class GroupCollector:
         return len(self._open)
 
 
-async def run_member(
+def run_member(
     item: Any,
     make_env: Callable[[Any], Any],
     policy: Any,
@@ -151,8 +131,11 @@ async def run_member(
     on_error: OnError = "record",
     release: Release | None = None,
     passthrough: tuple[type[BaseException], ...] = (),
-) -> Trajectory | RolloutError:
+) -> Coroutine[Any, Any, Trajectory | RolloutError]:
     """Run one group member start to finish: make its env, roll out, hand the env back.
+
+    ``await run_member(...)``: returns the member's coroutine (nothing runs before it is
+    awaited, so a member cancelled before it starts opens no env).
 
     Args:
         make_env: ``make_env(item)`` returning an ``AsyncEnv``, a ``gymnasium.Env``
@@ -169,45 +152,67 @@ async def run_member(
     Arguments are not checked here (check once per group with :func:`check_budgets`).
     The env is released also when the member is cancelled.
     """
+    if timeout is None:  # the common case: the member is one coroutine, the episode loop itself
+        return arun_loop(
+            None,
+            policy,
+            None,
+            seed,
+            options,
+            max_steps,
+            metadata,
+            False,
+            member,
+            item,
+            make_env,
+            on_error,
+            release,
+            passthrough,
+        )
+    return _timed_member(
+        item, make_env, policy, member, seed, options, max_steps, timeout, metadata, on_error, release, passthrough
+    )
+
+
+async def _timed_member(
+    item: Any,
+    make_env: Callable[[Any], Any],
+    policy: Any,
+    member: int,
+    seed: int | None,
+    options: dict[str, Any] | None,
+    max_steps: int | None,
+    timeout: float,
+    metadata: Mapping[str, Any] | None,
+    on_error: OnError,
+    release: Release | None,
+    passthrough: tuple[type[BaseException], ...],
+) -> Trajectory | RolloutError:
+    """A member with a time budget: the env is made and handed back outside the budget."""
     started = perf_counter()
-    state = EpisodeState()
     try:
         environment = make_env(item)
-        if not isinstance(environment, AsyncEnv):
-            if inspect.isawaitable(environment):
-                environment = await environment
-            if not isinstance(environment, AsyncEnv) and isinstance(environment, gym.Env):
-                environment = as_async(environment)
+        if inspect.isawaitable(environment):
+            environment = await environment
+        environment = adapt_env(environment)
     except Exception as exc:
         if on_error == "raise" or isinstance(exc, passthrough):
             raise
         return error_record(exc, member, where="make_env")
     healthy = False
-    metadata = _member_metadata(metadata, member, seed)
+    state = EpisodeState()
     try:
         act = bind_policy(policy, environment)
-        if timeout is None:  # the common case: one coroutine frame less per member
-            trajectory = await arun_loop(
-                environment, act, state.steps, state, seed, options, max_steps, metadata, False
-            )
-        else:
-            trajectory = await arun_episode(environment, act, state, seed, options, max_steps, timeout, metadata, False)
+        trajectory = await arun_episode(
+            environment, act, state, seed, options, max_steps, timeout, member_metadata(metadata, member, seed), False
+        )
         healthy = trajectory.stop_reason != "timeout"  # a cut-off call may still run in the env
     except Exception as exc:
         if on_error == "raise" or isinstance(exc, passthrough):
             raise
         return error_record(exc, member, state)
     finally:
-        # Runs also when the member is cancelled: the cancellation was delivered once,
-        # so awaiting here completes and the env is not left open.
-        if release is None:
-            # The base AsyncEnv.close is a no-op: skip its coroutine (one frame per member).
-            if type(environment).close is not _NOOP_CLOSE:
-                closing = environment.close()
-                if closing is not None and inspect.isawaitable(closing):
-                    await closing
-        else:
-            await release(environment, healthy)
+        await release_env(environment, release, healthy)
     trajectory.metadata["elapsed_seconds"] = perf_counter() - started
     return trajectory
 
@@ -281,7 +286,7 @@ def _sync_member(
             options,
             max_steps,
             timeout,
-            _member_metadata(metadata, member, seed),
+            member_metadata(metadata, member, seed),
             False,
         )
     except Exception as exc:
