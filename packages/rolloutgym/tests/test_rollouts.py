@@ -306,3 +306,78 @@ def test_failure_records_name_where_and_step_without_tagging_the_exception() -> 
     assert [(e.where, e.step, e.error_type) for e in group.errors] == [("policy", 2, "Fails")] * 2
     agroup = asyncio.run(arollout_group("x", lambda item: AsyncWalk(length=5, fail_at=3), lambda o: 1, num_rollouts=2))
     assert [(e.where, e.step) for e in agroup.errors] == [("env", 2)] * 2
+
+
+@pytest.mark.parametrize("fail_at", [1, 2, 3, 5])
+def test_a_member_failing_at_any_step_keeps_the_steps_it_played(fail_at: int) -> None:
+    """The member coroutine keeps no list before a second step: the partial record must still be exact."""
+    group = asyncio.run(
+        arollout_group("x", lambda item: AsyncWalk(length=9, fail_at=fail_at), lambda o: 1, num_rollouts=2, seed=4)
+    )
+    assert not group.trajectories
+    for member, error in enumerate(group.errors):
+        assert (error.where, error.step, error.member) == ("env", fail_at - 1, member)
+        assert error.partial is not None and error.partial.stop_reason == "error"
+        assert [step.next_observation for step in error.partial.steps] == list(range(1, fail_at))
+        assert error.partial.metadata == {"member": member}
+
+
+@pytest.mark.parametrize("length", [1, 2, 3, 7])
+def test_member_trajectories_match_the_single_episode_api(length: int) -> None:
+    group = asyncio.run(arollout_group("x", lambda item: AsyncWalk(length=length), lambda o: 2, num_rollouts=3, seed=1))
+    alone = asyncio.run(arollout(AsyncWalk(length=length), lambda o: 2, seed=1))
+    for member, trajectory in enumerate(group.trajectories):
+        assert type(trajectory.steps) is tuple and len(trajectory.steps) == length
+        assert [s.to_dict() for s in trajectory.steps] == [s.to_dict() for s in alone.steps]
+        assert trajectory.metadata["member"] == member and trajectory.metadata["seed"] == 1 + member
+        assert trajectory.metadata["elapsed_seconds"] >= 0.0
+        assert (trajectory.terminated, trajectory.stop_reason) == (True, "terminated")
+
+
+def test_a_mapping_reset_info_is_kept_as_a_dict() -> None:
+    from types import MappingProxyType
+
+    class ProxyInfo(AsyncWalk):
+        async def reset(self, *, seed=None, options=None):
+            await super().reset(seed=seed, options=options)
+            return 0, MappingProxyType({"level": 3})
+
+    group = asyncio.run(arollout_group("x", lambda item: ProxyInfo(), lambda o: 1, num_rollouts=2))
+    trajectory = asyncio.run(arollout(ProxyInfo(), lambda o: 1))
+    for kept in (*group.trajectories, trajectory, rollout(gym.wrappers.PassiveEnvChecker(Walk()), lambda o: 1)):
+        assert type(kept.initial_info) is dict
+    assert group.trajectories[0].initial_info == trajectory.initial_info == {"level": 3}
+
+
+def test_a_member_cancelled_before_it_starts_opens_no_env() -> None:
+    from rolloutgym.rollouts import run_member
+
+    made: list[Any] = []
+
+    async def main() -> None:
+        task = asyncio.ensure_future(run_member("x", lambda item: made.append(AsyncWalk()) or made[-1], lambda o: 1, 0))
+        task.cancel()  # before its first step
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(main())
+    assert made == []
+
+
+def test_release_hears_whether_the_member_was_healthy() -> None:
+    from rolloutgym.rollouts import run_member
+
+    heard: list[tuple[int, bool]] = []
+
+    async def release(environment: Any, healthy: bool) -> None:
+        heard.append((environment.fail_at or 0, healthy))
+
+    async def main() -> list[Any]:
+        return [
+            await run_member("x", lambda item, f=fail_at: AsyncWalk(fail_at=f), lambda o: 1, 0, release=release)
+            for fail_at in (None, 2)
+        ]
+
+    ok, failed = asyncio.run(main())
+    assert ok.stop_reason == "terminated" and failed.where == "env"
+    assert heard == [(0, True), (2, False)]

@@ -241,7 +241,9 @@ def run_episode(
     except Exception:
         state.failed("env", 0)
         raise
-    if not initial_info and type(initial_info) is dict:
+    if type(initial_info) is not dict:
+        initial_info = dict(initial_info)  # a Mapping of the env's: the trajectory keeps a dict
+    if not initial_info:
         initial_info = SHARED_EMPTY  # keep no empty dict of the env's per trajectory
     state.initial = (observation, initial_info)
     current = observation
@@ -279,7 +281,9 @@ def run_episode(
         if result[2] or result[3]:
             terminated, truncated, stop_reason = _ending(output, result[2], result[3])
             break
-    return Trajectory(observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason)
+    return _trusted_trajectory(
+        observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason
+    )
 
 
 async def arollout(
@@ -449,7 +453,9 @@ async def arun_loop(
             act = bind_policy(act, environment)
         where = "env"
         observation, initial_info = await environment.reset(seed=seed, options=options)
-        if not initial_info and type(initial_info) is dict:
+        if type(initial_info) is not dict:
+            initial_info = dict(initial_info)  # a Mapping of the env's: the trajectory keeps a dict
+        if not initial_info:
             initial_info = SHARED_EMPTY  # keep no empty dict of the env's per trajectory
         # Kept small on purpose: while the policy is awaited, 2,000 members in flight keep their
         # frames alive and the cyclic GC walks them, so no list until a second step, no bound
