@@ -37,6 +37,7 @@ __all__ = [
     "bind_policy",
     "check_budgets",
     "error_record",
+    "made_env",
     "member_metadata",
     "release_env",
     "rollout",
@@ -387,6 +388,13 @@ _ASYNC_ENV_TYPES: set[type] = set()  # AsyncEnv subclasses seen (an ABC isinstan
 _NOOP_CLOSE = AsyncEnv.close
 
 
+async def made_env(made: Any) -> Any:
+    """What ``make_env(item)`` returned, awaited when it is awaitable, then adapted (:func:`adapt_env`)."""
+    if inspect.isawaitable(made):
+        made = await made
+    return adapt_env(made)
+
+
 async def release_env(environment: Any, release: Release | None, healthy: bool) -> None:
     """Hand a member's env back: ``await release(env, healthy)``, else close it (sync or async)."""
     if release is not None:
@@ -431,10 +439,8 @@ async def arun_loop(
         started = perf_counter()
         try:
             environment = make_env(item)
-            if type(environment) not in _ASYNC_ENV_TYPES:
-                if inspect.isawaitable(environment):
-                    environment = await environment
-                environment = adapt_env(environment)
+            if type(environment) not in _ASYNC_ENV_TYPES:  # else an AsyncEnv as is (the common case)
+                environment = await made_env(environment)
         except Exception as exc:
             if on_error == "raise" or isinstance(exc, passthrough):
                 raise

@@ -24,12 +24,12 @@ from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, TrajectoryGr
 from ._episode import (
     EpisodeState,
     Release,
-    adapt_env,
     arun_episode,
     arun_loop,
     bind_policy,
     check_budgets,
     error_record,
+    made_env,
     member_metadata,
     release_env,
     run_episode,
@@ -191,10 +191,7 @@ async def _timed_member(
     """A member with a time budget: the env is made and handed back outside the budget."""
     started = perf_counter()
     try:
-        environment = make_env(item)
-        if inspect.isawaitable(environment):
-            environment = await environment
-        environment = adapt_env(environment)
+        environment = await made_env(make_env(item))
     except Exception as exc:
         if on_error == "raise" or isinstance(exc, passthrough):
             raise
