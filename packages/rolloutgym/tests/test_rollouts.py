@@ -381,3 +381,26 @@ def test_release_hears_whether_the_member_was_healthy() -> None:
     ok, failed = asyncio.run(main())
     assert ok.stop_reason == "terminated" and failed.where == "env"
     assert heard == [(0, True), (2, False)]
+
+
+@pytest.mark.parametrize("timeout", [None, 5.0])
+@pytest.mark.parametrize("made", [None, 3, "env", {"reset": 1}])
+def test_make_env_returning_no_environment_is_a_clear_make_env_record(made: Any, timeout: float | None) -> None:
+    group = asyncio.run(arollout_group("x", lambda item: made, lambda o: 1, num_rollouts=2, timeout=timeout))
+    assert not group.trajectories
+    for error in group.errors:
+        assert (error.where, error.error_type) == ("make_env", "TypeError")
+        assert f"make_env returned {type(made).__name__}, not an environment" in error.error_message
+        assert "AsyncEnv or a gymnasium.Env" in error.error_message
+
+
+def test_a_duck_typed_env_without_close_runs() -> None:
+    class Duck:
+        async def reset(self, *, seed=None, options=None):
+            return 0, {}
+
+        async def step(self, action):
+            return 1, 1.0, True, False, {}
+
+    group = asyncio.run(arollout_group("x", lambda item: Duck(), lambda o: 1, num_rollouts=2))
+    assert [t.total_reward for t in group.trajectories] == [1.0, 1.0] and not group.errors

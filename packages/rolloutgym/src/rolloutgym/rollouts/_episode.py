@@ -380,6 +380,11 @@ def adapt_env(environment: Any) -> Any:
                 _ASYNC_ENV_TYPES.add(type(environment))
         elif isinstance(environment, gym.Env):
             return as_async(environment)
+        elif not (hasattr(environment, "reset") and hasattr(environment, "step")):
+            raise TypeError(
+                f"make_env returned {type(environment).__name__}, not an environment: return a rolloutgym "
+                "AsyncEnv or a gymnasium.Env (or an awaitable of one)"
+            )
     return environment
 
 
@@ -399,7 +404,7 @@ async def release_env(environment: Any, release: Release | None, healthy: bool) 
     """Hand a member's env back: ``await release(env, healthy)``, else close it (sync or async)."""
     if release is not None:
         await release(environment, healthy)
-    elif type(environment).close is not _NOOP_CLOSE:  # the base close is a no-op: skip its coroutine
+    elif getattr(type(environment), "close", _NOOP_CLOSE) is not _NOOP_CLOSE:  # the base no-op: skip it
         closing = environment.close()
         if closing is not None and inspect.isawaitable(closing):
             await closing
