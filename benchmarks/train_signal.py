@@ -6,10 +6,11 @@ plays every episode: env reset, rendering, sampling, parsing, grading), and prin
 reward curve, pass rate and wall time per step, then the before/after evaluation on the
 test split.
 
-Then it runs the same training loop *without the env*: a ``rollout_func`` that renders
-the same prompts, samples with the same sampler and scores the decoded reply with the same
-grading function (``digit_share``) directly, with no env object, no rolloutgym episode and
-no Score records. The difference in time per step is the env's (and the episode loop's) share.
+Then it runs the same training loop with the env and *without the env* in alternating pairs
+(``--pairs``): the second ``rollout_func`` renders the same prompts, samples with the same
+sampler and scores the decoded reply with the same grading function (``digit_share``)
+directly, with no env object, no rolloutgym episode and no Score records. The difference in
+time per step is the env's (and the episode loop's) share.
 
     python benchmarks/train_signal.py [--model hf:tiny] [--steps 40] [--max-tokens 8] [--lr 1e-2]
 
@@ -76,19 +77,29 @@ class BareRolloutFunction:
         return output
 
 
-def bare_run(arguments: argparse.Namespace, out: str) -> list[dict[str, Any]]:
-    """The same GRPO loop and settings as train_grpo, with BareRolloutFunction."""
+def loop_run(arguments: argparse.Namespace, out: str, with_env: bool) -> list[dict[str, Any]]:
+    """The same GRPO loop and settings as train_grpo (no evaluations), with the env or without it.
+
+    ``with_env``: rolloutgym's ``RolloutFunction`` (env, episode loop, Score records);
+    else :class:`BareRolloutFunction`. Nothing else differs between the two.
+    """
     from rolloutgym_trl._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
     from rolloutgym_trl._models import load_trainable
     from rolloutgym_trl.datasets import train_dataset
     from rolloutgym_trl.grpo import _quiet, grpo_config
-    from rolloutgym_trl.rollout import env_reward
+    from rolloutgym_trl.rollout import RolloutFunction, env_reward
     from trl import GRPOTrainer
+
+    if with_env:
+        rollout_func: Any = RolloutFunction(max_tokens=arguments.max_tokens, seed=arguments.seed)
+    else:
+        rollout_func = BareRolloutFunction(arguments.max_tokens, arguments.seed)
 
     quiet_progress_bars()
     with library_warnings_quiet():
         trainable = load_trainable(arguments.model)
-        log = TrainingLog(os.path.join(out, "bare_log.jsonl"), {"trainer": "grpo", "mode": "bare"})
+        mode = "env" if with_env else "bare"
+        log = TrainingLog(os.path.join(out, f"{mode}_log.jsonl"), {"trainer": "grpo", "mode": mode})
         trainer = GRPOTrainer(
             model=trainable.model,
             reward_funcs=[env_reward],
@@ -106,7 +117,7 @@ def bare_run(arguments: argparse.Namespace, out: str) -> list[dict[str, Any]]:
             ),
             train_dataset=train_dataset("trl/digits-v0"),
             processing_class=trainable.tokenizer,
-            rollout_func=BareRolloutFunction(arguments.max_tokens, arguments.seed),
+            rollout_func=rollout_func,
             callbacks=[log.callback()],
         )
         _quiet(trainer)
@@ -124,6 +135,7 @@ def main() -> int:
     parser.add_argument("--prompts-per-step", type=int, default=2)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--pairs", type=int, default=3, help="alternating with/without-env loop pairs")
     arguments = parser.parse_args()
 
     import torch
@@ -166,14 +178,26 @@ def main() -> int:
             print("\n".join(result.comparison.lines()))
         print(f"total with evaluations: {with_env_total:.1f} s")
 
-        bare = bare_run(arguments, os.path.join(folder, "bare"))
+        # The env's share: the same training loop with and without the env, in alternating
+        # pairs (the machine's speed drifts); the best median per side.
+        medians: dict[tuple[bool, str], list[float]] = {}
+        bare: list[dict[str, Any]] = []
+        for pair in range(arguments.pairs):
+            for with_env in (False, True):
+                records = loop_run(arguments, os.path.join(folder, f"pair{pair}-{with_env}"), with_env)
+                bare = records if not with_env else bare
+                for key in ("seconds", "cpu_seconds"):
+                    medians.setdefault((with_env, key), []).append(statistics.median(r[key] for r in records))
     for key, what in (("seconds", "wall"), ("cpu_seconds", "CPU")):
-        with_env = statistics.median(record[key] for record in steps)
-        without_env = statistics.median(record[key] for record in bare)
+        with_env, without_env = min(medians[True, key]), min(medians[False, key])
         print(
-            f"median {what} time per step: with the env {with_env:.3f} s, same loop without the env "
-            f"{without_env:.3f} s; "
-            f"ratio {with_env / without_env:.2f}x; env share of a step {max(0.0, 1 - without_env / with_env):.1%}"
+            f"median {what} time per step (best of {arguments.pairs} alternating pairs): with the env "
+            f"{with_env:.3f} s, same loop without the env {without_env:.3f} s; ratio {with_env / without_env:.2f}x; "
+            f"env share of a step {1 - without_env / with_env:.1%}"
+        )
+        print(
+            "  per pair (with / without): "
+            + ", ".join(f"{a:.3f}/{b:.3f}" for a, b in zip(medians[True, key], medians[False, key], strict=True))
         )
     print(
         f"bare loop reward: first 3 steps {statistics.mean(r['reward'] for r in bare[:3]):.3f}, "

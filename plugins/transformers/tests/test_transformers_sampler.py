@@ -83,3 +83,25 @@ def test_empty_prompt_is_refused(tiny) -> None:
     _, sampler = tiny
     with pytest.raises(ValueError, match="empty prompt"):
         sampler.sample_sync([], SamplingParams())
+
+
+@pytest.mark.parametrize(("threaded", "elsewhere"), [(None, False), (False, False), (True, True)])
+def test_sample_runs_where_threaded_says_with_the_same_result(tiny, threaded, elsewhere) -> None:
+    """On CPU the default samples on the calling thread (a worker thread ran torch slower here)."""
+    import threading
+
+    loaded, reference = tiny
+    sampler = TransformersSampler(loaded.model, loaded.tokenizer, device="cpu", threaded=threaded)
+    assert sampler.threaded is elsewhere
+    seen: list[int] = []
+    original = sampler._sample
+
+    def recording(*arguments):
+        seen.append(threading.get_ident())
+        return original(*arguments)
+
+    sampler._sample = recording  # type: ignore[method-assign]
+    params = SamplingParams(max_tokens=6, temperature=1.0, seed=11)
+    sample = asyncio.run(sampler.sample(prompt(loaded), params))
+    assert (seen[0] != threading.get_ident()) is elsewhere
+    assert sample.token_ids == reference.sample_sync(prompt(loaded), params).token_ids

@@ -30,13 +30,28 @@ class TransformersSampler:
         tokenizer: its tokenizer (used to detect stop strings).
         device: where the model lives.
         name: a label reported in each sample's info.
+        threaded: :meth:`sample` runs the decoding loop in a worker thread, so that other
+            episodes' env steps run meanwhile. Default: on accelerators only. On CPU the
+            loop runs on the calling thread: there the env steps would compete for the
+            same cores, and torch ran the same loop 15-50 % slower in a worker thread than
+            on the thread that built the model (hf:tiny 9.5 vs 14.1 ms, SmolLM2-135M 485 vs
+            573 ms per 8-token sample; ``benchmarks/README.md``, issue 14).
     """
 
-    def __init__(self, model: Any, tokenizer: Any, *, device: str = "cpu", name: str | None = None) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        device: str = "cpu",
+        name: str | None = None,
+        threaded: bool | None = None,
+    ) -> None:
         self.model = model
         self.tokenizer = tokenizer
         self.device = torch.device(device)
         self.name = name
+        self.threaded = self.device.type != "cpu" if threaded is None else bool(threaded)
         self._lock = threading.Lock()
         parameters = inspect.signature(model.forward).parameters
         self._cache_argument = "cache" if "cache" in parameters else "past_key_values"
@@ -51,8 +66,10 @@ class TransformersSampler:
         return TransformersBatchSampler(self, renderer)
 
     async def sample(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Sample:
-        """Sample in a worker thread so that other episodes' env steps keep running."""
-        return await asyncio.to_thread(self.sample_sync, prompt_token_ids, params)
+        """Sample (in a worker thread when :attr:`threaded`, so that other episodes' env steps keep running)."""
+        if self.threaded:
+            return await asyncio.to_thread(self.sample_sync, prompt_token_ids, params)
+        return self.sample_sync(prompt_token_ids, params)
 
     def sample_sync(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Sample:
         """The blocking sampler (what :meth:`sample` runs in a thread)."""
