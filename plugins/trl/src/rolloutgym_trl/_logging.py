@@ -1,4 +1,7 @@
-"""The training log: one JSON line per logged trainer step, readable by ``rolloutgym report``.
+"""The training log: one JSON line per logged trainer step, drawn by ``rolloutgym report``.
+
+The format is rolloutgym's (``docs/reference/training-logs.md``, read by
+``rolloutgym.runs.read_training_log``); this module writes it from a TRL trainer.
 
 The first line is a header (``{"rolloutgym_training_log": 1, "trainer": ..., "model": ...,
 "env_ids": [...]}``); each later line is what the trainer logged at that step (TRL names:
@@ -19,9 +22,11 @@ from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from rolloutgym.runs.training_log import TRAINING_LOG_FORMAT_KEY, TRAINING_LOG_VERSION
+
 __all__ = ["TrainingLog", "library_warnings_quiet", "quiet_progress_bars", "read_training_log"]
 
-FORMAT_KEY = "rolloutgym_training_log"
+FORMAT_KEY = TRAINING_LOG_FORMAT_KEY
 
 
 def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
@@ -54,7 +59,7 @@ class TrainingLog:
         self._last = time.perf_counter()
         self._last_cpu = time.process_time()
         with self.path.open("w", encoding="utf-8") as handle:
-            handle.write(json.dumps({FORMAT_KEY: 1, **header}, default=str) + "\n")
+            handle.write(json.dumps({FORMAT_KEY: TRAINING_LOG_VERSION, **header}, default=str) + "\n")
 
     def write(self, record: Mapping[str, Any]) -> None:
         now, cpu = time.perf_counter(), time.process_time()
@@ -85,14 +90,14 @@ class TrainingLog:
 
 
 def read_training_log(path: str | Path) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``(header, records)`` of a training log; raises ``ValueError`` when it is not one."""
-    lines = [line for line in Path(path).read_text(encoding="utf-8").splitlines() if line.strip()]
-    if not lines:
-        raise ValueError(f"{path} is empty")
-    header = json.loads(lines[0])
-    if not isinstance(header, dict) or FORMAT_KEY not in header:
-        raise ValueError(f"{path} is not a rolloutgym training log (its first line has no {FORMAT_KEY!r})")
-    return header, [json.loads(line) for line in lines[1:]]
+    """``(header, records)`` of a training log; raises ``ValueError`` (a ``TrainingLogError``) when it is not one.
+
+    The reader is the core's :func:`rolloutgym.runs.read_training_log`; this keeps the plugin's tuple shape.
+    """
+    from rolloutgym.runs import read_training_log as read
+
+    log = read(path)
+    return {FORMAT_KEY: TRAINING_LOG_VERSION, **log.header}, list(log.records)
 
 
 @contextlib.contextmanager

@@ -75,7 +75,7 @@ def _report(result: Any) -> None:
         for line in result.comparison.lines():
             typer.echo(line)
     typer.echo(f"model: {result.output_dir}  (evaluate it with --policy hf:{result.output_dir})")
-    typer.echo(f"training log: {result.log_path}  (plot it: rolloutgym train report {result.log_path})")
+    typer.echo(f"training log: {result.log_path}  (plot it: rolloutgym report {result.log_path})")
     typer.echo(f"time: {result.seconds:.1f} s")
 
 

@@ -1,4 +1,4 @@
-"""``rolloutgym report`` and ``rolloutgym view``: the HTML report of run files."""
+"""``rolloutgym report`` and ``rolloutgym view``: the HTML report of run files and training logs."""
 
 from __future__ import annotations
 
@@ -13,22 +13,30 @@ from ._app import app, console, error_console, fail, output_path
 
 def _build(run_files: list[Path], out: Optional[Path], title: Optional[str]) -> Path:
     from ..report import build_report
+    from ..runs import file_kind
     from .runs import torn_tail, warn_torn_tail
 
     for run_file in run_files:
-        if torn_tail(run_file):
+        if file_kind(run_file) == "run" and torn_tail(run_file):
             warn_torn_tail(run_file)
     result = build_report(run_files, out, title=title)
     megabytes = result.bytes / 1e6
-    console.print(
-        f"wrote {result.path} ({result.num_trajectories} trajectories from {len(result.runs)} run(s), "
-        f"{megabytes:.1f} MB, {result.seconds:.1f} s)"
-    )
+    contents = [f"{result.num_trajectories} trajectories from {len(result.runs)} run(s)"] if result.runs else []
+    contents += [f"{len(result.training_logs)} training log(s)"] if result.training_logs else []
+    console.print(f"wrote {result.path} ({', '.join(contents)}, {megabytes:.1f} MB, {result.seconds:.1f} s)")
     for digest in result.runs:
         summary = digest.summary
         console.print(
             f"  {digest.path.name}: {digest.header['env']['id']} · policy {digest.header.get('policy')} · "
             f"pass rate {summary.pass_rate:.1%} · mean reward {summary.mean_reward:.3f} · errors {summary.num_errors}"
+        )
+    for log in result.training_logs:
+        steps = log.steps
+        last = f" to step {steps[-1]['step']}" if steps else ""
+        console.print(
+            f"  {log.path.name}: training log · {len(steps)} step(s){last} · metrics "
+            f"{', '.join(log.metrics) or 'none'}",
+            markup=False,
         )
     return result.path
 
@@ -36,14 +44,16 @@ def _build(run_files: list[Path], out: Optional[Path], title: Optional[str]) -> 
 @app.command("report")
 def report_command(
     run_files: list[Path] = typer.Argument(
-        ..., help="One or more run files; with several, the first is the baseline of the comparison."
+        ...,
+        help="Run files and/or training logs (told apart by content); the first run is the baseline of the "
+        "comparison, training logs are drawn as curves.",
     ),
     out: Optional[Path] = typer.Option(
         None, "--out", "-o", help="The HTML file to write (default: RUN.html next to the first run)."
     ),
     title: Optional[str] = typer.Option(None, "--title", help="The page title."),
 ) -> None:
-    """Write a self-contained HTML report: summary, plots, per-task table and trajectory viewer."""
+    """Write a self-contained HTML report: run files (summary, plots, tasks, trajectories), training logs (curves)."""
     if out is not None:
         output_path(out, "--out")
     path = _build(run_files, out, title)
@@ -52,7 +62,9 @@ def report_command(
 
 @app.command("view")
 def view_command(
-    run_files: list[Path] = typer.Argument(..., help="Run files (or an existing .html report) to view."),
+    run_files: list[Path] = typer.Argument(
+        ..., help="Run files and/or training logs (or an existing .html report) to view."
+    ),
     out: Optional[Path] = typer.Option(
         None, "--out", "-o", help="Keep the report at this path (default: a temporary file)."
     ),

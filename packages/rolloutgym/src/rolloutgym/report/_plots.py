@@ -13,7 +13,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-__all__ = ["delta_svg", "pass_at_k_svg", "reward_histogram_svg", "task_pass_rate_svg"]
+__all__ = ["delta_svg", "pass_at_k_svg", "reward_histogram_svg", "task_pass_rate_svg", "training_curve_svg"]
 
 # With more tasks than this, per-task bars become a sorted profile (one path, not N bars).
 # Above these counts, task labels would overlap (7 pt labels on a 5.4 in / 10 in wide plot):
@@ -194,3 +194,30 @@ def delta_svg(task_ids: Sequence[str], deltas: Sequence[float], label: str) -> s
     axes.set_ylabel("Δ pass rate")
     axes.set_title(f"Pass-rate change per task: {label}", loc="left", fontsize=10)
     return _svg(figure, "pass rate change per task")
+
+
+@_styled
+def training_curve_svg(
+    metric: str, lines: Sequence[tuple[str, Sequence[float], Sequence[float], Sequence[float] | None]]
+) -> str:
+    """One metric of training logs against the step: a line per log ``(label, steps, values, spread)``.
+
+    ``spread`` (the metric's per-step standard deviation, when the log has one) is drawn as a band.
+    """
+    figure, axes = _figure()
+    for label, steps, values, spread in lines:
+        # '$' would start matplotlib's mathtext, a leading '_' hides a legend entry.
+        shown = " " + label if label.startswith("_") else label
+        (line,) = axes.plot(steps, values, marker="o", markersize=2.5, linewidth=1.4, label=shown.replace("$", r"\$"))
+        if spread is not None:
+            low = [value - deviation for value, deviation in zip(values, spread, strict=True)]
+            high = [value + deviation for value, deviation in zip(values, spread, strict=True)]
+            axes.fill_between(steps, low, high, color=line.get_color(), alpha=0.15, linewidth=0)
+    if len(lines) > 1:
+        axes.legend(frameon=False, loc="best", fontsize=7)
+    from matplotlib.ticker import MaxNLocator
+
+    axes.xaxis.set_major_locator(MaxNLocator(integer=True))  # steps are whole numbers
+    axes.set_xlabel("step")
+    axes.set_title(metric.replace("$", r"\$"), loc="left", fontsize=10)
+    return _svg(figure, re.sub(r"[^\w ./:-]", "_", metric) + " per step")

@@ -1,9 +1,10 @@
-"""Build the self-contained HTML report of one or more run files.
+"""Build the self-contained HTML report of run files and training logs.
 
 The page needs no server and no network: CSS, script, plots (inline SVG from matplotlib)
 and every trajectory (one zlib-compressed JSON blob per group, expanded when opened) are
 inside the file. Run files are streamed, so memory grows with the number of trajectories
-(a few numbers each), not with the size of the run file.
+(a few numbers each), not with the size of the run file. Training logs (told apart from
+run files by their first line) are drawn as curves in a ``training`` view of the same page.
 """
 
 from __future__ import annotations
@@ -21,11 +22,13 @@ from typing import IO, Any
 
 from rolloutgym_protocol.errors import ConfigError
 
+from ..runs.training_log import TrainingLog, TrainingLogError, file_kind, read_training_log
 from . import _plots
 from ._collect import RunDigest, collect_run
 from ._html import asset, comparison_rows, json_script, run_label, run_section
+from ._training import log_labels, training_section
 
-__all__ = ["ReportResult", "build_report", "default_report_path"]
+__all__ = ["ReportResult", "build_report", "build_training_report", "default_report_path"]
 
 
 @dataclass(frozen=True)
@@ -37,12 +40,14 @@ class ReportResult:
         runs: the digests of the runs (summary, per-task index), in report order.
         bytes: the size of the HTML file.
         seconds: how long building took.
+        training_logs: the training logs drawn in the training view, in report order.
     """
 
     path: Path
     runs: tuple[RunDigest, ...]
     bytes: int
     seconds: float
+    training_logs: tuple[TrainingLog, ...] = ()
 
     @property
     def num_trajectories(self) -> int:
@@ -52,7 +57,10 @@ class ReportResult:
 def default_report_path(run_paths: list[Path]) -> Path:
     """``run.html`` next to a single run; ``a-vs-b.html`` next to the first of several."""
     if not run_paths:
-        raise ConfigError("no run files given; pass at least one run file written by 'rolloutgym run'")
+        raise ConfigError(
+            "no files given; pass at least one run file written by 'rolloutgym run' or a training log "
+            "(OUT/training_log.jsonl of 'rolloutgym train')"
+        )
     first = run_paths[0]
     if len(run_paths) == 1:
         return first.with_suffix(".html")
@@ -132,61 +140,102 @@ def build_report(
     """Write the HTML report of ``run_paths`` to ``out`` and return what was written.
 
     Args:
-        run_paths: run files written by ``rolloutgym run``; the first is the baseline of
-            the comparison view when there are several.
+        run_paths: run files written by ``rolloutgym run`` and/or training logs (see
+            :func:`rolloutgym.runs.read_training_log`), told apart by their first line. The
+            first run is the baseline of the comparison view when there are several; the
+            training logs share one ``training`` view, one plot per metric.
         out: the HTML file (default: :func:`default_report_path`). Written atomically.
-        title: the page title (default: the env ids and policies).
+        title: the page title (default: the env ids and policies, or the logs).
 
     Raises:
         RunFileError: a run file is missing or corrupt.
-        ConfigError: no run files, or matplotlib (the ``report`` extra) is not installed.
+        TrainingLogError: a training log is malformed (the message names ``file:line``).
+        ConfigError: no files, a file that is neither, or matplotlib (the ``report`` extra) is not installed.
     """
     started = time.perf_counter()
     paths = [Path(path) for path in run_paths]
     target = Path(out) if out is not None else default_report_path(paths)
     if target.suffix.lower() in {".jsonl", ".json"} and target.resolve() in {path.resolve() for path in paths}:
-        raise ConfigError(f"refusing to overwrite the run file {target} with the report; pass -o report.html")
+        raise ConfigError(f"refusing to overwrite the input file {target} with the report; pass -o report.html")
+    runs = [path for path in paths if file_kind(path) == "run"]
+    logs = [read_training_log(path) for path in paths if path not in runs]
     _plots._matplotlib()  # fail before reading gigabytes when the extra is missing
     target.parent.mkdir(parents=True, exist_ok=True)
-    digests: list[RunDigest] = []
     with tempfile.TemporaryFile("w+", encoding="ascii", dir=target.parent, prefix=".rolloutgym-report-") as blobs:
-        for number, path in enumerate(paths):
-            digests.append(collect_run(path, blobs, run_number=number))
-        page_title = title or " vs ".join(
-            f"{digest.header['env']['id']} · {digest.header.get('policy')}" for digest in digests
-        )
-        sections = []
-        for number, digest in enumerate(digests):
-            summary = digest.summary
-            threshold = float(digest.header.get("pass_threshold", 1.0))
-            plots = [
-                _plots.reward_histogram_svg(digest.rewards, threshold),
-                _plots.pass_at_k_svg(summary.pass_at, summary.pass_hat),
-                _plots.task_pass_rate_svg(
-                    [task.task_id for task in summary.tasks], [task.pass_rate for task in summary.tasks]
-                ),
-            ]
-            sections.append(run_section(number, digest, plots, hidden=number != 0))
-        comparisons: list[dict[str, object]] = []
-        if len(digests) > 1:
-            compare_html, comparisons = _compare_section(digests, hidden=True)
-            sections.append(compare_html)
-        tabs = "".join(
-            f'<button type="button" data-view="run-{number}" '
-            f'aria-selected="{str(number == 0).lower()}">{escape(run_label(digest))}</button>'
-            for number, digest in enumerate(digests)
-        )
-        if len(digests) > 1:
-            tabs += '<button type="button" data-view="compare" aria-selected="false">compare</button>'
-        data: dict[str, Any] = {"runs": [_run_data(digest) for digest in digests], "comparisons": comparisons}
+        digests = [collect_run(path, blobs, run_number=number) for number, path in enumerate(runs)]
+        tabs, sections, comparisons = _run_views(digests)
+        if logs:
+            sections.append(training_section(logs, hidden=bool(digests)))
+            selected = str(not digests).lower()
+            tabs += f'<button type="button" data-view="training" aria-selected="{selected}">training</button>'
+        data: dict[str, Any] = {
+            "runs": [_run_data(digest) for digest in digests],
+            "comparisons": comparisons,
+        }
         temporary = target.with_name(f".{target.name}.tmp")
         try:
-            _write_page(temporary, page_title, tabs, sections, data, blobs)
+            _write_page(temporary, title or _default_title(digests, logs), tabs, sections, data, blobs)
         except BaseException:
             temporary.unlink(missing_ok=True)
             raise
         os.replace(temporary, target)
-    return ReportResult(target, tuple(digests), target.stat().st_size, time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return ReportResult(target, tuple(digests), target.stat().st_size, seconds, tuple(logs))
+
+
+def build_training_report(
+    logs: Sequence[str | Path], out: str | Path | None = None, *, title: str | None = None
+) -> ReportResult:
+    """:func:`build_report` of training logs only (``rolloutgym train report``): a run file is an error.
+
+    ``out`` defaults to the first log with ``.html``.
+    """
+    if not logs:
+        raise ConfigError("give at least one training log (OUT/training_log.jsonl of 'rolloutgym train')")
+    for path in logs:
+        if not Path(path).is_file():
+            raise TrainingLogError(f"no training log '{path}' (no such file)")
+        if file_kind(path) == "run":
+            raise ConfigError(
+                f"{path} is a run file, not a training log; draw run files (and training logs) with "
+                f"'rolloutgym report {path}'"
+            )
+    return build_report(logs, out if out is not None else Path(logs[0]).with_suffix(".html"), title=title)
+
+
+def _default_title(digests: list[RunDigest], logs: list[TrainingLog]) -> str:
+    parts = [f"{digest.header['env']['id']} · {digest.header.get('policy')}" for digest in digests]
+    if logs:
+        parts.append("training: " + ", ".join(log_labels(logs)))
+    return " vs ".join(parts)
+
+
+def _run_views(digests: list[RunDigest]) -> tuple[str, list[str], list[dict[str, object]]]:
+    """The tab buttons, ``<section>``s and comparison data of the runs."""
+    sections = []
+    for number, digest in enumerate(digests):
+        summary = digest.summary
+        threshold = float(digest.header.get("pass_threshold", 1.0))
+        plots = [
+            _plots.reward_histogram_svg(digest.rewards, threshold),
+            _plots.pass_at_k_svg(summary.pass_at, summary.pass_hat),
+            _plots.task_pass_rate_svg(
+                [task.task_id for task in summary.tasks], [task.pass_rate for task in summary.tasks]
+            ),
+        ]
+        sections.append(run_section(number, digest, plots, hidden=number != 0))
+    comparisons: list[dict[str, object]] = []
+    if len(digests) > 1:
+        compare_html, comparisons = _compare_section(digests, hidden=True)
+        sections.append(compare_html)
+    tabs = "".join(
+        f'<button type="button" data-view="run-{number}" '
+        f'aria-selected="{str(number == 0).lower()}">{escape(run_label(digest))}</button>'
+        for number, digest in enumerate(digests)
+    )
+    if len(digests) > 1:
+        tabs += '<button type="button" data-view="compare" aria-selected="false">compare</button>'
+    return tabs, sections, comparisons
 
 
 def _write_page(path: Path, title: str, tabs: str, sections: list[str], data: dict[str, Any], blobs: IO[str]) -> None:

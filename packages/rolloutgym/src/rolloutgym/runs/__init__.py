@@ -1,7 +1,8 @@
-"""Run files: writing, reading, resuming, summarising and exporting rollout runs."""
+"""Run files: writing, reading, resuming, summarising and exporting rollout runs; reading training logs."""
 
 from ._store import FORMAT_VERSION, GroupLine, Run, RunWriter, iter_group_lines, iter_run, read_header, read_run
 from .stats import GroupFacts, RunSummary, TaskSummary, group_facts, pass_at_k, pass_hat_k, summarize
+from .training_log import TrainingLog, TrainingLogError, file_kind, read_training_log
 
 __all__ = [
     "FORMAT_VERSION",
@@ -11,6 +12,9 @@ __all__ = [
     "RunSummary",
     "RunWriter",
     "TaskSummary",
+    "TrainingLog",
+    "TrainingLogError",
+    "file_kind",
     "group_facts",
     "iter_group_lines",
     "iter_run",
@@ -18,5 +22,6 @@ __all__ = [
     "pass_hat_k",
     "read_header",
     "read_run",
+    "read_training_log",
     "summarize",
 ]

@@ -353,9 +353,9 @@
 
   // Deep links: #run-0/task/3/member/1 opens that trajectory.
   function followHash() {
-    const match = /^#(run-(\d+)|compare)(?:\/task\/(\d+)(?:\/(member|error)\/(\d+))?)?$/.exec(location.hash);
+    const match = /^#(run-(\d+)|compare|training)(?:\/task\/(\d+)(?:\/(member|error)\/(\d+))?)?$/.exec(location.hash);
     if (!match) { showView(tabs.length ? tabs[0].dataset.view : "run-0"); return; }
-    if (match[1] === "compare") { showView("compare"); return; }
+    if (match[1] === "compare" || match[1] === "training") { showView(match[1]); return; }
     const runIndex = Number(match[2]);
     if (!browsers[runIndex]) return;
     showView(`run-${runIndex}`);
