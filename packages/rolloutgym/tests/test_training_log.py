@@ -140,6 +140,7 @@ def test_cli_report_draws_a_training_log_one_plot_per_metric(tmp_path: Path, cap
     assert plots["reward"] == {label: [[1, 0.1], [2, 0.4], [3, 0.7], [4, 0.9]]}
     assert plots["rolloutgym/pass_rate"] == {label: [[1, 0.1], [3, 0.7]]}
     assert plots["loss"][label][-1] == [4, 0.1]
+    assert "mean reward of the step&#x27;s episodes" in page  # known metrics say what they measure
     assert re.search(r'<tr data-metric="kl"><td>kl</td><td data-value="0.0">', page)
     assert '<tr data-moment="after"><td>grpo · out/training_log.jsonl</td><td>after</td><td>hf:trained</td>' in page
     assert 'data-value="1.0">100.0%</td>' in page and "train_loss=0.5" in page

@@ -20,6 +20,17 @@ __all__ = ["log_labels", "ordered_metrics", "training_section"]
 # Metrics drawn first when a log has them (matched on the last part of the name: rolloutgym/pass_rate).
 _HEADLINE = ("reward", "pass_rate", "pass", "loss", "kl", "entropy")
 _STD_SUFFIX = "_std"
+# What the common metric names measure (TRL's names and rolloutgym's), shown under their plots.
+_DESCRIPTIONS = {
+    "reward": "mean reward of the step's episodes (band: ± its standard deviation)",
+    "pass_rate": "share of the step's episodes that pass",
+    "loss": "training loss",
+    "kl": "KL divergence to the reference model",
+    "entropy": "mean entropy of the sampled tokens",
+    "completions/mean_length": "sampled tokens per episode",
+    "seconds": "wall-clock seconds per logged step",
+    "cpu_seconds": "CPU seconds per logged step (all threads)",
+}
 _NO_CURVES = '<p class="muted">No metric changes over the logged steps.</p>'
 
 
@@ -73,9 +84,11 @@ def _figure(metric: str, lines: list[tuple[str, list[float], list[float], list[f
     series = {
         label: [[step, value] for step, value in zip(steps, values, strict=True)] for label, steps, values, _ in lines
     }
+    known = _DESCRIPTIONS.get(metric) or _DESCRIPTIONS.get(metric.rsplit("/", 1)[-1])
+    caption = f'<figcaption class="muted">{escape(known)}</figcaption>' if known else ""
     return (
         f'<figure data-metric="{escape(metric, quote=True)}" data-series="{escape(json.dumps(series), quote=True)}">'
-        f"{_plots.training_curve_svg(metric, lines)}</figure>"
+        f"{_plots.training_curve_svg(metric, lines)}{caption}</figure>"
     )
 
 
