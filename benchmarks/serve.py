@@ -57,8 +57,8 @@ def recorded_episodes(count: int) -> list[tuple[int, int, list[Any]]]:
     return episodes
 
 
-def replay_local(episodes: list[tuple[int, int, list[Any]]]) -> tuple[float, int]:
-    environments = [rg.make(GUESS, task=task) for task, _, _ in episodes]
+def replay(environments: list[Any], episodes: list[tuple[int, int, list[Any]]]) -> tuple[float, int]:
+    """Replay ``episodes`` on the already opened ``environments`` (one each), then close them: (seconds, calls)."""
     calls = 0
     started = time.perf_counter()
     for environment, (_, seed, actions) in zip(environments, episodes, strict=True):
@@ -70,21 +70,14 @@ def replay_local(episodes: list[tuple[int, int, list[Any]]]) -> tuple[float, int
     for environment in environments:
         environment.close()
     return elapsed, calls
+
+
+def replay_local(episodes: list[tuple[int, int, list[Any]]]) -> tuple[float, int]:
+    return replay([rg.make(GUESS, task=task) for task, _, _ in episodes], episodes)
 
 
 def replay_http(url: str, episodes: list[tuple[int, int, list[Any]]]) -> tuple[float, int]:
-    environments = [RemoteEnv(url, task=task) for task, _, _ in episodes]
-    calls = 0
-    started = time.perf_counter()
-    for environment, (_, seed, actions) in zip(environments, episodes, strict=True):
-        environment.reset(seed=seed)
-        for action in actions:
-            environment.step(action)
-        calls += 1 + len(actions)
-    elapsed = time.perf_counter() - started
-    for environment in environments:
-        environment.close()
-    return elapsed, calls
+    return replay([RemoteEnv(url, task=task) for task, _, _ in episodes], episodes)
 
 
 def replay_ws(url: str, episodes: list[tuple[int, int, list[Any]]]) -> tuple[float, int]:

@@ -5,6 +5,7 @@ Only typer is imported here; trl, torch and transformers load when a command run
 
 from __future__ import annotations
 
+import inspect
 import json
 from pathlib import Path
 from typing import Any
@@ -144,102 +145,115 @@ def grpo(
     _report(result)
 
 
-@train_app.command("sft")
-def sft(
-    runs: list[Path] = typer.Argument(..., help="Run files (rolloutgym run ... --out RUN.jsonl)."),
-    model: str = typer.Option("hf:tiny", "--model", "-m", help="hf:tiny, hf:smollm2, hf:PATH or PATH."),
-    out: Path = typer.Option(Path("trained/sft"), "--out", "-o", help="Where the trained model is saved."),
-    epochs: float = typer.Option(3.0, "--epochs", help="Passes over the examples."),
-    steps: int | None = typer.Option(None, "--steps", help="Optimizer steps (overrides --epochs)."),
-    learning_rate: float = typer.Option(2e-5, "--learning-rate", "--lr", help="Learning rate."),
-    batch_size: int = typer.Option(4, "--batch-size", help="Examples per step."),
-    min_score: float | None = typer.Option(
-        None, "--min-score", help="Score a trajectory needs (default: the run's pass threshold)."
-    ),
-    lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model)."),
-    seed: int = typer.Option(0, "--seed"),
-    policy_args: list[str] = typer.Option(None, "--policy-arg", help="KEY=VALUE hf policy option for the evaluations."),
-    trainer_args: list[str] = typer.Option(None, "--trainer-arg", help="KEY=VALUE SFTConfig field (repeatable)."),
-    log: Path | None = typer.Option(None, "--log", help="Training log (JSONL); default OUT/training_log.jsonl."),
-    evaluate: bool = typer.Option(True, "--eval/--no-eval", help="Evaluate before and after on the test split."),
-    eval_rollouts: int = typer.Option(1, "--eval-rollouts", help="Episodes per test task."),
-    eval_limit: int | None = typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks."),
-    threads: int | None = typer.Option(None, "--threads", help="torch CPU threads."),
-) -> None:
-    """Supervised fine-tuning (TRL's SFTTrainer) on the passing trajectories of run files."""
-    from .offline import train_sft
+def _offline_parameters(
+    kind: str, *, runs_help: str, unit: str, learning_rate: float, config: str, own: list[inspect.Parameter]
+) -> list[inspect.Parameter]:
+    """The arguments and options of ``train sft`` / ``train dpo``, in their ``--help`` order: the ones both
+    commands share (``unit``: what an epoch passes over), with the trainer's ``own`` after --batch-size."""
+    return [
+        _parameter("runs", list[Path], typer.Argument(..., help=runs_help)),
+        _parameter(
+            "model", str, typer.Option("hf:tiny", "--model", "-m", help="hf:tiny, hf:smollm2, hf:PATH or PATH.")
+        ),
+        _parameter(
+            "out", Path, typer.Option(Path(f"trained/{kind}"), "--out", "-o", help="Where the trained model is saved.")
+        ),
+        _parameter("epochs", float, typer.Option(3.0, "--epochs", help=f"Passes over the {unit}.")),
+        _parameter("steps", int | None, typer.Option(None, "--steps", help="Optimizer steps (overrides --epochs).")),
+        _parameter(
+            "learning_rate", float, typer.Option(learning_rate, "--learning-rate", "--lr", help="Learning rate.")
+        ),
+        _parameter("batch_size", int, typer.Option(4, "--batch-size", help=f"{unit.capitalize()} per step.")),
+        *own,
+        _parameter(
+            "lora", bool, typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model).")
+        ),
+        _parameter("seed", int, typer.Option(0, "--seed")),
+        _parameter(
+            "policy_args",
+            list[str],
+            typer.Option(None, "--policy-arg", help="KEY=VALUE hf policy option for the evaluations."),
+        ),
+        _parameter(
+            "trainer_args",
+            list[str],
+            typer.Option(None, "--trainer-arg", help=f"KEY=VALUE {config} field (repeatable)."),
+        ),
+        _parameter(
+            "log",
+            Path | None,
+            typer.Option(None, "--log", help="Training log (JSONL); default OUT/training_log.jsonl."),
+        ),
+        _parameter(
+            "evaluate",
+            bool,
+            typer.Option(True, "--eval/--no-eval", help="Evaluate before and after on the test split."),
+        ),
+        _parameter("eval_rollouts", int, typer.Option(1, "--eval-rollouts", help="Episodes per test task.")),
+        _parameter(
+            "eval_limit", int | None, typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks.")
+        ),
+        _parameter("threads", int | None, typer.Option(None, "--threads", help="torch CPU threads.")),
+    ]
 
-    _report(
-        train_sft(
+
+def _parameter(name: str, annotation: Any, default: Any) -> inspect.Parameter:
+    return inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=default, annotation=annotation)
+
+
+def _offline_command(kind: str, help_text: str, **parameters: Any) -> None:
+    """Add ``train KIND`` (sft or dpo): ``rolloutgym_trl.offline.train_KIND`` on run files, with the options of
+    :func:`_offline_parameters` (typer reads them from the command's signature)."""
+
+    def command(**options: Any) -> None:
+        from . import offline
+
+        train = getattr(offline, f"train_{kind}")
+        runs, model, steps = options.pop("runs"), options.pop("model"), options["steps"]
+        result = train(
             runs,
             model,
-            out=out,
-            epochs=epochs,
-            steps=steps,
-            learning_rate=learning_rate,
-            batch_size=batch_size,
-            min_score=min_score,
-            lora=lora,
-            seed=seed,
-            log_path=log,
-            evaluate=evaluate,
-            eval_rollouts=eval_rollouts,
-            eval_limit=eval_limit,
-            policy_options=_key_values(policy_args, "--policy-arg"),
-            threads=threads,
-            trainer_overrides=_key_values(trainer_args, "--trainer-arg"),
+            log_path=options.pop("log"),
+            policy_options=_key_values(options.pop("policy_args"), "--policy-arg"),
+            trainer_overrides=_key_values(options.pop("trainer_args"), "--trainer-arg"),
             on_log=_print_step(steps),
+            **options,
         )
-    )
+        _report(result)
+
+    command.__name__ = command.__qualname__ = kind
+    command.__doc__ = help_text
+    command.__signature__ = inspect.Signature(_offline_parameters(kind, **parameters))  # type: ignore[attr-defined]
+    train_app.command(kind)(command)
 
 
-@train_app.command("dpo")
-def dpo(
-    runs: list[Path] = typer.Argument(..., help="Run files with several episodes per task (-n 2 or more)."),
-    model: str = typer.Option("hf:tiny", "--model", "-m", help="hf:tiny, hf:smollm2, hf:PATH or PATH."),
-    out: Path = typer.Option(Path("trained/dpo"), "--out", "-o", help="Where the trained model is saved."),
-    epochs: float = typer.Option(3.0, "--epochs", help="Passes over the pairs."),
-    steps: int | None = typer.Option(None, "--steps", help="Optimizer steps (overrides --epochs)."),
-    learning_rate: float = typer.Option(5e-6, "--learning-rate", "--lr", help="Learning rate."),
-    batch_size: int = typer.Option(4, "--batch-size", help="Pairs per step."),
-    beta: float = typer.Option(0.1, "--beta", help="DPO beta."),
-    margin: float = typer.Option(0.0, "--margin", help="Reward gap a pair needs."),
-    lora: bool = typer.Option(False, "--lora", help="Train a LoRA adapter (merged into the saved model)."),
-    seed: int = typer.Option(0, "--seed"),
-    policy_args: list[str] = typer.Option(None, "--policy-arg", help="KEY=VALUE hf policy option for the evaluations."),
-    trainer_args: list[str] = typer.Option(None, "--trainer-arg", help="KEY=VALUE DPOConfig field (repeatable)."),
-    log: Path | None = typer.Option(None, "--log", help="Training log (JSONL); default OUT/training_log.jsonl."),
-    evaluate: bool = typer.Option(True, "--eval/--no-eval", help="Evaluate before and after on the test split."),
-    eval_rollouts: int = typer.Option(1, "--eval-rollouts", help="Episodes per test task."),
-    eval_limit: int | None = typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks."),
-    threads: int | None = typer.Option(None, "--threads", help="torch CPU threads."),
-) -> None:
-    """Preference optimisation (TRL's DPOTrainer) on best-vs-worst episodes of each task in run files."""
-    from .offline import train_dpo
-
-    _report(
-        train_dpo(
-            runs,
-            model,
-            out=out,
-            epochs=epochs,
-            steps=steps,
-            learning_rate=learning_rate,
-            batch_size=batch_size,
-            beta=beta,
-            margin=margin,
-            lora=lora,
-            seed=seed,
-            log_path=log,
-            evaluate=evaluate,
-            eval_rollouts=eval_rollouts,
-            eval_limit=eval_limit,
-            policy_options=_key_values(policy_args, "--policy-arg"),
-            threads=threads,
-            trainer_overrides=_key_values(trainer_args, "--trainer-arg"),
-            on_log=_print_step(steps),
+_offline_command(
+    "sft",
+    "Supervised fine-tuning (TRL's SFTTrainer) on the passing trajectories of run files.",
+    runs_help="Run files (rolloutgym run ... --out RUN.jsonl).",
+    unit="examples",
+    learning_rate=2e-5,
+    config="SFTConfig",
+    own=[
+        _parameter(
+            "min_score",
+            float | None,
+            typer.Option(None, "--min-score", help="Score a trajectory needs (default: the run's pass threshold)."),
         )
-    )
+    ],
+)
+_offline_command(
+    "dpo",
+    "Preference optimisation (TRL's DPOTrainer) on best-vs-worst episodes of each task in run files.",
+    runs_help="Run files with several episodes per task (-n 2 or more).",
+    unit="pairs",
+    learning_rate=5e-6,
+    config="DPOConfig",
+    own=[
+        _parameter("beta", float, typer.Option(0.1, "--beta", help="DPO beta.")),
+        _parameter("margin", float, typer.Option(0.0, "--margin", help="Reward gap a pair needs.")),
+    ],
+)
 
 
 @train_app.command("report")

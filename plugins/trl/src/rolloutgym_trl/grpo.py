@@ -198,9 +198,8 @@ def train_grpo(
         lora: train a LoRA adapter (``True`` or ``LoraConfig`` options); it is merged on save.
         env_kwargs: keyword arguments for the env factories.
         log_path: the JSONL training log (default ``OUT/training_log.jsonl``).
-        evaluate: run the model before and after training on ``eval_split``.
-        eval_rollouts: episodes per evaluation task.
-        eval_limit: evaluate on at most this many tasks.
+        evaluate: run the model before and after training on ``eval_split``, ``eval_rollouts``
+            episodes per task, on at most ``eval_limit`` tasks.
         threads: torch CPU threads.
         trainer_overrides: extra ``GRPOConfig`` fields.
         chat_template: replace the tokenizer's chat template: the name of one TRL ships
@@ -215,58 +214,81 @@ def train_grpo(
     import trl  # noqa: F401 - as before: without TRL, fail before the model loads
 
     training_threads = _set_threads(torch, threads)
-    started = time.perf_counter()
-    out_dir = Path(out)
+    started, out_dir = time.perf_counter(), Path(out)
     trainable = load_trainable(model)
-    policy_options: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
-    if chat_template is not None:
-        trainable.tokenizer.chat_template = policy_options["chat_template"] = resolve_chat_template(chat_template)
-    if max_turns is not None:
-        policy_options["max_turns"] = max_turns
+    sampling = _sampling_options(trainable, max_tokens, temperature, seed, max_turns, chat_template)
     dataset, factory = _dataset_and_factory(ids, mode, split, env_kwargs, trainable.tokenizer)
-    evaluation = functools.partial(
+    evaluation = _evaluator(ids[0], sampling, env_kwargs, eval_split, eval_rollouts, eval_limit)
+    before = _evaluate_base(evaluation, trainable, torch, training_threads) if evaluate else None
+    schedule = _schedule(steps, num_generations, prompts_per_step, learning_rate, seed)
+    arguments = grpo_config(
+        out_dir, **schedule, max_tokens=max_tokens, beta=beta, temperature=temperature, overrides=trainer_overrides
+    )
+    header = {"trainer": "grpo", "mode": mode, "model": model, "env_ids": ids, "split": split, **schedule}
+    log = TrainingLog(log_path or out_dir / "training_log.jsonl", header, on_write=on_log)
+    rollout = {"max_tokens": max_tokens, "max_turns": max_turns, "env_kwargs": env_kwargs, "seed": seed}
+    _train_and_save(_grpo_trainer(trainable, arguments, dataset, factory, log, lora, rollout), trainable, out_dir)
+    comparison = None if before is None else _compare(before, evaluation(f"hf:{out_dir}"), log)
+    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started)
+
+
+def _sampling_options(
+    trainable: Any, max_tokens: int, temperature: float, seed: int, max_turns: int | None, chat_template: str | None
+) -> dict[str, Any]:
+    """The hf policy options the evaluations sample with; applies ``chat_template`` to the tokenizer first."""
+    options: dict[str, Any] = {"max_tokens": max_tokens, "temperature": temperature, "seed": seed}
+    if chat_template is not None:
+        trainable.tokenizer.chat_template = options["chat_template"] = resolve_chat_template(chat_template)
+    if max_turns is not None:
+        options["max_turns"] = max_turns
+    return options
+
+
+def _evaluator(
+    env_id: str,
+    policy_options: Mapping[str, Any],
+    env_kwargs: Mapping[str, Any] | None,
+    split: str | None,
+    num_rollouts: int,
+    limit: int | None,
+) -> Any:
+    """``evaluate_policy`` on ``env_id`` with everything but the policy fixed (the same before and after)."""
+    return functools.partial(
         evaluate_policy,
-        ids[0],
-        split=eval_split,
-        num_rollouts=eval_rollouts,
+        env_id,
+        split=split,
+        num_rollouts=num_rollouts,
         policy_options=policy_options,
         env_kwargs=env_kwargs,
-        limit=eval_limit,
+        limit=limit,
     )
-    before: Evaluation | None = None
-    if evaluate:
-        before = evaluation(f"hf:{trainable.reference.removeprefix('hf:')}")
-        torch.set_num_threads(training_threads)  # the hf policy may have lowered it for the whole process
-    # GRPOConfig's schedule, also recorded in the training log's header.
-    schedule = {
+
+
+def _evaluate_base(evaluation: Any, trainable: Any, torch: Any, training_threads: int) -> Evaluation:
+    """The model before training; resets torch's threads, which the hf policy may lower for the whole process."""
+    before = evaluation(f"hf:{trainable.reference.removeprefix('hf:')}")
+    torch.set_num_threads(training_threads)
+    return before
+
+
+def _schedule(
+    steps: int, num_generations: int, prompts_per_step: int, learning_rate: float, seed: int
+) -> dict[str, Any]:
+    """GRPOConfig's schedule, also recorded in the training log's header."""
+    return {
         "steps": steps,
         "num_generations": num_generations,
         "prompts_per_step": prompts_per_step,
         "learning_rate": learning_rate,
         "seed": seed,
     }
-    arguments = grpo_config(
-        out_dir, **schedule, max_tokens=max_tokens, beta=beta, temperature=temperature, overrides=trainer_overrides
-    )
-    header = {"trainer": "grpo", "mode": mode, "model": model, "env_ids": ids, "split": split, **schedule}
-    log = TrainingLog(log_path or out_dir / "training_log.jsonl", header, on_write=on_log)
-    trainer = _grpo_trainer(
-        trainable,
-        arguments,
-        dataset,
-        factory,
-        log,
-        lora=lora,
-        max_tokens=max_tokens,
-        max_turns=max_turns,
-        seed=seed,
-        env_kwargs=env_kwargs,
-    )
+
+
+def _train_and_save(trainer: Any, trainable: Any, out_dir: Path) -> None:
+    """Train quietly (the training log reports progress) and save the model where ``--policy hf:OUT`` loads it."""
     _quiet(trainer)
     trainer.train()
     save_trained(trainer.model, trainable.tokenizer, out_dir)
-    comparison = None if before is None else _compare(before, evaluation(f"hf:{out_dir}"), log)
-    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started)
 
 
 def _checked_env_ids(env_ids: str | Sequence[str], mode: str) -> list[str]:
@@ -310,14 +332,10 @@ def _grpo_trainer(
     dataset: Any,
     factory: Any,
     log: TrainingLog,
-    *,
     lora: bool | Mapping[str, Any],
-    max_tokens: int,
-    max_turns: int | None,
-    env_kwargs: Mapping[str, Any] | None,
-    seed: int,
+    rollout: Mapping[str, Any],
 ) -> Any:
-    """TRL's ``GRPOTrainer`` with rolloutgym's rollout function, or with the env factory."""
+    """TRL's ``GRPOTrainer`` with rolloutgym's rollout function (``rollout``: its options), or with the env factory."""
     from trl import GRPOTrainer
 
     if factory is None:
@@ -329,7 +347,7 @@ def _grpo_trainer(
             args=arguments,
             train_dataset=dataset,
             processing_class=trainable.tokenizer,
-            rollout_func=RolloutFunction(max_tokens=max_tokens, max_turns=max_turns, env_kwargs=env_kwargs, seed=seed),
+            rollout_func=RolloutFunction(**rollout),
             peft_config=_lora_config(lora),
             callbacks=[log.callback()],
         )

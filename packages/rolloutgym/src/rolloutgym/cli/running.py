@@ -81,15 +81,8 @@ def run_command(
     """Run rollouts of ENV (or of an env mixture, --mix) with a policy and write a run file."""
     from ..runner import RunConfig
 
-    if (env is None) == (mix is None):
-        fail("give one ENV, or several envs with --mix ENV=WEIGHT,... (not both)")
-    env_kwargs, policy_options, executor_options = _factory_options(
-        env_args, policy_args, backend=backend, base_url=base_url, user_policy=user_policy, ray_address=ray_address
-    )
-    if resume and out is None:
-        fail("--resume needs --out RUN_FILE (the run file to continue)")
-    if limit is not None and limit < 1:
-        fail(f"--limit must be at least 1 (leave it out to run every selected task), got {limit}")
+    _check_run_options(env, mix, resume=resume, out=out, limit=limit)
+    factory_options = _factory_options(env_args, policy_args, backend, base_url, user_policy, ray_address)
     config = RunConfig(
         env=env or "",
         mix=mix,
@@ -104,25 +97,35 @@ def run_command(
         timeout=timeout,
         out=output_path(out or default_out_path(env or "mix"), "--out"),
         resume=resume,
-        env_kwargs=env_kwargs,
-        policy_options=policy_options,
         executor=executor,
-        executor_options=executor_options,
         pass_threshold=pass_threshold,
+        **factory_options,
     )
     _run_and_report(config, show=not quiet and is_interactive())
+
+
+def _check_run_options(
+    env: Optional[str], mix: Optional[str], *, resume: bool, out: Optional[Path], limit: Optional[int]
+) -> None:
+    """Exit with a usage error for option combinations ``rolloutgym run`` cannot run."""
+    if (env is None) == (mix is None):
+        fail("give one ENV, or several envs with --mix ENV=WEIGHT,... (not both)")
+    if resume and out is None:
+        fail("--resume needs --out RUN_FILE (the run file to continue)")
+    if limit is not None and limit < 1:
+        fail(f"--limit must be at least 1 (leave it out to run every selected task), got {limit}")
 
 
 def _factory_options(
     env_args: Optional[list[str]],
     policy_args: Optional[list[str]],
-    *,
     backend: Optional[str],
     base_url: Optional[str],
     user_policy: Optional[str],
     ray_address: Optional[str],
-) -> tuple[dict[str, Any], dict[str, Any], dict[str, Any]]:
-    """The env, policy and executor keyword arguments: the KEY=VALUE options and their shortcuts."""
+) -> dict[str, dict[str, Any]]:
+    """RunConfig's ``env_kwargs``, ``policy_options`` and ``executor_options``: the KEY=VALUE options and their
+    shortcuts (--backend, --base-url, --user-policy, --ray-address)."""
     env_kwargs = parse_key_values(env_args, "--env-arg")
     if backend is not None:
         env_kwargs["backend"] = backend
@@ -134,7 +137,7 @@ def _factory_options(
         executor_options["address"] = ray_address
     if user_policy is not None:
         env_kwargs["user_policy"] = user_policy
-    return env_kwargs, policy_options, executor_options
+    return {"env_kwargs": env_kwargs, "policy_options": policy_options, "executor_options": executor_options}
 
 
 def _run_and_report(config: Any, *, show: bool) -> None:

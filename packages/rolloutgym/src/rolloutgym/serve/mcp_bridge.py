@@ -38,30 +38,36 @@ def _text(messages: Any) -> str:
 
 def session_mcp_server(environment: Any, *, seed: int | None = None, name: str = "rolloutgym") -> Any:
     """An MCP low-level ``Server`` whose tools are ``environment``'s (reset on first use with ``seed``)."""
-    import mcp_types as types
     from mcp.server.lowlevel import Server
-    from rolloutgym_protocol import Score
 
-    from ._codec import encode_value
+    session = _McpSession(environment, seed)
+    return Server(name, on_list_tools=session.on_list_tools, on_call_tool=session.on_call_tool)
 
-    state: dict[str, Any] = {
-        "reset": False,
-        "steps": 0,
-        "return": 0.0,
-        "done": False,
-        "score": None,
-        "observation": None,
-    }
-    call_ids = itertools.count()
 
-    async def ensure_reset() -> None:
-        if not state["reset"]:
-            observation, _ = await environment.reset(seed=seed)
-            state.update(reset=True, observation=observation)
+class _McpSession:
+    """One env session behind an MCP server: the episode so far, and the two MCP handlers."""
 
-    def tool_list() -> list[Any]:
+    def __init__(self, environment: Any, seed: int | None) -> None:
+        self.environment = environment
+        self.seed = seed
+        self.reset = False
+        self.steps = 0
+        self.episode_return = 0.0
+        self.done = False
+        self.score: dict[str, Any] | None = None
+        self.call_ids = itertools.count()
+
+    async def ensure_reset(self) -> None:
+        if not self.reset:
+            await self.environment.reset(seed=self.seed)
+            self.reset = True
+
+    def tool_list(self) -> list[Any]:
+        """The env's tools as MCP tools, plus :data:`EPISODE_TOOL`."""
+        import mcp_types as types
+
         tools = []
-        for definition in getattr(environment, "tools", None) or []:
+        for definition in getattr(self.environment, "tools", None) or []:
             function = definition.get("function", definition)
             tools.append(
                 types.Tool(
@@ -79,51 +85,62 @@ def session_mcp_server(environment: Any, *, seed: int | None = None, name: str =
         )
         return tools
 
-    def episode() -> dict[str, Any]:
+    def episode(self) -> dict[str, Any]:
         return {
-            "task_id": environment.rolloutgym_task_id,
-            "steps": state["steps"],
-            "return": state["return"],
-            "done": state["done"],
-            "score": state["score"],
+            "task_id": self.environment.rolloutgym_task_id,
+            "steps": self.steps,
+            "return": self.episode_return,
+            "done": self.done,
+            "score": self.score,
         }
 
-    async def on_list_tools(context: Any, params: Any) -> Any:
-        await ensure_reset()
-        return types.ListToolsResult(tools=tool_list())
+    async def on_list_tools(self, context: Any, params: Any) -> Any:
+        import mcp_types as types
 
-    async def on_call_tool(context: Any, params: Any) -> Any:
-        await ensure_reset()
+        await self.ensure_reset()
+        return types.ListToolsResult(tools=self.tool_list())
+
+    async def on_call_tool(self, context: Any, params: Any) -> Any:
+        import mcp_types as types
+
+        await self.ensure_reset()
         if params.name == EPISODE_TOOL:
             return types.CallToolResult(
-                content=[types.TextContent(text=json.dumps(episode()))], structuredContent=episode()
+                content=[types.TextContent(text=json.dumps(self.episode()))], structuredContent=self.episode()
             )
-        if state["done"]:
+        if self.done:
             return types.CallToolResult(
                 content=[types.TextContent(text="the episode has ended; no more tool calls are graded")],
-                structuredContent=episode(),
+                structuredContent=self.episode(),
                 isError=True,
             )
-        call = {"id": f"mcp_{next(call_ids)}", "name": params.name, "arguments": dict(params.arguments or {})}
-        observation, reward, terminated, truncated, info = await environment.step(
+        call = {"id": f"mcp_{next(self.call_ids)}", "name": params.name, "arguments": dict(params.arguments or {})}
+        observation, result = await self.step(call)
+        return types.CallToolResult(content=[types.TextContent(text=_text(observation))], structuredContent=result)
+
+    async def step(self, call: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
+        """One env step with an assistant message calling ``call``: the observation and the structured result."""
+        from rolloutgym_protocol import Score
+
+        from ._codec import encode_value
+
+        observation, reward, terminated, truncated, info = await self.environment.step(
             {"role": "assistant", "content": "", "tool_calls": [call]}
         )
-        state["steps"] += 1
-        state["return"] += reward
-        state["done"] = terminated or truncated
+        self.steps += 1
+        self.episode_return += reward
+        self.done = terminated or truncated
         score = Score.from_info(info)
         if score is not None:
-            state["score"] = score.to_dict()
+            self.score = score.to_dict()
         result = {
             "reward": reward,
             "terminated": terminated,
             "truncated": truncated,
-            "score": state["score"],
+            "score": self.score,
             "info": encode_value(info),
         }
-        return types.CallToolResult(content=[types.TextContent(text=_text(observation))], structuredContent=result)
-
-    return Server(name, on_list_tools=on_list_tools, on_call_tool=on_call_tool)
+        return observation, result
 
 
 def main(argv: list[str] | None = None) -> None:
