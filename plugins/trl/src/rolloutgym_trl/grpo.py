@@ -50,6 +50,19 @@ def _device_options() -> dict[str, Any]:
     return {"use_cpu": True, "bf16": False, "fp16": False}
 
 
+# The TrainingArguments of every short local run here: log every step, no checkpoints, no reporters, no
+# progress bars (the training log and ``on_log`` report progress). TRL turns activation checkpointing on by
+# default; it recomputes every forward pass, which small models on a CPU do not need
+# (--trainer-arg activation_checkpointing=true).
+LOCAL_RUN_OPTIONS: dict[str, Any] = {
+    "logging_steps": 1,
+    "save_strategy": "no",
+    "report_to": "none",
+    "disable_tqdm": True,
+    "activation_checkpointing": False,
+}
+
+
 def grpo_config(
     out: str | Path,
     *,
@@ -86,14 +99,8 @@ def grpo_config(
         "temperature": temperature,
         "seed": seed,
         "data_seed": seed,
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": "none",
-        "disable_tqdm": True,
         "dataloader_num_workers": 0,
-        # TRL turns activation checkpointing on by default; it recomputes every forward pass,
-        # which small models on a CPU do not need (--trainer-arg activation_checkpointing=true).
-        "activation_checkpointing": False,
+        **LOCAL_RUN_OPTIONS,
         **_device_options(),
     }
     options.update(overrides or {})

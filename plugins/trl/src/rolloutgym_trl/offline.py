@@ -26,9 +26,9 @@ from rolloutgym_protocol.errors import ConfigError
 
 from ._conversations import RenderedConversation, render_conversation
 from ._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
-from ._models import load_trainable, save_trained
-from .evaluate import Comparison, evaluate_policy
-from .grpo import TrainResult, _device_options, _lora_config, _quiet
+from ._models import load_trainable
+from .evaluate import evaluate_policy
+from .grpo import LOCAL_RUN_OPTIONS, TrainResult, _compare, _device_options, _lora_config, _train_and_save
 
 __all__ = ["dpo_rows", "read_runs", "sft_rows", "train_dpo", "train_sft"]
 
@@ -156,21 +156,33 @@ def _finish(
     started: float,
     extra: dict[str, Any],
 ) -> TrainResult:
-    _quiet(trainer)
-    trainer.train()
-    save_trained(trainer.model, trainable.tokenizer, out_dir)
-    comparison = None
-    if before is not None:
-        after = evaluate_policy(env_id, f"hf:{out_dir}", **evaluation)
-        comparison = Comparison(before, after)
-        log.write(
-            {
-                "event": "evaluation",
-                **{f"before/{k}": v for k, v in before.to_dict().items()},
-                **{f"after/{k}": v for k, v in after.to_dict().items()},
-            }
-        )
+    _train_and_save(trainer, trainable, out_dir)
+    comparison = (
+        None if before is None else _compare(before, evaluate_policy(env_id, f"hf:{out_dir}", **evaluation), log)
+    )
     return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started, extra)
+
+
+def _evaluation_options(
+    split: str | None, num_rollouts: int, limit: int | None, policy_options: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """``evaluate_policy``'s keywords for the before/after evaluations."""
+    return {"split": split, "num_rollouts": num_rollouts, "limit": limit, "policy_options": dict(policy_options or {})}
+
+
+def _training_log(
+    trainer: str,
+    log_path: str | Path | None,
+    out_dir: Path,
+    model: str,
+    runs: Sequence[str | Path],
+    env_id: str,
+    counts: dict[str, int],
+    on_log: Callable[[dict[str, Any]], None] | None,
+) -> TrainingLog:
+    """The JSONL training log (default ``OUT/training_log.jsonl``) with the offline run's header."""
+    header = {"trainer": trainer, "model": model, "runs": [str(path) for path in runs], "env_ids": [env_id], **counts}
+    return TrainingLog(log_path or out_dir / "training_log.jsonl", header, on_write=on_log)
 
 
 def _common_arguments(
@@ -185,11 +197,7 @@ def _common_arguments(
         "per_device_train_batch_size": batch_size,
         "seed": seed,
         "data_seed": seed,
-        "logging_steps": 1,
-        "save_strategy": "no",
-        "report_to": "none",
-        "disable_tqdm": True,
-        "activation_checkpointing": False,  # see grpo_config
+        **LOCAL_RUN_OPTIONS,
         **_device_options(),
     }
     if steps is not None:
@@ -257,12 +265,7 @@ def train_sft(
     trainable = _setup(model, threads)
     rows = sft_rows(loaded, trainable.tokenizer, min_score=min_score)
     out_dir = Path(out)
-    evaluation = {
-        "split": eval_split,
-        "num_rollouts": eval_rollouts,
-        "limit": eval_limit,
-        "policy_options": dict(policy_options or {}),
-    }
+    evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
     before = _before(env_id, trainable, evaluate, evaluation)
     arguments = SFTConfig(
         **_common_arguments(
@@ -271,17 +274,7 @@ def train_sft(
         completion_only_loss=True,
         **dict(trainer_overrides or {}),
     )
-    log = TrainingLog(
-        log_path or out_dir / "training_log.jsonl",
-        {
-            "trainer": "sft",
-            "model": model,
-            "runs": [str(path) for path in runs],
-            "env_ids": [env_id],
-            "examples": len(rows),
-        },
-        on_write=on_log,
-    )
+    log = _training_log("sft", log_path, out_dir, model, runs, env_id, {"examples": len(rows)}, on_log)
     trainer = SFTTrainer(
         model=trainable.model,
         args=arguments,
@@ -327,12 +320,7 @@ def train_dpo(
     trainable = _setup(model, threads)
     rows = dpo_rows(loaded, trainable.tokenizer, margin=margin)
     out_dir = Path(out)
-    evaluation = {
-        "split": eval_split,
-        "num_rollouts": eval_rollouts,
-        "limit": eval_limit,
-        "policy_options": dict(policy_options or {}),
-    }
+    evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
     before = _before(env_id, trainable, evaluate, evaluation)
     arguments = DPOConfig(
         **_common_arguments(
@@ -341,17 +329,7 @@ def train_dpo(
         beta=beta,
         **dict(trainer_overrides or {}),
     )
-    log = TrainingLog(
-        log_path or out_dir / "training_log.jsonl",
-        {
-            "trainer": "dpo",
-            "model": model,
-            "runs": [str(path) for path in runs],
-            "env_ids": [env_id],
-            "pairs": len(rows),
-        },
-        on_write=on_log,
-    )
+    log = _training_log("dpo", log_path, out_dir, model, runs, env_id, {"pairs": len(rows)}, on_log)
     reference = None if lora else load_trainable(model).model.eval()  # the frozen copy DPO compares against
     trainer = DPOTrainer(
         model=trainable.model,
