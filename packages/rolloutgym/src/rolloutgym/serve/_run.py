@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import ipaddress
 import json
 import logging
@@ -89,4 +90,25 @@ def serve(
             lifespan="on",
         )
     )
+    _tune_garbage_collector()
     server.run(sockets=[sock] if sock is not None else None)
+
+
+# Collect the youngest generation every 10,000 net allocations instead of every 700 (CPython's default).
+GC_YOUNG_THRESHOLD = 10_000
+
+
+def _tune_garbage_collector() -> None:
+    """Garbage collection for a process that does nothing but serve (``rolloutgym serve`` only, not ``create_app``).
+
+    With a thousand sessions stepping, every message allocates dicts and lists, and the
+    collector's older generations walk every live object: measured, a third of the
+    server's CPU went to collection (most of it full collections walking the ~70,000
+    objects of the loaded modules, registry and envs). Those startup objects are frozen
+    (``gc.freeze``: never walked, never freed, as they live until exit anyway) and the
+    youngest generation is collected less often; reference cycles are still collected.
+    """
+    gc.collect()
+    gc.freeze()
+    young, middle, old = gc.get_threshold()
+    gc.set_threshold(max(young, GC_YOUNG_THRESHOLD), middle, old)
