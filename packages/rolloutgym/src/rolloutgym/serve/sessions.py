@@ -144,9 +144,23 @@ class QuickCallsInline(AsyncFromSync[Any, Any]):
 _TOOLS_CACHE: dict[str, tuple[Any, Any]] = {}
 
 
+_UNCOPYABLE = object()
+_NO_COPY = object()  # _sent(): make the copy
+
+
 def _length(tools: Any) -> int:
-    """How many tools (a list mutated in place is noticed when its length changes)."""
+    """How many tools (for tools that cannot be copied: a change in place is noticed by length only)."""
     return len(tools) if isinstance(tools, (list, tuple, dict)) else -1
+
+
+def _snapshot(tools: Any) -> Any:
+    """A copy of ``tools`` as sent, so that an env editing its own list in place is noticed."""
+    if tools is None:
+        return None
+    try:
+        return copy.deepcopy(tools)
+    except Exception:  # noqa: BLE001 - such tools are compared by identity and length
+        return _UNCOPYABLE
 
 
 @dataclass
@@ -166,8 +180,10 @@ class Session:
     busy: int = 0
     closed: bool = False
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # What the client was last sent (``changes()`` sends what differs): tools, and its length.
+    # What the client was last sent (``extras()`` sends what differs): the tools object, a copy
+    # of its content (shared with the served env's encoding cache when equal) and its length.
     sent_tools: Any = None
+    sent_tools_copy: Any = None
     sent_tools_length: int = -1
     sent_spaces: tuple[Any, Any] = (None, None)
 
@@ -176,8 +192,9 @@ class Session:
         environment = self.environment
         tools = find_attribute(environment, "tools")
         metadata = find_attribute(environment, "metadata")
-        self._sent(tools)
         encoded_tools = self.served_tools(tools)
+        cached = _TOOLS_CACHE.get(self.served.env_id)
+        self._sent(tools, cached[0] if cached is not None and tools is not None and tools == cached[0] else _NO_COPY)
         return {
             "session": self.id,
             "env_id": self.served.env_id,
@@ -206,8 +223,9 @@ class Session:
             _TOOLS_CACHE.pop(self.served.env_id, None)
         return encoded
 
-    def _sent(self, tools: Any) -> None:
+    def _sent(self, tools: Any, copied: Any = None) -> None:
         self.sent_tools = tools
+        self.sent_tools_copy = _snapshot(tools) if copied is _NO_COPY else copied
         self.sent_tools_length = _length(tools)
         self.sent_spaces = (self.environment.observation_space, self.environment.action_space)
 
@@ -218,20 +236,22 @@ class Session:
         extras = {} if stop is None else {"next_stop_strings": list(stop)}
         tools = find_attribute(environment, "tools")
         observation_space, action_space = environment.observation_space, environment.action_space
-        if (
-            tools is self.sent_tools
-            and _length(tools) == self.sent_tools_length
-            and observation_space is self.sent_spaces[0]
-            and action_space is self.sent_spaces[1]
-        ):
+        sent = self.sent_tools_copy
+        if sent is _UNCOPYABLE:
+            changed = _length(tools) != self.sent_tools_length or (
+                tools is not self.sent_tools and tools != self.sent_tools
+            )
+        else:
+            changed = tools != sent  # also a list the env edited in place
+        if not changed and observation_space is self.sent_spaces[0] and action_space is self.sent_spaces[1]:
             return extras  # the common case: nothing changed, nothing more to send
-        if _length(tools) != self.sent_tools_length or (tools is not self.sent_tools and tools != self.sent_tools):
+        if changed:
             extras["tools"] = encode_value(tools) if tools is not None else None
         if observation_space is not self.sent_spaces[0]:
             extras["observation_space"] = encode_space(observation_space)
         if action_space is not self.sent_spaces[1]:
             extras["action_space"] = encode_space(action_space)
-        self._sent(tools)
+        self._sent(tools, _NO_COPY if changed else sent)
         return extras
 
 
