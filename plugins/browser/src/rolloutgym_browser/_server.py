@@ -62,6 +62,7 @@ class SiteServer:
         # connection task instead makes asyncio log a spurious CancelledError.
         for writer in list(self._writers):
             writer.close()
+        await asyncio.sleep(0)  # connections accepted but not yet started now see the server closed
         if self._connections:
             _, pending = await asyncio.wait(list(self._connections), timeout=2)
             for task in pending:
@@ -71,6 +72,13 @@ class SiteServer:
                 await asyncio.wait_for(server.wait_closed(), 2)
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        if self._server is None:
+            # Accepted just before close(), whose sweep of open connections this task missed:
+            # close it here, or its socket is left for the garbage collector (a ResourceWarning).
+            writer.close()
+            with contextlib.suppress(BaseException):
+                await writer.wait_closed()
+            return
         task = asyncio.current_task()
         assert task is not None
         self._connections.add(task)
