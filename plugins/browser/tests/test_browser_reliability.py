@@ -9,7 +9,9 @@ import asyncio
 import gc
 import os
 import signal
+import socket
 import threading
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -149,3 +151,65 @@ def test_killing_chromium_mid_episode_is_an_env_error_and_the_next_episode_gets_
     assert healthy.scores[0].value == 1.0 and not healthy.errors
     assert get_service().pool.launches == launches + 1, "the next episode started a new browser"
     assert not _open_envs() and not live_servers()
+
+
+def _loopback_server(kind: str, root: Path) -> Any:
+    from rolloutgym_browser._chromium import _BlankSite
+    from rolloutgym_browser._miniwob_server import StaticServer
+    from rolloutgym_browser._server import SiteServer
+    from rolloutgym_browser._site import SiteApp
+
+    return SiteServer(SiteApp(_BlankSite())) if kind == "site" else StaticServer(root)
+
+
+@pytest.mark.parametrize("kind", ["site", "static"])
+@pytest.mark.parametrize("turns_before_close", range(8))
+def test_a_connection_accepted_just_before_a_server_closes_is_closed_by_close(
+    kind: str, turns_before_close: int, tmp_path: Path
+) -> None:
+    """A browser's keep-alive socket opened as the server closes is shut by close(), not left open.
+
+    The accepted socket reaches its handler a few loop turns after the accept (on CPython
+    3.11, asyncio.Server even drops a socket accepted just before its close, unclosed);
+    closing the episode's site server or the MiniWoB file server at every turn of that
+    hand-over must still close it (the client reads end of file), or the socket stays open
+    until the loop ends and dies as a ResourceWarning.
+    """
+
+    async def go() -> bytes | None:
+        server = _loopback_server(kind, tmp_path)
+        await server.start()
+        port = server.port if kind == "site" else int(server.origin.rsplit(":", 1)[1])
+        client = socket.create_connection(("127.0.0.1", port), timeout=2)
+        try:
+            for _ in range(turns_before_close):
+                await asyncio.sleep(0)
+            await server.close()
+            try:
+                return await asyncio.to_thread(client.recv, 1)
+            except ConnectionResetError:
+                return b""  # closed before it was accepted: the kernel resets it
+            except TimeoutError:
+                return None
+        finally:
+            client.close()
+
+    assert asyncio.run(go()) == b"", "the server left the connection open after close()"
+    gc.collect()  # an unclosed socket would fail the test here (-W error)
+
+
+@pytest.mark.parametrize("kind", ["site", "static"])
+def test_a_loop_shut_down_without_closing_its_servers_leaves_no_socket_open(kind: str, tmp_path: Path) -> None:
+    """The browser service's shutdown cancels every task on its loop: the servers' sockets close with them."""
+
+    async def go() -> None:
+        server = _loopback_server(kind, tmp_path)
+        await server.start()
+        port = server.port if kind == "site" else int(server.origin.rsplit(":", 1)[1])
+        client = socket.create_connection(("127.0.0.1", port), timeout=2)
+        for _ in range(6):
+            await asyncio.sleep(0)
+        client.close()
+
+    asyncio.run(go())  # asyncio.run cancels the tasks left on the loop, as the service's shutdown does
+    gc.collect()  # an unclosed socket would fail the test here (-W error)

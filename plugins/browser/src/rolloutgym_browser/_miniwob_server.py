@@ -10,13 +10,14 @@ outside it: paths are resolved and checked), and closes each connection after on
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import importlib.util
 import mimetypes
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
 from rolloutgym_protocol.errors import ConfigError
+
+from ._listener import LoopbackListener
 
 __all__ = ["MINIWOB_INSTALL_HINT", "StaticServer", "miniwob_html_root"]
 
@@ -32,13 +33,14 @@ class StaticServer:
 
     def __init__(self, root: Path) -> None:
         self.root = root.resolve()
-        self._server: asyncio.base_events.Server | None = None
+        self._listener: LoopbackListener | None = None
         self.origin = ""
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
-        port = self._server.sockets[0].getsockname()[1]
-        self.origin = f"http://127.0.0.1:{port}"
+        listener = LoopbackListener(self._serve)
+        await listener.start()
+        self._listener = listener
+        self.origin = f"http://127.0.0.1:{listener.port}"
 
     def _file(self, target: str) -> Path | None:
         path = unquote(urlsplit(target).path)
@@ -70,18 +72,12 @@ class StaticServer:
             writer.write(header + (body if method == "GET" else b""))
             await writer.drain()
         except (ValueError, asyncio.IncompleteReadError, asyncio.LimitOverrunError, ConnectionError):
-            pass
-        finally:
-            writer.close()
-            with contextlib.suppress(Exception):
-                await writer.wait_closed()
+            pass  # the listener closes the connection
 
     async def close(self) -> None:
-        server, self._server = self._server, None
-        if server is not None:
-            server.close()
-            with contextlib.suppress(Exception):
-                await server.wait_closed()
+        """Stop listening and end open connections (safe to call twice)."""
+        if self._listener is not None:
+            await self._listener.close()
 
 
 def miniwob_html_root() -> Path:

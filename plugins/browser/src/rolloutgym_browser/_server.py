@@ -8,13 +8,13 @@ always shows the site's current state.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import weakref
 from urllib.parse import parse_qsl
 
 import h11
 
 from ._html import render_html
+from ._listener import LoopbackListener
 from ._site import SiteApp
 
 __all__ = ["SiteServer", "live_servers"]
@@ -28,7 +28,7 @@ _LIVE: weakref.WeakSet[SiteServer] = weakref.WeakSet()
 
 def live_servers() -> list[SiteServer]:
     """Episode servers started and not yet closed (for leak checks; the pool's own is not counted)."""
-    return [server for server in _LIVE if server._server is not None and not server.internal]
+    return [server for server in _LIVE if server.listening and not server.internal]
 
 
 class SiteServer:
@@ -37,10 +37,15 @@ class SiteServer:
     def __init__(self, app: SiteApp, *, internal: bool = False) -> None:
         self.app = app
         self.internal = internal
-        self._server: asyncio.Server | None = None
-        self._connections: set[asyncio.Task[None]] = set()
-        self._writers: set[asyncio.StreamWriter] = set()
-        self.port: int | None = None
+        self._listener: LoopbackListener | None = None
+
+    @property
+    def port(self) -> int | None:
+        return None if self._listener is None else self._listener.port
+
+    @property
+    def listening(self) -> bool:
+        return self._listener is not None and self._listener.listening
 
     @property
     def origin(self) -> str:
@@ -49,40 +54,17 @@ class SiteServer:
         return f"http://127.0.0.1:{self.port}"
 
     async def start(self) -> None:
-        self._server = await asyncio.start_server(self._serve_connection, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        listener = LoopbackListener(self._serve_connection)
+        await listener.start()
+        self._listener = listener
         _LIVE.add(self)
 
     async def close(self) -> None:
         """Stop listening and drop open connections. Safe to call twice."""
-        server, self._server = self._server, None
-        if server is not None:
-            server.close()
-        # Closing the sockets ends each connection's loop normally; cancelling a
-        # connection task instead makes asyncio log a spurious CancelledError.
-        for writer in list(self._writers):
-            writer.close()
-        await asyncio.sleep(0)  # connections accepted but not yet started now see the server closed
-        if self._connections:
-            _, pending = await asyncio.wait(list(self._connections), timeout=2)
-            for task in pending:
-                task.cancel()
-        if server is not None:
-            with contextlib.suppress(Exception):
-                await asyncio.wait_for(server.wait_closed(), 2)
+        if self._listener is not None:
+            await self._listener.close()
 
     async def _serve_connection(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self._server is None:
-            # Accepted just before close(), whose sweep of open connections this task missed:
-            # close it here, or its socket is left for the garbage collector (a ResourceWarning).
-            writer.close()
-            with contextlib.suppress(BaseException):
-                await writer.wait_closed()
-            return
-        task = asyncio.current_task()
-        assert task is not None
-        self._connections.add(task)
-        self._writers.add(writer)
         connection = h11.Connection(h11.SERVER, max_incomplete_event_size=_MAX_REQUEST_HEAD)
         try:
             while True:
@@ -98,15 +80,9 @@ class SiteServer:
                     break
                 connection.start_next_cycle()
         except (ConnectionError, h11.ProtocolError, asyncio.IncompleteReadError):
-            pass
+            pass  # the listener closes the connection
         except asyncio.CancelledError:
             pass  # the server is closing
-        finally:
-            self._connections.discard(task)
-            self._writers.discard(writer)
-            writer.close()
-            with contextlib.suppress(BaseException):
-                await writer.wait_closed()
 
     async def _read_request(
         self, connection: h11.Connection, reader: asyncio.StreamReader
