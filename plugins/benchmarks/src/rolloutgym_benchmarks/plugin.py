@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rolloutgym_protocol import BenchmarkSpec, EnvSpec, hookimpl
 
+from ._rg_catalogue import EXCLUDED, FAMILIES, INSTALL_HINT, LICENCE, PACKAGE, family_generators, package_version
+
 __all__ = ["rolloutgym_benchmarks", "rolloutgym_envs"]
 
 
@@ -26,8 +28,40 @@ def rolloutgym_benchmarks() -> list[BenchmarkSpec]:
     ]
 
 
+def _rg_spec(family: str, source: str) -> EnvSpec:
+    names = family_generators(family)
+    what = (
+        f"every served reasoning-gym generator ({len(names)}; not {', '.join(sorted(EXCLUDED))})"
+        if family == "mixture"
+        else f"reasoning-gym's {family} generators ({len(names)}: {', '.join(names)})"
+    )
+    return EnvSpec(
+        id=f"rg/{family}-v0",
+        entry_point="rolloutgym_benchmarks.rg:make_env",
+        tasks=f"rolloutgym_benchmarks.rg:tasks_{family}",
+        description=(
+            f"Procedural problems from {what}, round robin, seeded (seed= for fresh data). Single turn; the last "
+            "<answer>...</answer> goes to the generator's own scorer; reward 1 only when it gives 1.0 "
+            "(partial_credit=true: its score), hedges score 0. Components: correct, formatted, package_score. "
+            "Options: generators, level (curriculum, 0 = easiest), config, seed, system_prompt, partial_credit. "
+            f"Splits: train 10,000, test 1,000 task slots. {source}; licence {LICENCE}."
+        ),
+        tags=("benchmark", "reasoning-gym", "reasoning", "single-turn", "text", "procedural"),
+        splits=("train", "test"),
+        max_steps=1,
+        kwargs={"family": family},
+        replayable=True,
+    )
+
+
 @hookimpl
 def rolloutgym_envs() -> list[EnvSpec]:
+    version = package_version()
+    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {INSTALL_HINT})"
+    return [*(_rg_spec(family, source) for family in (*FAMILIES, "mixture")), *_math_specs()]
+
+
+def _math_specs() -> list[EnvSpec]:
     return [
         EnvSpec(
             id="bench/gsm8k-v0",
