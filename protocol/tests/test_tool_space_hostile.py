@@ -93,3 +93,14 @@ def test_chat_messages_carry_hostile_arguments_for_the_env_to_judge() -> None:
             "tool_calls": [{"id": "1", "name": "f", "arguments": {"x": value}}],
         }
         assert chat.contains([{"role": "user", "content": "q"}, message]) is True  # the env judges the values
+
+
+def test_a_list_of_calls_is_a_member_as_a_tuple_is() -> None:
+    """The protocol promises ordinary lists: a JSON-decoded list of calls is accepted."""
+    import gymnasium as gym
+
+    sequence = tools.calls({"lookup": gym.spaces.Dict({"q": gym.spaces.Text(20)})})
+    call_value = {"name": "lookup", "arguments": {"q": "x"}}
+    assert sequence.contains([call_value, call_value]) and sequence.contains((call_value,))
+    assert sequence.contains([]) and not sequence.contains([{"name": "nope", "arguments": {}}])
+    assert not sequence.contains("lookup") and not sequence.contains({"name": "lookup"})

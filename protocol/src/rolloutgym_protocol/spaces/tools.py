@@ -17,7 +17,7 @@ from ..types import ToolCall
 from ._pydantic import PydanticSpace
 from .schema import to_json_schema
 
-__all__ = ["ToolCallSpace", "call", "calls"]
+__all__ = ["ToolCallSpace", "ToolCallsSpace", "call", "calls"]
 
 
 class ToolCallSpace(PydanticSpace):
@@ -176,12 +176,25 @@ def call(
     return ToolCallSpace(tools, descriptions=descriptions, include_id_in_samples=include_id_in_samples, seed=seed)
 
 
+class ToolCallsSpace(gym.spaces.Sequence):
+    """A sequence of tool calls that takes ordinary lists as well as tuples.
+
+    Gymnasium's ``Sequence`` only contains tuples; a model's (or a JSON decoder's) list of
+    calls is an ordinary list, which the protocol promises to accept as the chat space does.
+    """
+
+    def contains(self, x: Any) -> bool:
+        if isinstance(x, list) and not self.stack:
+            x = tuple(x)
+        return bool(super().contains(x))
+
+
 def calls(
     tools: Mapping[str, gym.Space[Any]],
     *,
     descriptions: Mapping[str, str] | None = None,
     stack: bool = False,
     seed: int | np.random.Generator | None = None,
-) -> gym.spaces.Sequence:
-    """A sequence of tool calls."""
-    return gym.spaces.Sequence(ToolCallSpace(tools, descriptions=descriptions), stack=stack, seed=seed)
+) -> ToolCallsSpace:
+    """A sequence of tool calls (a list or a tuple of calls)."""
+    return ToolCallsSpace(ToolCallSpace(tools, descriptions=descriptions), stack=stack, seed=seed)

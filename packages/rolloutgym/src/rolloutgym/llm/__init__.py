@@ -25,6 +25,7 @@ See ``INTERFACE.md`` in this folder for the contract adapter plugins build on.
 from ._episode import token_digest
 from .batch import arun_multi_turn_rollout, run_multi_turn_rollout
 from .chat_policy import ChatEpisode, ChatPolicy
+from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig, parse_fenced_tool_calls
 from .generation import BatchSampler, ConcurrentBatchSampler, as_batch_sampler
 from .messages import content_text, env_tools, from_openai_message, observation_messages, to_openai_messages, tool_names
 from .metrics import TokenSequence, check_provenance, metrics, trajectory_tokens
@@ -45,11 +46,13 @@ __all__ = [
     "ChatTemplateRenderer",
     "Completion",
     "ConcurrentBatchSampler",
+    "InvalidActionPenaltyConfig",
     "ParsedReply",
     "Renderer",
     "RolloutBatch",
     "Sample",
     "Sampler",
+    "StructuredToolUseConfig",
     "SamplingParams",
     "ScriptedSampler",
     "TokenEpisode",
@@ -65,6 +68,7 @@ __all__ = [
     "is_thinking_malformed",
     "metrics",
     "observation_messages",
+    "parse_fenced_tool_calls",
     "parse_hermes_tool_calls",
     "parse_reply",
     "run_multi_turn_rollout",

@@ -32,6 +32,8 @@ from typing import Any
 from rolloutgym_protocol import RolloutError, Trajectory
 from rolloutgym_protocol.errors import ConfigError, PolicyError, TaskNotFound, did_you_mean
 
+from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, check_tokenizer, finish_batch
+from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig
 from .generation import BatchSampler, as_batch_sampler
 from .renderers import Renderer
 from .rollout_batch import RESULT_COLUMNS, RolloutBatch, batch_columns, batch_metrics
@@ -226,8 +228,11 @@ async def arun_multi_turn_rollout(
     task_to_env: Mapping[str, EnvSource],
     *,
     max_seq_len: int,
-    max_rollout_turns: int,
+    max_rollout_turns: int = DEFAULT_MAX_ROLLOUT_TURNS,
     greedy: bool = False,
+    tokenizer: Any = None,
+    invalid_action_cfg: InvalidActionPenaltyConfig | None = None,
+    structured_cfg: StructuredToolUseConfig | None = None,
     max_tokens: int | None = None,
     temperature: float | None = None,
     top_p: float | None = None,
@@ -251,12 +256,16 @@ async def arun_multi_turn_rollout(
         max_seq_len: the most tokens in a sample's context (prompt, observations and
             samples); a sample that reaches it is truncated.
         max_rollout_turns: the most assistant turns per sample; then the sample ends
-            (``stop_reason="max_turns"``).
+            (``stop_reason="max_turns"``). Default 999999, as in the seed.
         greedy: argmax decoding.
+        tokenizer, invalid_action_cfg, structured_cfg: the seed's arguments (see
+            :mod:`rolloutgym.llm.configs`): a tokenizer that encodes unlike the renderer
+            is a ``ConfigError``; the penalty config lowers ``total_reward``
+            (``env_reward`` keeps the env's); ``structured_cfg=None`` is the fenced-text path.
         max_tokens: the most tokens per turn (default: the TokenPolicy's, else what
             fits in ``max_seq_len``).
-        temperature, top_p, stop, keep_thinking: sampling and parsing options (default:
-            the TokenPolicy's, else 1.0, 1.0, none, False).
+        temperature, top_p, stop, keep_thinking: default: the TokenPolicy's, else 1.0,
+            1.0, none, False.
         seed: sample ``i`` resets its env with ``seed + i`` and samples turn ``t`` with
             ``seed + 1000 * i + t``, so results do not depend on the batch composition.
         renderer: replaces the generation's renderer.
@@ -267,30 +276,19 @@ async def arun_multi_turn_rollout(
         and the metrics dict (also ``batch.metrics``).
 
     Raises:
-        ConfigError: malformed samples or ``task_to_env``; an unknown task name (the
-            message names the known ones).
+        ConfigError: malformed samples or ``task_to_env``; an unknown task name.
         EnvNotFound, TaskNotFound: an env id or a task that does not exist.
         PolicyError: the generation backend failed.
     """
     started = time.perf_counter()
     _check_limits(max_seq_len, max_rollout_turns)
-    sampler = as_batch_sampler(generation, renderer=renderer)
-    if registry is None:
-        from ..registry import get_registry
-
-        registry = get_registry()
-    samples = _samples(batch)
-    plan = _plan(samples, task_to_env, registry)
-    chosen = {
-        "max_tokens": max_tokens,
-        "temperature": temperature,
-        "top_p": top_p,
-        "stop": stop,
-        "keep_thinking": keep_thinking,
-    }
+    sampler, samples, plan = _prepare(generation, batch, task_to_env, renderer=renderer, registry=registry)
+    check_tokenizer(tokenizer, sampler.renderer)
+    chosen = dict(max_tokens=max_tokens, temperature=temperature, top_p=top_p, stop=stop, keep_thinking=keep_thinking)
     base = _base_policy(
         generation, sampler, chosen, max_seq_len=max_seq_len, max_turns=max_rollout_turns, greedy=greedy
     )
+    base.structured_cfg = structured_cfg
     waves = _Waves(sampler, len(samples))
     episodes = (
         _run_sample(sample, route, index, base, waves, seed=seed, max_turns=max_rollout_turns)
@@ -299,7 +297,22 @@ async def arun_multi_turn_rollout(
     results = await asyncio.gather(*episodes)
     if waves.failure is not None:
         raise waves.failure
-    return _assemble(samples, plan, results, waves, sampler, started)
+    rolled, metrics = _assemble(samples, plan, results, waves, sampler, started)
+    finish_batch(rolled, invalid_action_cfg)
+    return rolled, metrics
+
+
+def _prepare(
+    generation: Any, batch: Any, task_to_env: Mapping[str, EnvSource], *, renderer: Renderer | None, registry: Any
+) -> tuple[BatchSampler, list[Mapping[str, Any]], list[_Route]]:
+    """The batch sampler, the samples and each sample's route (everything checked before generating)."""
+    sampler = as_batch_sampler(generation, renderer=renderer)
+    if registry is None:
+        from ..registry import get_registry
+
+        registry = get_registry()
+    samples = _samples(batch)
+    return sampler, samples, _plan(samples, task_to_env, registry)
 
 
 def _check_limits(max_seq_len: int, max_rollout_turns: int) -> None:
@@ -409,7 +422,7 @@ def run_multi_turn_rollout(
     task_to_env: Mapping[str, EnvSource],
     *,
     max_seq_len: int,
-    max_rollout_turns: int,
+    max_rollout_turns: int = DEFAULT_MAX_ROLLOUT_TURNS,
     greedy: bool = False,
     **options: Any,
 ) -> tuple[RolloutBatch, dict[str, Any]]:

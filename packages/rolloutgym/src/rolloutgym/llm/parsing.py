@@ -17,6 +17,8 @@ from typing import Any
 
 from rolloutgym_protocol.errors import json_error_text
 
+from .configs import parse_fenced_tool_calls
+
 __all__ = ["ParsedReply", "is_thinking_malformed", "parse_hermes_tool_calls", "parse_reply", "strip_thinking"]
 
 _TOOL_CALL = re.compile(r"<tool_call>(.*?)(?:</tool_call>|$)", re.DOTALL)
@@ -133,6 +135,8 @@ def parse_reply(
     thinking_opened: bool = False,
     keep_thinking: bool = False,
     call_id_prefix: str = "call",
+    fenced: bool = False,
+    thinking_style: str | None = None,
 ) -> ParsedReply:
     """Turn the decoded text of one assistant turn into an environment action.
 
@@ -144,12 +148,20 @@ def parse_reply(
             (it is still sent, so the env answers with its own error message).
         thinking_opened: the generation prompt opened a ``<think>`` block.
         keep_thinking: keep ``<think>`` blocks in the action's content.
+        fenced: also read tool calls written as fenced JSON blocks (the seed's default
+            fenced-text path; see :mod:`rolloutgym.llm.configs`), when the reply has no
+            ``<tool_call>`` block.
+        thinking_style: ``"none"``: any ``<think>`` tag is malformed thinking.
     """
     malformed = is_thinking_malformed(text, opened=thinking_opened)
+    if thinking_style == "none" and ("<think>" in text or "</think>" in text):
+        malformed = True
     visible = text if keep_thinking else strip_thinking(text, opened=thinking_opened)
     if text_action:
         return ParsedReply(visible.strip(), visible.strip(), (), malformed)
     calls, problems, remaining = parse_hermes_tool_calls(visible, call_id_prefix=call_id_prefix)
+    if fenced and not calls:
+        calls, remaining = _fenced_calls(visible, problems, call_id_prefix)
     if tool_names is not None:
         for call in calls:
             if call["name"] not in tool_names and call["name"] != UNPARSEABLE_TOOL:
@@ -160,6 +172,15 @@ def parse_reply(
     if calls:
         action["tool_calls"] = calls
     return ParsedReply(action, content, tuple(problems), malformed, tuple(calls))
+
+
+def _fenced_calls(text: str, problems: list[str], call_id_prefix: str) -> tuple[list[dict[str, Any]], str]:
+    calls, remaining = parse_fenced_tool_calls(text, call_id_prefix=call_id_prefix)
+    for index, call in enumerate(calls):
+        if not isinstance(call["arguments"], dict):
+            problems.append(f"tool call {index} ({call['name']}): 'arguments' must be a JSON object")
+            call["arguments"] = {}
+    return calls, remaining
 
 
 def message_problems(action: Mapping[str, Any], tool_names: frozenset[str] | None) -> list[str]:

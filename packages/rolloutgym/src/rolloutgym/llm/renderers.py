@@ -288,3 +288,7 @@ class ChatTemplateRenderer:
         while end and tokens[end - 1] in self._stop_texts:
             end -= 1
         return self.tokenizer.decode(list(tokens[:end]), skip_special_tokens=False)
+
+    def decode_text(self, tokens: Sequence[int]) -> str:
+        """The reply text with special tokens removed (``StructuredToolUseConfig(decode_skip_special_tokens=True)``)."""
+        return self.tokenizer.decode(list(tokens), skip_special_tokens=True)

@@ -22,7 +22,7 @@ from rolloutgym_protocol.errors import ConfigError
 from .metrics import metrics as trajectory_metrics
 from .metrics import trajectory_tokens
 
-__all__ = ["RESULT_COLUMNS", "RolloutBatch", "batch_columns", "batch_metrics"]
+__all__ = ["RESULT_COLUMNS", "UNANSWERED", "RolloutBatch", "batch_columns", "batch_metrics"]
 
 RESULT_COLUMNS = (
     "env_id",
@@ -46,7 +46,9 @@ RESULT_COLUMNS = (
 )
 """The columns every :class:`RolloutBatch` has (plus ``reward/<name>`` per Score component)."""
 
-_TRUNCATED = ("max_seq_len", "truncated", "timeout")
+_TRUNCATED = ("max_seq_len", "truncated", "timeout", "prompt_too_long")
+UNANSWERED = frozenset({"prompt_too_long"})
+"""Stop reasons of episodes that ended before the model spoke: their reward columns are ``None``."""
 _MAX_TURNS = ("max_turns", "max_steps")
 
 
@@ -178,10 +180,11 @@ def batch_columns(
             columns["error"].append(result.to_dict())
             continue
         columns["task_id"].append(result.metadata.get("task_id"))
-        columns["total_reward"].append(result.total_reward)
-        for name, value in result.score.component_values.items():
-            components.setdefault(name, [None] * count)[index] = value
         stop = result.stop_reason or ("terminated" if result.terminated else "truncated")
+        unanswered = stop in UNANSWERED
+        columns["total_reward"].append(None if unanswered else result.total_reward)
+        for name, value in result.score.component_values.items():
+            components.setdefault(name, [None] * count)[index] = None if unanswered else value
         columns["terminated"].append(result.terminated)
         columns["truncated"].append(stop in _TRUNCATED)
         columns["max_turns_reached"].append(stop in _MAX_TURNS)
@@ -243,6 +246,7 @@ def batch_metrics(
     summary["num_completed"] = len(trajectories)
     summary["num_samples"] = len(results)
     summary["num_errors"] = len(results) - len(trajectories)
+    summary["num_prompt_too_long"] = sum(1 for t in trajectories if t.stop_reason in UNANSWERED)
     summary["generation_calls"] = len(waves)
     summary["wave_sizes"] = list(waves)
     summary["mean_wave_size"] = sum(waves) / len(waves) if waves else 0.0

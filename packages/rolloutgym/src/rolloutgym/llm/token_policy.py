@@ -26,8 +26,9 @@ from rolloutgym_protocol.errors import ConfigError
 
 from ._episode import token_digest
 from ._policy import LLMEpisode, LLMPolicy
+from .configs import StructuredToolUseConfig
 from .messages import observation_messages
-from .parsing import parse_reply
+from .parsing import ParsedReply, parse_reply
 from .renderers import Renderer
 from .sampling import Sample, Sampler, SamplingParams
 
@@ -43,7 +44,10 @@ class TokenPolicy(LLMPolicy):
         max_tokens: the most tokens sampled per turn.
         max_seq_len: the most tokens in an episode's context (prompt, observations and
             samples). A sample is cut short to fit (``stop_reason="max_seq_len"``); an
-            observation that does not fit is cut to fit and the episode ends.
+            observation that does not fit is cut to fit and the episode ends. A first
+            prompt that leaves no room ends the episode before the model speaks
+            (``stop_reason="prompt_too_long"``: no answer was given, so trainers must not
+            read its reward as a score).
         max_turns: the most assistant turns; then the episode ends with an empty final
             answer (``stop_reason="max_turns"``, nothing sampled).
         temperature: sampling temperature (ignored when ``greedy``).
@@ -54,6 +58,9 @@ class TokenPolicy(LLMPolicy):
         seed: base sampling seed; turn ``t`` of episode ``e`` uses ``seed + 1000 * e + t``.
         keep_thinking: keep ``<think>`` blocks in the actions sent to the env.
         name: a label stored in each step's ``policy_info["model"]``.
+        structured_cfg: ``None`` (default): the fenced-text path (``<tool_call>`` blocks
+            and fenced JSON tool calls are both read; prompts unchanged); a
+            :class:`~rolloutgym.llm.StructuredToolUseConfig`: the Hermes protocol only.
     """
 
     def __init__(
@@ -71,6 +78,7 @@ class TokenPolicy(LLMPolicy):
         seed: int | None = None,
         keep_thinking: bool = False,
         name: str | None = None,
+        structured_cfg: StructuredToolUseConfig | None = None,
     ) -> None:
         if max_seq_len is not None and max_seq_len < 2:
             raise ConfigError(f"max_seq_len must be at least 2, got {max_seq_len}")
@@ -88,6 +96,7 @@ class TokenPolicy(LLMPolicy):
         self.sampler = sampler
         self.renderer = renderer
         self.max_seq_len = max_seq_len
+        self.structured_cfg = structured_cfg
 
 
 class TokenEpisode(LLMEpisode):
@@ -141,7 +150,9 @@ class TokenEpisode(LLMEpisode):
         if policy.max_seq_len is not None:
             room = policy.max_seq_len - len(self.context) - len(observation_tokens)
             if room <= 0:
-                return self._end(self._fit(observation_tokens), "max_seq_len")
+                # Before the model spoke, this is not an answer to score: say so.
+                ended_by = "prompt_too_long" if self.turn == 0 else "max_seq_len"
+                return self._end(self._fit(observation_tokens), ended_by)
             if room < max_tokens:
                 max_tokens, limited = room, True
         self.context.extend(observation_tokens)
@@ -155,15 +166,7 @@ class TokenEpisode(LLMEpisode):
         if stop_reason == "length" and limited:
             stop_reason = "max_seq_len"
             self.exhausted = True
-        text = policy.renderer.decode(sample.token_ids)
-        parsed = parse_reply(
-            text,
-            text_action=self.text_action,
-            tool_names=self.tool_names if self.tools else None,
-            thinking_opened=policy.renderer.thinking_opened,
-            keep_thinking=policy.keep_thinking,
-            call_id_prefix=f"call_{self.turn}",
-        )
+        text, parsed = self._parse(sample.token_ids)
         self.count(parsed)
         self.turn += 1
         info: dict[str, Any] = {
@@ -187,6 +190,30 @@ class TokenEpisode(LLMEpisode):
         if sample.info:
             info["sampler"] = dict(sample.info)
         return PolicyOutput(parsed.action, info, sample.token_ids, sample.logprobs, stop_reason, observation_tokens)
+
+    def _parse(self, token_ids: Sequence[int]) -> tuple[str, ParsedReply]:
+        """Decode a sample and parse it into an action, by the policy's tool protocol."""
+        policy = self.policy
+        structured = policy.structured_cfg
+        renderer = policy.renderer
+        if structured is not None and structured.decode_skip_special_tokens and hasattr(renderer, "decode_text"):
+            text = renderer.decode_text(token_ids)
+        else:
+            text = renderer.decode(token_ids)
+        opened = renderer.thinking_opened
+        if structured is not None and structured.thinking_opened is not None:
+            opened = structured.thinking_opened
+        parsed = parse_reply(
+            text,
+            text_action=self.text_action,
+            tool_names=self.tool_names if self.tools else None,
+            thinking_opened=opened,
+            keep_thinking=policy.keep_thinking,
+            call_id_prefix=f"call_{self.turn}",
+            fenced=structured is None,
+            thinking_style=None if structured is None else structured.thinking_style,
+        )
+        return text, parsed
 
     def _fit(self, observation_tokens: list[int]) -> list[int]:
         if self.policy.max_seq_len is None:

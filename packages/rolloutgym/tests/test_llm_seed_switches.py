@@ -1,0 +1,110 @@
+"""The seed's switches on the batch API: the fenced-text tool path (default) vs the structured
+(Hermes) protocol, and prompts that leave the model no room (marked, never scored 0.0).
+
+The model is scripted over the dependency-free CharRenderer, as in test_llm_batch.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import warnings
+from pathlib import Path
+
+import pytest
+from rolloutgym.errors import ConfigError
+from rolloutgym.llm import (
+    CharRenderer,
+    ScriptedSampler,
+    StructuredToolUseConfig,
+    parse_fenced_tool_calls,
+    parse_reply,
+    run_multi_turn_rollout,
+)
+
+sys.path.insert(0, str(Path(__file__).parent))
+from test_llm_batch import OPTIONS, TASK_TO_ENV, ScriptedBatch, mixed_batch  # noqa: E402
+
+RENDERER = CharRenderer()
+RECORDED = Path(__file__).parent / "data" / "batch_default_path.json"
+
+
+def test_the_default_path_is_byte_identical_to_the_recorded_outputs() -> None:
+    """Recorded before structured_cfg existed: users who pass nothing get the same tokens and rewards."""
+    recorded = json.loads(RECORDED.read_text())
+    batch, _ = run_multi_turn_rollout(ScriptedBatch(), mixed_batch(), TASK_TO_ENV, **OPTIONS, seed=7)
+    for key, values in recorded.items():
+        if key == "actions":
+            assert [[step.action for step in t.steps] for t in batch.trajectories] == values
+        else:
+            assert batch[key] == values, key
+
+
+@pytest.mark.parametrize(
+    "reply",
+    [
+        '```json\n{"name": "guess", "arguments": {"number": 50}}\n```',
+        'Let me try.\n```tool_call\n{"name": "guess", "parameters": {"number": 50}}\n```',
+        '```json\n[{"name": "guess", "arguments": "{\\"number\\": 50}"}]\n```',
+    ],
+)
+def test_a_fenced_tool_call_is_a_tool_call_on_the_default_path(reply: str) -> None:
+    parsed = parse_reply(reply, text_action=False, tool_names=frozenset({"guess"}), fenced=True)
+    assert parsed.action["tool_calls"] == [{"id": "call_0", "name": "guess", "arguments": {"number": 50}}]
+    assert not parsed.invalid and "```" not in parsed.content
+    structured = parse_reply(reply, text_action=False, tool_names=frozenset({"guess"}), fenced=False)
+    assert "tool_calls" not in structured.action  # the Hermes protocol only reads <tool_call> blocks
+
+
+def test_fenced_blocks_that_are_not_calls_stay_text() -> None:
+    for text in ('```json\n{"answer": 4}\n```', "```python\nprint(1)\n```", '```json\n{"name": "x"}\n```'):
+        calls, remaining = parse_fenced_tool_calls(text)
+        assert calls == [] and remaining == text
+    parsed = parse_reply(
+        '```json\n{"name": "guess", "arguments": [1]}\n```',
+        text_action=False,
+        tool_names=frozenset({"guess"}),
+        fenced=True,
+    )
+    assert parsed.invalid and parsed.action["tool_calls"][0]["arguments"] == {}
+
+
+def fenced_guess(prompt, _index) -> str:
+    text = RENDERER.decode(prompt)
+    return "I give up." if "tool\n" in text else '```json\n{"name": "guess", "arguments": {"number": 3}}\n```'
+
+
+@pytest.mark.parametrize("structured", [None, StructuredToolUseConfig()])
+def test_structured_cfg_switches_the_batch_path(structured) -> None:
+    class Fenced(ScriptedBatch):
+        def __init__(self) -> None:
+            super().__init__()
+            self.sampler = ScriptedSampler(RENDERER.encode, fenced_guess, end_token_id=CharRenderer.END)
+
+    batch, _ = run_multi_turn_rollout(
+        Fenced(), [{"task_name": "guess", "task": 0}], TASK_TO_ENV, **OPTIONS, structured_cfg=structured
+    )
+    first = batch.trajectories[0].steps[0].action
+    assert ("tool_calls" in first) is (structured is None)
+    assert batch["turn_count"] == ([2] if structured is None else [1])
+
+
+def test_thinking_style_none_counts_any_think_tag() -> None:
+    parsed = parse_reply("<think>hm</think>ok", text_action=True, thinking_style="none")
+    assert parsed.malformed_thinking and not parse_reply("<think>hm</think>ok", text_action=True).malformed_thinking
+    with pytest.raises(ConfigError, match="thinking_style"):
+        StructuredToolUseConfig(thinking_style="qwen")
+
+
+def test_a_prompt_longer_than_max_seq_len_is_marked_not_scored() -> None:
+    """0 turns and reward 0.0 would be a reward for an answer never given: the sample is marked."""
+    samples = [{"task_name": "arith", "task": 0}, {"task_name": "arith", "task": 1}]
+    options = {**OPTIONS, "max_seq_len": 20}
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        batch, metrics = run_multi_turn_rollout(ScriptedBatch(), samples, TASK_TO_ENV, **options)
+    assert batch["stop_reason"] == ["prompt_too_long", "prompt_too_long"]
+    assert batch["total_reward"] == [None, None] and batch["turn_count"] == [0, 0]
+    assert all(value is None for value in batch["reward/correct"])
+    assert metrics["num_prompt_too_long"] == 2
+    assert any("2 of 2 samples" in str(warning.message) and "max_seq_len" in str(warning.message) for warning in caught)
