@@ -19,6 +19,9 @@ Both parse replies into the env's action (text, OpenAI-style tool calls, or Herm
 mixed batch of tasks, one batched generation call (:class:`BatchSampler`) per wave of
 active samples, results as a :class:`RolloutBatch` of token ids, loss masks, logprobs,
 rewards and reward components.
+The seed's own names and argument order are in :mod:`rolloutgym.llm.rollouts`
+(``run_multi_turn_rollout``, ``run_async_multi_turn_rollout`` free-running, ``calculate_rewards``,
+...) and NeMo-RL-style batched envs, both ways, in :mod:`rolloutgym.llm.environments`.
 See ``INTERFACE.md`` in this folder for the contract adapter plugins build on.
 """
 

@@ -34,6 +34,7 @@ from rolloutgym_protocol.errors import ConfigError, PolicyError, TaskNotFound, d
 
 from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, check_tokenizer, finish_batch
 from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig
+from .environments import interface_factory, is_environment_interface
 from .generation import BatchSampler, as_batch_sampler
 from .renderers import Renderer
 from .rollout_batch import RESULT_COLUMNS, RolloutBatch, batch_columns, batch_metrics
@@ -119,6 +120,32 @@ class _Waves:
                 future.set_result(sample)
 
 
+class _FreeRunning(_Waves):
+    """Each sample's turn is sent on its own as soon as it is ready (no wave barrier).
+
+    A coroutine backend gets the requests concurrently (continuous batching is its job);
+    a plain method runs one request at a time in a worker thread.
+    """
+
+    def __init__(self, sampler: BatchSampler, active: int) -> None:
+        super().__init__(sampler, active)
+        self._lock = asyncio.Lock()
+
+    async def request(self, index: int, prompt: Sequence[int], params: SamplingParams) -> Sample:
+        if self.failure is not None:
+            raise self.failure
+        future: asyncio.Future[Sample] = asyncio.get_running_loop().create_future()
+        if self._coroutine:
+            await self._generate([(index, tuple(prompt), params, future)])
+        else:
+            async with self._lock:
+                await self._generate([(index, tuple(prompt), params, future)])
+        return await future
+
+    def finish(self) -> None:
+        self.active -= 1
+
+
 class _WaveSlot:
     """The per-request :class:`Sampler` one sample's episode sees: a seat in the waves."""
 
@@ -141,16 +168,23 @@ class _Route:
         self.env_id: str | None = None
         self.factory: Callable[[Any], Any] | None = None
         self.has_tasks = False
-        if isinstance(source, str):
+        self.batched = is_environment_interface(source)
+        if self.batched:  # a NeMo-style batched env: each sample's message_log is its episode
+            self.factory = interface_factory(source)
+        elif isinstance(source, str):
             spec = registry.resolve_env(source).spec  # EnvNotFound names the installed ones
             self.env_id, self.has_tasks = spec.id, spec.tasks is not None
         elif callable(source):
             self.factory = source
         else:
             raise ConfigError(
-                f"task_to_env[{task_name!r}] must be a registered env id (e.g. 'sql/shop-v0') or a "
-                f"factory(task) -> env, got {type(source).__name__}"
+                f"task_to_env[{task_name!r}] must be a registered env id (e.g. 'sql/shop-v0'), a "
+                f"factory(task) -> env or a batched EnvironmentInterface, got {type(source).__name__}"
             )
+
+    def task_of(self, sample: Mapping[str, Any]) -> Any:
+        """What the env is made from: the sample itself for a batched env, else its ``task``."""
+        return sample if self.batched else sample["task"]
 
     def check(self, task: Any, index: int) -> None:
         if self.env_id is None or not self.has_tasks:
@@ -199,17 +233,18 @@ def _plan(samples: Sequence[Mapping[str, Any]], task_to_env: Mapping[str, EnvSou
             raise ConfigError(
                 f"sample {index} has field(s) {', '.join(clashes)}, which the rollout writes; rename them"
             )
-        if "task_name" not in sample or "task" not in sample:
-            missing = [key for key in ("task_name", "task") if key not in sample]
+        name = sample.get("task_name")
+        wanted = ("task_name",) if getattr(routes.get(name), "batched", False) else ("task_name", "task")
+        missing = [key for key in wanted if key not in sample]
+        if missing:
             raise ConfigError(f"sample {index} has no {' or '.join(repr(key) for key in missing)} field")
-        name = sample["task_name"]
         if name not in routes:
             raise ConfigError(
                 f"sample {index} has task_name {name!r}, which task_to_env does not map."
                 f"{did_you_mean(str(name), known)} "
                 f"Known task names: {', '.join(known)}."
             )
-        routes[name].check(sample["task"], index)
+        routes[name].check(routes[name].task_of(sample), index)
         plan.append(routes[name])
     return plan
 
@@ -241,6 +276,7 @@ async def arun_multi_turn_rollout(
     keep_thinking: bool | None = None,
     renderer: Renderer | None = None,
     registry: Any = None,
+    free_running: bool = False,
 ) -> tuple[RolloutBatch, dict[str, Any]]:
     """Roll out a mixed batch of tasks with one batched generation call per wave.
 
@@ -268,8 +304,8 @@ async def arun_multi_turn_rollout(
             1.0, none, False.
         seed: sample ``i`` resets its env with ``seed + i`` and samples turn ``t`` with
             ``seed + 1000 * i + t``, so results do not depend on the batch composition.
-        renderer: replaces the generation's renderer.
-        registry: the env registry (default: the global one).
+        renderer: replaces the generation's renderer; registry: for env ids (default: global).
+        free_running: send each sample's turn alone as soon as it is ready (no waves).
 
     Returns:
         ``(batch, metrics)``: a :class:`~rolloutgym.llm.RolloutBatch` in sample order,
@@ -289,7 +325,7 @@ async def arun_multi_turn_rollout(
         generation, sampler, chosen, max_seq_len=max_seq_len, max_turns=max_rollout_turns, greedy=greedy
     )
     base.structured_cfg = structured_cfg
-    waves = _Waves(sampler, len(samples))
+    waves = (_FreeRunning if free_running else _Waves)(sampler, len(samples))
     episodes = (
         _run_sample(sample, route, index, base, waves, seed=seed, max_turns=max_rollout_turns)
         for index, (sample, route) in enumerate(zip(samples, plan, strict=True))
@@ -367,7 +403,7 @@ async def _run_sample(
 
     try:
         group = await arollout_group(
-            sample["task"],
+            route.task_of(sample),
             make_env,
             policy,
             item_id=None,
@@ -381,7 +417,7 @@ async def _run_sample(
         return group.errors[0]
     trajectory = group.trajectories[0]
     trajectory.metadata["env_id"] = route.env_id
-    task = sample["task"]
+    task = sample.get("task")
     trajectory.metadata["task_id"] = made.get("task_id") or (task if isinstance(task, (str, int)) else None)
     return trajectory
 

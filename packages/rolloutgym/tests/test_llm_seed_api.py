@@ -1,0 +1,197 @@
+"""The seed's rollout API by its names, with a NeMo-style batched env, both ways.
+
+``BiggerEnv`` is written the way a NeMo-RL user writes an ``EnvironmentInterface``: one
+batched ``step(message_log_batch, metadata)`` whose state lives in ``extra_env_info``.
+NeMo-RL's package is heavy, so the interface is rolloutgym's stand-in with its documented
+signature. The model is scripted over the dependency-free CharRenderer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from collections.abc import Sequence
+
+import pytest
+from rolloutgym.errors import ConfigError
+from rolloutgym.llm import CharRenderer, ScriptedSampler
+from rolloutgym.llm.environments import EnvironmentInterface, EnvironmentReturn, RolloutgymEnvironment
+from rolloutgym.llm.rollouts import (
+    async_generate_response_for_sample_turn,
+    calculate_rewards,
+    generate_responses,
+    run_async_multi_turn_rollout,
+    run_multi_turn_rollout,
+    run_sample_multi_turn_rollout,
+)
+
+RENDERER = CharRenderer()
+
+
+class BiggerEnv(EnvironmentInterface):
+    """Two turns: name a number above the target; the second target comes in extra_env_info."""
+
+    def __init__(self) -> None:
+        self.calls: list[int] = []
+
+    def step(self, message_log_batch, metadata):
+        self.calls.append(len(message_log_batch))
+        observations, infos, stops, rewards, done = [], [], [], [], []
+        for log, info in zip(message_log_batch, metadata, strict=True):
+            number = int(re.findall(r"-?\d+", log[-1]["content"])[-1])
+            if info["turn"] == 0:
+                target = info["target"] * 2
+                observations.append({"role": "environment", "content": f"Now above {target}."})
+                infos.append({"target": target, "turn": 1})
+                stops.append(["!"])
+                rewards.append(0.0)
+                done.append(False)
+            else:
+                observations.append({"role": "environment", "content": "done"})
+                infos.append(info)
+                stops.append(None)
+                rewards.append(1.0 if number > info["target"] else 0.0)
+                done.append(True)
+        return EnvironmentReturn(observations, infos, stops, rewards, done)
+
+
+def reply(prompt: Sequence[int], _index: int) -> str:
+    target = int(re.findall(r"above (\d+)", RENDERER.decode(prompt))[-1])
+    return f"{target + 1}" if target % 3 else f"{target - 1}"  # wrong when the target is a multiple of 3
+
+
+class Batch:
+    def __init__(self, delay=None) -> None:
+        self.renderer = RENDERER
+        self.sampler = ScriptedSampler(RENDERER.encode, reply, end_token_id=CharRenderer.END)
+        self.delay = delay
+        self.sizes: list[int] = []
+
+    async def generate(self, prompts, params):
+        self.sizes.append(len(prompts))
+        if self.delay:
+            await asyncio.sleep(self.delay(prompts[0]))
+        return [await self.sampler.sample(p, q) for p, q in zip(prompts, params, strict=True)]
+
+
+def samples(targets):
+    return [
+        {
+            "task_name": "bigger",
+            "message_log": [{"role": "user", "content": f"Say a number above {target}."}],
+            "extra_env_info": {"target": target, "turn": 0},
+            "idx": index,
+        }
+        for index, target in enumerate(targets)
+    ]
+
+
+@pytest.mark.parametrize("rollout", [run_multi_turn_rollout, run_async_multi_turn_rollout])
+def test_a_nemo_style_batched_env_runs_through_the_seed_functions(rollout) -> None:
+    env = BiggerEnv()
+    generation = Batch()
+    batch, metrics = rollout(generation, samples([1, 4, 5, 7]), None, {"bigger": env}, 512)
+    # second-turn targets 2, 8, 10, 14 (carried in extra_env_info): no multiple of 3, so every answer is right
+    assert batch["total_reward"] == [1.0, 1.0, 1.0, 1.0]
+    assert batch["turn_count"] == [2, 2, 2, 2] and batch["idx"] == [0, 1, 2, 3]
+    log = batch["message_log"][0]
+    assert [entry["role"] for entry in log] == ["user", "assistant", "environment", "assistant"]
+    assert log[1]["content"] == "2" and log[3]["content"] == "3" and log[2]["content"] == "Now above 2."
+    assert all(entry["token_ids"] for entry in log) and "generation_logprobs" in log[1]
+    assert sum(env.calls) == 8 and metrics["retokenization_mismatches"] == 0
+    if rollout is run_multi_turn_rollout:
+        assert env.calls == [4, 4] and generation.sizes == [4, 4]  # one batched env step and one generate per wave
+    else:
+        assert generation.sizes == [1] * 8  # free-running: each turn sent alone
+
+
+def test_wrong_answers_score_zero_and_the_penalty_config_applies() -> None:
+    from rolloutgym.llm import InvalidActionPenaltyConfig
+
+    batch, _ = run_multi_turn_rollout(Batch(), samples([3, 6]), None, {"bigger": BiggerEnv()}, 512)
+    # target 3 -> reply 2 (wrong but the first turn is not scored), then target 6 -> 5: wrong
+    assert batch["total_reward"] == [0.0, 0.0]
+    config = InvalidActionPenaltyConfig(invalid_action_penalty=0.5)
+    assert config.penalty(2, 0) == 1.0 and InvalidActionPenaltyConfig(enabled=False).penalty(3, 3) == 0.0
+
+
+def test_free_running_does_not_wait_for_the_slowest_sample() -> None:
+    """A sample with a slow model call holds back every wave, never a free-running batch."""
+
+    def delay(prompt):
+        return 0.3 if "above 1." in RENDERER.decode(prompt) else 0.0
+
+    generation = Batch(delay)
+    finished = []
+
+    class Recording(BiggerEnv):
+        def step(self, logs, metadata):
+            result = super().step(logs, metadata)
+            finished.extend(
+                info["target"] for info, end in zip(result.metadata, result.terminateds, strict=True) if end
+            )
+            return result
+
+    run_async_multi_turn_rollout(generation, samples([1, 4, 5]), None, {"bigger": Recording()}, 512)
+    assert finished[-1] == 2  # the slow sample finished last; the others did not wait for it
+    finished.clear()
+    run_multi_turn_rollout(Batch(delay), samples([1, 4, 5]), None, {"bigger": Recording()}, 512)
+    assert sorted(finished) == [2, 8, 10]
+
+
+def test_a_rolloutgym_env_as_an_environment_interface() -> None:
+    env = RolloutgymEnvironment("toy/arith-v0")
+    first = env.initial_sample(0, task_name="arith")
+    second = env.initial_sample(1, task_name="arith")
+    question = first["message_log"][-1]["content"]
+    a, operator, b = re.search(r"What is (\d+) ([-+*]) (\d+)\?", question).groups()
+    value = {"+": int(a) + int(b), "-": int(a) - int(b), "*": int(a) * int(b)}[operator]
+    first["message_log"].append({"role": "assistant", "content": f"The answer is {value}."})
+    second["message_log"].append({"role": "assistant", "content": "The answer is -99999."})
+    result = calculate_rewards([first, second], {"arith": env})
+    assert result.rewards == [1.0, 0.0] and result.terminateds == [True, True]
+    assert result.observations[0]["role"] == "environment" and env.live == {}
+    with pytest.raises(ConfigError, match="EnvironmentInterface"):
+        calculate_rewards([first], {"arith": "toy/arith-v0"})
+
+
+def test_the_rolloutgym_env_interface_runs_under_the_seed_loop_too() -> None:
+    env = RolloutgymEnvironment("toy/arith-v0")
+    batch_in = [env.initial_sample(task, task_name="arith") for task in range(3)]
+
+    def solve(prompt, _index):
+        a, operator, b = re.findall(r"What is (\d+) ([-+*]) (\d+)\?", RENDERER.decode(prompt))[-1]
+        return f"The answer is {eval(f'{a}{operator}{b}')}."  # noqa: S307 - digits and an operator
+
+    generation = Batch()
+    generation.sampler = ScriptedSampler(RENDERER.encode, solve, end_token_id=CharRenderer.END)
+    batch, _ = run_multi_turn_rollout(generation, batch_in, None, {"arith": env}, 1024)
+    assert batch["total_reward"] == [1.0, 1.0, 1.0]
+
+
+def test_generation_helpers_append_to_the_message_log() -> None:
+    log = [{"role": "user", "content": "Say a number above 7."}]
+    prompt = RENDERER.render_prompt(log, [])
+    batch = {"message_log": [list(log)]}
+    batch, generated, metrics = generate_responses(
+        Batch(), {"input_ids": [prompt + [0, 0]]}, batch, None, [len(prompt)]
+    )
+    assert batch["message_log"][0][-1]["content"] == "8" and generated[0][-1] == CharRenderer.END
+    assert metrics["total_generated_tokens"] == len(generated[0])
+    updated, tokens, length, _ = asyncio.run(async_generate_response_for_sample_turn(Batch(), log, None, None, 512))
+    assert updated[-1]["token_ids"] == tokens and length == len(prompt)
+    state, _ = asyncio.run(
+        run_sample_multi_turn_rollout(3, samples([4])[0], Batch(), None, {"bigger": BiggerEnv()}, 512)
+    )
+    assert state["idx"] == 0 and state["total_reward"] == 1.0 and len(state["message_log"]) == 4
+
+
+def test_a_tokenizer_that_encodes_unlike_the_renderer_is_refused() -> None:
+    class Other:
+        def encode(self, text, add_special_tokens=False):
+            return [ord(character) for character in text]
+
+    with pytest.raises(ConfigError, match="encodes text differently"):
+        run_multi_turn_rollout(Batch(), samples([1]), Other(), {"bigger": BiggerEnv()}, 512)
+    batch, _ = run_multi_turn_rollout(Batch(), samples([1]), RENDERER, {"bigger": BiggerEnv()}, 512)
+    assert batch["total_reward"] == [1.0]
