@@ -35,13 +35,22 @@ def test_train_grpo_prints_the_curve_and_the_comparison(tmp_path, capsys) -> Non
             "1",
             "--trainer-arg",
             "lr_scheduler_type=constant",
+            "--select-tasks",
+            "2",
         ]
     )
     printed = capsys.readouterr().out
     assert code == 0, printed
-    assert [line.split()[1] for line in printed.splitlines() if line.startswith("step")] == ["1/3", "2/3", "3/3"]
-    assert "reward curve:" in printed
+    steps = [line for line in printed.splitlines() if line.startswith("step")]
+    assert [line.split()[1] for line in steps] == ["1/3", "2/3", "3/3"]
+    # where the loss says nothing, each step says what the groups gave to learn from
+    assert all(" signal " in line and "of groups" in line and "|adv|" in line for line in steps), steps
+    assert "task selection: kept " in printed and " of 24 tasks" in printed
+    # the summary: training reward with its error, not a bare 'first -> last'; the test change with its error
+    assert "training reward (the tasks sampled, not a test): steps 1-1 " in printed
+    assert "reward curve:" not in printed
     assert "before  hf:tiny" in printed and f"after   hf:{out}" in printed
+    assert "  change  pass rate " in printed and "standard errors (paired by task, 2 tasks)" in printed
     assert f"--policy hf:{out}" in printed
     log = out / "training_log.jsonl"
     assert json.loads(log.read_text().splitlines()[0])["trainer"] == "grpo"

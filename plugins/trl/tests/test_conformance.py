@@ -1,4 +1,4 @@
-"""The env conformance kit on ``trl/digits-v0``, and golden fixtures for its grader."""
+"""The env conformance kit on ``trl/digits-v0`` and ``trl/sums-v0``, and golden fixtures for their graders."""
 
 from __future__ import annotations
 
@@ -7,11 +7,43 @@ import sys
 
 import pytest
 from rolloutgym_testing import EnvConformanceTests
-from rolloutgym_trl.envs import DigitsEnv, digit_share, digits_tasks
+from rolloutgym_trl.envs import DigitsEnv, SumsEnv, SumsTask, digit_share, digits_tasks, sums_tasks
 
 
 class TestDigitsConformance(EnvConformanceTests):
     env_id = "trl/digits-v0"
+
+
+class TestSumsConformance(EnvConformanceTests):
+    env_id = "trl/sums-v0"
+
+
+@pytest.mark.parametrize(
+    ("reply", "passed"),
+    [
+        ("47", True),  # the sum alone
+        ("38 + 9 = 47", True),  # work shown with the question's numbers
+        (" The answer is 47.\n", True),  # words around it
+        ("47 or 48", False),  # hedged: another number offered
+        ("48", False),  # near miss
+        ("", False),  # empty
+        ("forty-seven", False),  # no integer
+    ],
+)
+def test_sums_grader(reply: str, passed: bool) -> None:
+    environment = SumsEnv(SumsTask("sums-x", "test", 38, 9))
+    environment.reset(seed=0)
+    score = environment.evaluate(reply)
+    assert score.value == float(passed)
+    if not passed:
+        assert score.feedback
+
+
+def test_sums_splits_and_difficulties() -> None:
+    tasks = sums_tasks()
+    assert [task.split for task in tasks].count("test") == 100 and len(tasks) == 300
+    digits = [(len(str(task.a)), len(str(task.b))) for task in tasks if task.split == "test"]
+    assert sorted(set(digits)) == [(1, 1), (2, 1), (2, 2)] and digits.count((2, 2)) in range(30, 37)
 
 
 @pytest.mark.parametrize(

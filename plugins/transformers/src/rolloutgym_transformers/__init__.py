@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
-    from ._models import load_model
+    from ._models import forget_model, load_model
     from ._tiny import build_tiny
     from .batch import TransformersBatchSampler
     from .policy import TransformersPolicy, make_batch_sampler, make_policy
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
 __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "_models": ["load_model"],
+        "_models": ["forget_model", "load_model"],
         "_tiny": ["build_tiny"],
         "batch": ["TransformersBatchSampler"],
         "policy": ["TransformersPolicy", "make_batch_sampler", "make_policy"],

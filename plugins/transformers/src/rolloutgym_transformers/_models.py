@@ -23,7 +23,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
-__all__ = ["LoadedModel", "cache_dir", "load_model", "smollm2_gguf"]
+__all__ = ["LoadedModel", "cache_dir", "forget_model", "load_model", "smollm2_gguf"]
 
 SMOLLM2_FILE = "SmolLM2-135M-Instruct.Q4_1.gguf"
 _LOADED: dict[tuple[str, str, str], LoadedModel] = {}
@@ -160,11 +160,26 @@ def _load(name: str, dtype: Any) -> tuple[Any, Any, str]:
     return model, tokenizer, str(path if path.exists() else name)
 
 
-def load_model(name: str, *, device: str = "auto", dtype: str | None = None) -> LoadedModel:
-    """Load (once per process) and return the model called ``name`` on ``device``."""
+def forget_model(name: str) -> None:
+    """Drop the process-wide copies of ``name`` (every device and dtype), so their memory can be freed."""
+    with _LOCK:
+        for key in [key for key in _LOADED if key[0] == name]:
+            del _LOADED[key]
+
+
+def load_model(name: str, *, device: str = "auto", dtype: str | None = None, shared: bool = True) -> LoadedModel:
+    """Load (once per process) and return the model called ``name`` on ``device``.
+
+    ``shared=False`` loads a private copy that is not kept for later calls (what training
+    changes; a converted GGUF still comes from the cache folder, so this takes seconds).
+    """
     if not name:
         raise ConfigError("the hf policy needs a model: --policy hf:smollm2, hf:tiny or hf:PATH")
     resolved_device = _resolve_device(device)
+    if not shared:
+        model, tokenizer, source = _load(name, _dtype(dtype))
+        model.to(resolved_device)
+        return LoadedModel(name, model, tokenizer, resolved_device, source)
     key = (name, resolved_device, str(dtype))
     with _LOCK:
         loaded = _LOADED.get(key)

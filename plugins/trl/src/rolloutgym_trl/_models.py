@@ -1,13 +1,15 @@
 """Models to train: the same references as the ``hf`` policy (``hf:tiny``, ``hf:smollm2``, ``hf:PATH``).
 
 The model is loaded through :func:`rolloutgym_transformers.load_model` (one resolver of
-local models: GGUF conversion, the built-in tiny model, local folders) and copied, so
-training never changes the process-wide copy that ``--policy hf:...`` evaluations use.
+local models: GGUF conversion, the built-in tiny model, local folders) as a private copy
+(``shared=False``: a fresh load, no deep copy of the process-wide one), so training never
+changes the copy that ``--policy hf:...`` evaluations use. A GGUF is converted once and the
+converted checkpoint cached (``$ROLLOUTGYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/rolloutgym``,
+else ``~/.cache/rolloutgym``), so later starts load it in seconds.
 """
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -55,11 +57,10 @@ def load_trainable(reference: str, *, device: str = "cpu") -> TrainableModel:
     from rolloutgym_transformers import load_model
 
     try:
-        loaded = load_model(name, device=device)
+        loaded = load_model(name, device=device, shared=False)
     except RolloutGymError as exc:
         raise ConfigError(f"--model {reference}: {exc}") from None
-    model = copy.deepcopy(loaded.model)
-    tokenizer = copy.deepcopy(loaded.tokenizer)
+    model, tokenizer = loaded.model, loaded.tokenizer
     if tokenizer.pad_token is None:
         tokenizer.pad_token = tokenizer.eos_token
     model.train()

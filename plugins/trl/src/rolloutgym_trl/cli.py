@@ -45,6 +45,24 @@ def _format(value: Any, spec: str) -> str:
     return format(value, spec) if isinstance(value, (int, float)) else "-"
 
 
+def _signal_pieces(record: dict[str, Any]) -> list[str]:
+    """What the GRPO groups gave to learn from (printed where the loss says nothing)."""
+    pieces = []
+    spread = record.get("rolloutgym/groups_with_spread")
+    if isinstance(spread, (int, float)):
+        pieces.append(f"signal {spread:4.0%} of groups")
+        resampled, dropped = record.get("rolloutgym/resampled_groups"), record.get("rolloutgym/dropped_groups")
+        if isinstance(resampled, (int, float)) and resampled:
+            pieces.append(f"resampled {resampled:.0f}")
+        if isinstance(dropped, (int, float)) and dropped:
+            pieces.append(f"dropped {dropped:.0f}")
+    elif isinstance(record.get("frac_reward_zero_std"), (int, float)):
+        pieces.append(f"signal {1 - record['frac_reward_zero_std']:4.0%} of groups")
+    if isinstance(record.get("rolloutgym/advantage_abs"), (int, float)):
+        pieces.append(f"|adv| {record['rolloutgym/advantage_abs']:.2f}")
+    return pieces
+
+
 def _print_step(total: int | None) -> Any:
     def show(record: dict[str, Any]) -> None:
         if "reward" in record or "loss" in record:
@@ -53,25 +71,50 @@ def _print_step(total: int | None) -> Any:
             step = int(record.get("step") or 0)
             pieces = [f"step {step:>4}" + (f"/{total}" if total else "")]
             if "reward" in record:
-                pieces.append(f"reward {_format(record.get('reward'), '.3f')}")
+                reward = f"reward {_format(record.get('reward'), '.3f')}"
+                if isinstance(record.get("reward_std"), (int, float)):
+                    reward += f" (std {record['reward_std']:.2f})"
+                pieces.append(reward)
             if "rolloutgym/pass_rate" in record:
                 pieces.append(f"pass {_format(record.get('rolloutgym/pass_rate'), '6.1%')}")
+            pieces.extend(_signal_pieces(record))
             pieces.append(f"loss {_format(record.get('loss'), '.4f')}")
             if "kl" in record:
                 pieces.append(f"kl {_format(record.get('kl'), '.4f')}")
             pieces.append(f"{_format(record.get('seconds'), '.2f')} s")
             typer.echo("  ".join(pieces))
+        elif record.get("event") == "task_selection":
+            typer.echo(
+                f"task selection: kept {record.get('kept')} of {record.get('tasks')} tasks (never solved "
+                f"{record.get('never_solved')}, always solved {record.get('always_solved')}; starting pass rate "
+                f"{_format(record.get('pass_rate'), '.1%')} over {record.get('episodes')} episodes, "
+                f"{_format(record.get('selection_seconds'), '.1f')} s)"
+            )
 
     return show
 
 
-def _report(result: Any) -> None:
+def _curve_line(result: Any) -> str | None:
+    """The training-set reward, first tenth of the steps vs last tenth, each with its standard error over steps."""
+    from .stats import mean_and_error
+
     curve = result.curve("reward")
-    if curve:
-        first, last = curve[: max(1, len(curve) // 10)], curve[-max(1, len(curve) // 10) :]
-        typer.echo(
-            f"reward curve: {sum(first) / len(first):.3f} (first steps) -> {sum(last) / len(last):.3f} (last steps)"
-        )
+    if not curve:
+        return None
+    width = max(1, len(curve) // 10)
+    (first, first_error), (last, last_error) = mean_and_error(curve[:width]), mean_and_error(curve[-width:])
+    spread = [float(value) for value in result.curve("rolloutgym/groups_with_spread")]
+    signal = f"; groups with reward spread: {sum(spread) / len(spread):.0%} of steps' groups" if spread else ""
+    return (
+        f"training reward (the tasks sampled, not a test): steps 1-{width} {first:.3f} ± {first_error:.3f}, "
+        f"steps {len(curve) - width + 1}-{len(curve)} {last:.3f} ± {last_error:.3f}{signal}"
+    )
+
+
+def _report(result: Any) -> None:
+    line = _curve_line(result)
+    if line:
+        typer.echo(line)
     if result.comparison is not None:
         for line in result.comparison.lines():
             typer.echo(line)
@@ -111,6 +154,16 @@ def grpo(
         "--chat-template",
         help="Replace the model's chat template: a TRL template name (qwen2_5, qwen3, ...) or a Jinja file.",
     ),
+    dynamic_sampling: str = typer.Option(
+        "resample",
+        "--dynamic-sampling",
+        help="Groups whose rewards are all equal (no gradient): resample (other tasks, then drop), drop or off.",
+    ),
+    select_tasks: int = typer.Option(
+        0,
+        "--select-tasks",
+        help="Pre-pass: play each training task N times first and train on those solved sometimes (0: off).",
+    ),
 ) -> None:
     """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and
     before/after pass rates."""
@@ -141,6 +194,8 @@ def grpo(
         trainer_overrides=_key_values(trainer_args, "--trainer-arg"),
         chat_template=chat_template,
         on_log=_print_step(steps),
+        dynamic_sampling=dynamic_sampling,
+        select_tasks=select_tasks,
     )
     _report(result)
 
@@ -194,6 +249,15 @@ def _offline_parameters(
             "eval_limit", int | None, typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks.")
         ),
         _parameter("threads", int | None, typer.Option(None, "--threads", help="torch CPU threads.")),
+        _parameter(
+            "tool_schemas",
+            str,
+            typer.Option(
+                "full",
+                "--tool-schemas",
+                help="Tool schemas in each row (once per row): full, short (no parameter descriptions) or names.",
+            ),
+        ),
     ]
 
 

@@ -11,12 +11,13 @@ rolloutgym rewards move a model (``benchmarks/train_signal.py``, the CI proof te
 from __future__ import annotations
 
 import random
+import re
 from dataclasses import dataclass
 from typing import Any
 
 from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 
-__all__ = ["DigitsEnv", "DigitsTask", "digits_tasks"]
+__all__ = ["DigitsEnv", "DigitsTask", "SumsEnv", "SumsTask", "digits_tasks", "sums_tasks"]
 
 _SPLITS = ("train", "train", "train", "dev", "test")
 _TOPICS = (
@@ -92,6 +93,79 @@ class DigitsEnv(SingleTurnEnv[list[dict[str, Any]], str]):
 
     def oracle_action(self) -> str:
         return str(1000 + int(self.task.id.rsplit("-", 1)[-1]))
+
+    def null_action(self) -> str:
+        return ""
+
+
+@dataclass(frozen=True)
+class SumsTask:
+    """``a + b``, graded on the reply's last integer."""
+
+    id: str
+    split: str
+    a: int
+    b: int
+
+    @property
+    def answer(self) -> int:
+        return self.a + self.b
+
+
+_SUM_RANGES = ((1, 9, 1, 9), (10, 99, 1, 9), (10, 99, 10, 99))  # easy, middle, hard
+
+
+def sums_tasks() -> list[SumsTask]:
+    """300 deterministic additions (200 train, 100 test), a third each of 1+1, 2+1 and 2+2 digit sums."""
+    generator = random.Random(31)
+    tasks = []
+    for index in range(300):
+        low_a, high_a, low_b, high_b = _SUM_RANGES[index % 3]
+        a, b = generator.randint(low_a, high_a), generator.randint(low_b, high_b)
+        tasks.append(SumsTask(f"sums-{index:03d}", "test" if index % 3 == (index // 3) % 3 else "train", a, b))
+    return tasks
+
+
+_SIGNED_INTEGER = re.compile(r"-?\d+")
+
+
+class SumsEnv(SingleTurnEnv[list[dict[str, Any]], str]):
+    """Add two integers; the reply's last integer is graded, and any other integer must be an operand."""
+
+    metadata = {"render_modes": [], "nonblocking": True}
+
+    def __init__(self, task: SumsTask | None = None) -> None:
+        self.task = task or sums_tasks()[0]
+        self.observation_space = spaces.messages.chat()
+        self.action_space = spaces.text.text()
+
+    def initial_observation(self, *, options: dict[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        content = f"What is {self.task.a} + {self.task.b}? Reply with the integer only."
+        return [{"role": "user", "content": content}], {"task_id": self.task.id}
+
+    def evaluate(self, action: str) -> Score:
+        found = [int(text) for text in _SIGNED_INTEGER.findall(action if isinstance(action, str) else "")[:50]]
+        extracted = found[-1] if found else None
+        hedged = [value for value in found[:-1] if value not in (self.task.a, self.task.b, self.task.answer)]
+        correct = extracted == self.task.answer and not hedged
+        if not found:
+            feedback = f"no integer in the reply; expected {self.task.answer}"
+        elif hedged:
+            feedback = f"the reply also gives {hedged[0]}: a hedged answer scores 0"
+        else:
+            feedback = f"correct: {extracted}" if correct else f"expected {self.task.answer}, got {extracted}"
+        return Score(
+            float(correct),
+            {"correct": Score(float(correct), feedback=feedback)},
+            {"expected": self.task.answer, "extracted": extracted},
+            feedback=feedback,
+        )
+
+    def terminal_observation(self, action: str) -> list[dict[str, Any]]:
+        return []
+
+    def oracle_action(self) -> str:
+        return str(self.task.answer)
 
     def null_action(self) -> str:
         return ""

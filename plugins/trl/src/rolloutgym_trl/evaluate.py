@@ -1,17 +1,25 @@
-"""Before/after evaluation: run a policy on an env's test split and report pass rate and reward."""
+"""Before/after evaluation: run a policy on an env's test split and report pass rate and reward.
+
+Each :class:`Evaluation` keeps the pass rate of every task, so that a :class:`Comparison`
+can say whether training changed the pass rate by more than noise: the change is paired by
+task (the same tasks before and after), with the standard error of the per-task
+differences (:func:`rolloutgym_trl.stats.paired_change`).
+"""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
+
+from .stats import Change, mean_and_error, paired_change
 
 __all__ = ["Comparison", "Evaluation", "evaluate_policy"]
 
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One policy on one env split."""
+    """One policy on one env split (``task_pass_rates``: task id -> share of its episodes that passed)."""
 
     env_id: str
     policy: str
@@ -19,9 +27,18 @@ class Evaluation:
     num_trajectories: int
     pass_rate: float
     mean_reward: float
+    task_pass_rates: dict[str, float] = field(default_factory=dict)
+
+    @property
+    def standard_error(self) -> float:
+        """The standard error of the pass rate over tasks (0 when fewer than two tasks)."""
+        return mean_and_error(list(self.task_pass_rates.values()))[1]
 
     def to_dict(self) -> dict[str, Any]:
-        return dict(self.__dict__)
+        data = {key: value for key, value in self.__dict__.items() if key != "task_pass_rates"}
+        data["pass_rate_error"] = self.standard_error
+        data["num_tasks"] = len(self.task_pass_rates)
+        return data
 
 
 @dataclass(frozen=True)
@@ -31,19 +48,31 @@ class Comparison:
     before: Evaluation
     after: Evaluation
 
+    @property
+    def change(self) -> Change | None:
+        """The pass-rate change paired by task, with its standard error (None without per-task results)."""
+        return paired_change(self.before.task_pass_rates, self.after.task_pass_rates)
+
     def lines(self) -> list[str]:
         """Human-readable lines for the terminal."""
         header = f"{self.before.env_id} ({self.before.split or 'all'} split, {self.after.num_trajectories} episodes)"
-        return [
-            header,
-            f"  before  {self.before.policy:<40} pass rate {self.before.pass_rate:6.1%}  mean reward "
-            f"{self.before.mean_reward:.3f}",
-            f"  after   {self.after.policy:<40} pass rate {self.after.pass_rate:6.1%}  mean reward "
-            f"{self.after.mean_reward:.3f}",
-        ]
+        lines = [header]
+        for label, evaluation in (("before", self.before), ("after ", self.after)):
+            lines.append(
+                f"  {label}  {evaluation.policy:<40} pass rate {evaluation.pass_rate:6.1%} ± "
+                f"{evaluation.standard_error * 100:4.1f}  mean reward {evaluation.mean_reward:.3f}"
+            )
+        change = self.change
+        if change is not None:
+            lines.append(f"  change  {change.line()}")
+        return lines
 
     def to_dict(self) -> dict[str, Any]:
-        return {"before": self.before.to_dict(), "after": self.after.to_dict()}
+        data: dict[str, Any] = {"before": self.before.to_dict(), "after": self.after.to_dict()}
+        change = self.change
+        if change is not None:
+            data["change"] = {"delta": change.delta, "error": change.error, "z": change.z, "tasks": change.tasks}
+        return data
 
 
 def _split_or_none(env_id: str, split: str | None) -> str | None:
@@ -51,6 +80,15 @@ def _split_or_none(env_id: str, split: str | None) -> str | None:
 
     spec = rg.get_registry().resolve_env(env_id).spec
     return split if split in spec.splits else None
+
+
+def _task_pass_rates(groups: Any, threshold: float) -> dict[str, float]:
+    rates: dict[str, float] = {}
+    for group in groups:
+        values = [float(score.value) for score in group.scores]
+        if values:
+            rates[str(group.item_id)] = sum(value >= threshold for value in values) / len(values)
+    return rates
 
 
 def evaluate_policy(
@@ -80,6 +118,13 @@ def evaluate_policy(
         env_kwargs=dict(env_kwargs or {}),
     )
     summary = result.summary
+    threshold = float(result.header.get("pass_threshold", 1.0))
     return Evaluation(
-        env_id, policy, chosen, summary.num_trajectories, float(summary.pass_rate), float(summary.mean_reward)
+        env_id,
+        policy,
+        chosen,
+        summary.num_trajectories,
+        float(summary.pass_rate),
+        float(summary.mean_reward),
+        _task_pass_rates(result.groups, threshold),
     )

@@ -15,6 +15,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
@@ -186,6 +187,9 @@ def train_grpo(
     trainer_overrides: Mapping[str, Any] | None = None,
     chat_template: str | None = None,
     on_log: Any = None,
+    dynamic_sampling: str = "resample",
+    select_tasks: int = 0,
+    batched: bool = True,
 ) -> TrainResult:
     """Train ``model`` with GRPO on the tasks of ``env_ids`` and return the curves and comparison.
 
@@ -213,30 +217,76 @@ def train_grpo(
             (``qwen2_5``, ``qwen3``, ``llama3_2``...; TRL's tool loop parses only those) or a
             Jinja file. Saved with the model.
         on_log: called with each log record as training runs (for progress output).
+        dynamic_sampling / batched: :class:`~rolloutgym_trl.RolloutFunction`'s options.
+        select_tasks: play each training task this many times first; train on those with mixed
+            rewards (:mod:`rolloutgym_trl.selection`; figures in ``extra["task_selection"]``).
     """
+    return _run_grpo(SimpleNamespace(**locals()))
+
+
+def _run_grpo(o: SimpleNamespace) -> TrainResult:
+    """:func:`train_grpo` with its arguments as attributes of ``o``."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     quiet_progress_bars()
-    ids = _checked_env_ids(env_ids, mode)
+    ids = _checked_env_ids(o.env_ids, o.mode)
     import torch
     import trl  # noqa: F401 - as before: without TRL, fail before the model loads
 
-    training_threads = _set_threads(torch, threads)
-    started, out_dir = time.perf_counter(), Path(out)
-    trainable = load_trainable(model)
-    sampling = _sampling_options(trainable, max_tokens, temperature, seed, max_turns, chat_template)
-    dataset, factory = _dataset_and_factory(ids, mode, split, env_kwargs, trainable.tokenizer)
-    evaluation = _evaluator(ids[0], sampling, env_kwargs, eval_split, eval_rollouts, eval_limit)
-    before = _evaluate_base(evaluation, trainable, torch, training_threads) if evaluate else None
-    schedule = _schedule(steps, num_generations, prompts_per_step, learning_rate, seed)
+    training_threads = _set_threads(torch, o.threads)
+    started, out_dir = time.perf_counter(), Path(o.out)
+    trainable = load_trainable(o.model)
+    sampling = _sampling_options(trainable, o.max_tokens, o.temperature, o.seed, o.max_turns, o.chat_template)
+    dataset, factory = _dataset_and_factory(ids, o.mode, o.split, o.env_kwargs, trainable.tokenizer)
+    evaluation = _evaluator(ids[0], sampling, o.env_kwargs, o.eval_split, o.eval_rollouts, o.eval_limit)
+    before = _evaluate_base(evaluation, trainable, torch, training_threads) if o.evaluate else None
+    dataset, selection = _selected(dataset, factory, trainable, o.select_tasks, o.prompts_per_step, sampling)
+    schedule = _schedule(o.steps, o.num_generations, o.prompts_per_step, o.learning_rate, o.seed)
     arguments = grpo_config(
-        out_dir, **schedule, max_tokens=max_tokens, beta=beta, temperature=temperature, overrides=trainer_overrides
+        out_dir,
+        **schedule,
+        max_tokens=o.max_tokens,
+        beta=o.beta,
+        temperature=o.temperature,
+        overrides=o.trainer_overrides,
     )
-    header = {"trainer": "grpo", "mode": mode, "model": model, "env_ids": ids, "split": split, **schedule}
-    log = TrainingLog(log_path or out_dir / "training_log.jsonl", header, on_write=on_log)
-    rollout = {"max_tokens": max_tokens, "max_turns": max_turns, "env_kwargs": env_kwargs, "seed": seed}
-    _train_and_save(_grpo_trainer(trainable, arguments, dataset, factory, log, lora, rollout), trainable, out_dir)
+    header = {"trainer": "grpo", "mode": o.mode, "model": o.model, "env_ids": ids, "split": o.split, **schedule}
+    log = TrainingLog(o.log_path or out_dir / "training_log.jsonl", header, on_write=o.on_log)
+    rollout = dict(
+        max_tokens=o.max_tokens, max_turns=o.max_turns, env_kwargs=o.env_kwargs, seed=o.seed, batched=o.batched
+    )
+    trainer = _grpo_trainer(
+        trainable, arguments, dataset, factory, log, o.lora, rollout | {"dynamic_sampling": o.dynamic_sampling}
+    )
+    extra = _start_from_selection(selection, trainer, log)
+    _train_and_save(trainer, trainable, out_dir)
     comparison = None if before is None else _compare(before, evaluation(f"hf:{out_dir}"), log)
-    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started)
+    return TrainResult(out_dir, log.path, log.records, comparison, time.perf_counter() - started, extra)
+
+
+def _selected(
+    dataset: Any, factory: Any, trainable: Any, samples: int, prompts_per_step: int, sampling: Mapping[str, Any]
+) -> tuple[Any, Any]:
+    """The difficulty pre-pass (``select_tasks``; ``rollout_func`` mode): the kept dataset and the selection."""
+    if not samples or factory is not None:
+        return dataset, None
+    from .selection import select_training_tasks
+
+    selection = select_training_tasks(
+        dataset, trainable, samples=samples, keep_at_least=2 * prompts_per_step, sampling=sampling
+    )
+    return selection.dataset, selection
+
+
+def _start_from_selection(selection: Any, trainer: Any, log: TrainingLog) -> dict[str, Any]:
+    """Log the pre-pass and seed the rollout function's running pass rates with it; ``TrainResult.extra``."""
+    if selection is None:
+        return {}
+    summary = selection.summary()
+    log.write({"event": "task_selection", **summary})
+    rollout_func = getattr(trainer, "rollout_func", None)
+    if rollout_func is not None:
+        rollout_func.reward_history.update(selection.history())
+    return {"task_selection": summary}
 
 
 def _sampling_options(
@@ -272,8 +322,18 @@ def _evaluator(
 
 
 def _evaluate_base(evaluation: Any, trainable: Any, torch: Any, training_threads: int) -> Evaluation:
-    """The model before training; resets torch's threads, which the hf policy may lower for the whole process."""
-    before = evaluation(f"hf:{trainable.reference.removeprefix('hf:')}")
+    """The model before training; resets torch's threads, which the hf policy may lower for the whole process.
+
+    The evaluation's process-wide copy of the model is dropped afterwards, so that training holds one copy.
+    """
+    import gc
+
+    from rolloutgym_transformers import forget_model
+
+    name = trainable.reference.removeprefix("hf:")
+    before = evaluation(f"hf:{name}")
+    forget_model(name)
+    gc.collect()
     torch.set_num_threads(training_threads)
     return before
 

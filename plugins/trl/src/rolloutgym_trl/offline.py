@@ -10,8 +10,15 @@ RUN``), then
   (run with ``-n 2`` or more and a sampling temperature) and trains with ``DPOTrainer``.
 
 Conversations are rendered as the ``hf`` policy renders them (:mod:`._conversations`),
-with the env's tools. The model is saved (``--policy hf:OUT`` loads it) and evaluated
-before and after on the env's test split.
+with the env's tools: described once per row, in the chat template's own way (its
+``tools`` argument, or a Hermes system prompt for templates without tool support), never
+once per turn. ``tool_schemas="short"`` keeps each tool's name, the first sentence of its
+description and its parameters' names, types and required list (no parameter
+descriptions, enums or examples); ``"names"`` keeps only names and required parameters.
+Shorter rows train faster; the evaluation (``--policy hf:OUT``) still shows the model the
+full schemas, so use it when the tools' names and parameters already say what they do.
+The model is saved (``--policy hf:OUT`` loads it) and evaluated before and after on the
+env's test split.
 """
 
 from __future__ import annotations
@@ -30,7 +37,7 @@ from ._models import load_trainable
 from .evaluate import evaluate_policy
 from .grpo import LOCAL_RUN_OPTIONS, TrainResult, _compare, _device_options, _lora_config, _train_and_save
 
-__all__ = ["dpo_rows", "read_runs", "sft_rows", "train_dpo", "train_sft"]
+__all__ = ["TOOL_SCHEMAS", "dpo_rows", "read_runs", "sft_rows", "shorten_tools", "train_dpo", "train_sft"]
 
 
 def read_runs(paths: Sequence[str | Path]) -> list[Any]:
@@ -47,13 +54,58 @@ def read_runs(paths: Sequence[str | Path]) -> list[Any]:
     return runs
 
 
+TOOL_SCHEMAS = ("full", "short", "names")
+
+
+def _first_sentence(text: Any) -> str:
+    text = str(text or "").strip()
+    for end in (". ", ".\n", "\n"):
+        if end in text:
+            return text[: text.index(end) + 1].strip()
+    return text
+
+
+def _short_parameters(parameters: Any, keep_types: bool) -> dict[str, Any]:
+    if not isinstance(parameters, Mapping):
+        return {"type": "object", "properties": {}}
+    properties = parameters.get("properties") if isinstance(parameters.get("properties"), Mapping) else {}
+    short: dict[str, Any] = {"type": "object"}
+    if keep_types:
+        short["properties"] = {
+            name: {"type": spec["type"]} if isinstance(spec, Mapping) and "type" in spec else {}
+            for name, spec in properties.items()
+        }
+    if parameters.get("required"):
+        short["required"] = list(parameters["required"])
+    return short
+
+
+def shorten_tools(tools: Sequence[Mapping[str, Any]], mode: str = "short") -> list[dict[str, Any]]:
+    """``tools`` with shorter schemas: ``"full"`` (unchanged), ``"short"`` or ``"names"`` (module docstring)."""
+    if mode not in TOOL_SCHEMAS:
+        raise ConfigError(f"--tool-schemas {mode!r}: use one of {', '.join(TOOL_SCHEMAS)}")
+    if mode == "full":
+        return [dict(tool) for tool in tools]
+    shortened = []
+    for tool in tools:
+        function = tool.get("function") if isinstance(tool.get("function"), Mapping) else tool
+        entry: dict[str, Any] = {"name": function.get("name", "")}
+        if mode == "short" and function.get("description"):
+            entry["description"] = _first_sentence(function["description"])
+        entry["parameters"] = _short_parameters(function.get("parameters"), keep_types=mode == "short")
+        shortened.append({"type": "function", "function": entry} if "function" in tool else entry)
+    return shortened
+
+
 class _Renderer:
     """One renderer per tokenizer and one tool list per (env, task)."""
 
-    def __init__(self, tokenizer: Any) -> None:
+    def __init__(self, tokenizer: Any, tool_schemas: str = "full") -> None:
         from rolloutgym.llm import ChatTemplateRenderer
 
+        shorten_tools([], tool_schemas)  # refuse an unknown mode before any rendering
         self.renderer = ChatTemplateRenderer(tokenizer)
+        self.tool_schemas = tool_schemas
         self._tools: dict[tuple[str, str], list[dict[str, Any]]] = {}
 
     def tools(self, env_id: str, task_id: str) -> list[dict[str, Any]]:
@@ -64,7 +116,7 @@ class _Renderer:
 
             environment = rg.make(env_id, task=task_id)
             try:
-                self._tools[key] = env_tools(environment)
+                self._tools[key] = shorten_tools(env_tools(environment), self.tool_schemas)
             finally:
                 environment.close()
         return self._tools[key]
@@ -77,9 +129,12 @@ class _Renderer:
         )
 
 
-def sft_rows(runs: Sequence[Any], tokenizer: Any, *, min_score: float | None = None) -> list[dict[str, Any]]:
-    """Pre-tokenized SFT rows (``input_ids``, ``completion_mask``) of the passing trajectories."""
-    renderer = _Renderer(tokenizer)
+def sft_rows(
+    runs: Sequence[Any], tokenizer: Any, *, min_score: float | None = None, tool_schemas: str = "full"
+) -> list[dict[str, Any]]:
+    """Pre-tokenized SFT rows (``input_ids``, ``completion_mask``) of the passing trajectories
+    (``tool_schemas``: ``full``, ``short`` or ``names``; the module docstring)."""
+    renderer = _Renderer(tokenizer, tool_schemas)
     rows: list[dict[str, Any]] = []
     for run in runs:
         threshold = float(min_score if min_score is not None else run.header.get("pass_threshold") or 1.0)
@@ -106,10 +161,13 @@ def sft_rows(runs: Sequence[Any], tokenizer: Any, *, min_score: float | None = N
     return rows
 
 
-def dpo_rows(runs: Sequence[Any], tokenizer: Any, *, margin: float = 0.0) -> list[dict[str, Any]]:
+def dpo_rows(
+    runs: Sequence[Any], tokenizer: Any, *, margin: float = 0.0, tool_schemas: str = "full"
+) -> list[dict[str, Any]]:
     """Text preference rows (``prompt``, ``chosen``, ``rejected``): per task, the best and the
-    worst trajectory when their rewards differ by more than ``margin``."""
-    renderer = _Renderer(tokenizer)
+    worst trajectory when their rewards differ by more than ``margin`` (``tool_schemas``: as in
+    :func:`sft_rows`)."""
+    renderer = _Renderer(tokenizer, tool_schemas)
     decode = tokenizer.decode
     rows: list[dict[str, Any]] = []
     groups_seen = 0
@@ -221,9 +279,12 @@ def _before(env_id: str, trainable: Any, evaluate: bool, evaluation: Mapping[str
     if not evaluate:
         return None
     import torch
+    from rolloutgym_transformers import forget_model
 
     threads = torch.get_num_threads()
-    result = evaluate_policy(env_id, f"hf:{trainable.reference.removeprefix('hf:')}", **evaluation)
+    name = trainable.reference.removeprefix("hf:")
+    result = evaluate_policy(env_id, f"hf:{name}", **evaluation)
+    forget_model(name)  # training holds its own copy; the evaluation's is not needed again
     torch.set_num_threads(threads)
     return result
 
@@ -250,11 +311,13 @@ def train_sft(
     threads: int | None = None,
     trainer_overrides: Mapping[str, Any] | None = None,
     on_log: Callable[[dict[str, Any]], None] | None = None,
+    tool_schemas: str = "full",
 ) -> TrainResult:
     """Fine-tune ``model`` on the passing trajectories of ``runs`` with TRL's ``SFTTrainer``.
 
     ``policy_options`` are the ``hf`` policy options of the before/after evaluation
-    (e.g. ``{"max_tokens": 64, "greedy": True}``).
+    (e.g. ``{"max_tokens": 64, "greedy": True}``). ``tool_schemas``: ``full``, ``short`` or
+    ``names`` (how much of each tool schema the rows carry; the module docstring).
     """
     from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
@@ -263,7 +326,7 @@ def train_sft(
     loaded = read_runs(runs)
     env_id = _evaluation_env(loaded)
     trainable = _setup(model, threads)
-    rows = sft_rows(loaded, trainable.tokenizer, min_score=min_score)
+    rows = sft_rows(loaded, trainable.tokenizer, min_score=min_score, tool_schemas=tool_schemas)
     out_dir = Path(out)
     evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
     before = _before(env_id, trainable, evaluate, evaluation)
@@ -309,8 +372,10 @@ def train_dpo(
     threads: int | None = None,
     trainer_overrides: Mapping[str, Any] | None = None,
     on_log: Callable[[dict[str, Any]], None] | None = None,
+    tool_schemas: str = "full",
 ) -> TrainResult:
-    """Train ``model`` with TRL's ``DPOTrainer`` on best-vs-worst pairs of each task in ``runs``."""
+    """Train ``model`` with TRL's ``DPOTrainer`` on best-vs-worst pairs of each task in ``runs``
+    (``tool_schemas``: as in :func:`train_sft`)."""
     from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
 
@@ -318,7 +383,7 @@ def train_dpo(
     loaded = read_runs(runs)
     env_id = _evaluation_env(loaded)
     trainable = _setup(model, threads)
-    rows = dpo_rows(loaded, trainable.tokenizer, margin=margin)
+    rows = dpo_rows(loaded, trainable.tokenizer, margin=margin, tool_schemas=tool_schemas)
     out_dir = Path(out)
     evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
     before = _before(env_id, trainable, evaluate, evaluation)

@@ -23,7 +23,21 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=1,
             replayable=True,
-        )
+        ),
+        EnvSpec(
+            id="trl/sums-v0",
+            entry_point="rolloutgym_trl.envs:SumsEnv",
+            tasks="rolloutgym_trl.envs:sums_tasks",
+            description=(
+                "Add two integers (a third each of 1+1, 2+1 and 2+2 digit sums; 200 train, 100 test tasks). "
+                "Reward 1 when the reply's last integer is the sum and no other number is offered. Sized so "
+                "that SmolLM2-135M starts between 10% and 60% and GRPO can move it (benchmarks/train_real.py)."
+            ),
+            tags=("training-demo", "single-turn", "text", "math"),
+            splits=("train", "test"),
+            max_steps=1,
+            replayable=True,
+        ),
     ]
 
 

@@ -15,21 +15,54 @@ the model being trained, and hands TRL exactly the recorded tokens:
 
 A member whose episode failed (a :class:`rolloutgym.RolloutError`) gets one masked
 token and reward ``None``: TRL leaves it out of the group baseline and gives it no advantage.
+
+**Batched.** By default a step's episodes are played together through
+:func:`rolloutgym.llm.arun_multi_turn_rollout`: every turn of every still-running episode
+is sampled in one call of a :class:`rolloutgym.llm.BatchSampler` (one padded forward pass
+per decoded token with :class:`rolloutgym_transformers.TransformersBatchSampler` on the
+trained model; ``benchmarks/batch_rollout.py``-style figures for the rollout part are in
+``benchmarks/README.md`` under ``grpo_rollout``). With ``use_vllm=True`` in the
+``GRPOConfig`` the waves go to TRL's own vLLM backend instead
+(:class:`rolloutgym_trl.vllm.TRLVLLMBatchSampler`: the server's ``/v1/completions`` in
+server mode, the colocated ``LLM`` in colocate mode). ``batched=False`` plays episodes
+one at a time, as before.
+
+**Signal, not noise** (``dynamic_sampling``). A GRPO group whose episodes all got the same
+reward has advantage 0 everywhere: it costs a step's compute and teaches nothing. With
+``"resample"`` (the default) such groups are replaced, up to ``max_resample_rounds``
+times, by groups of other tasks of the training set, chosen from running pass rates
+(tasks whose recent episodes got different rewards first, e.g. solved sometimes and failed
+sometimes, then tasks not seen yet; tasks with one reward in all their recent episodes are
+skipped). The
+groups still flat after that are dropped from the loss (``env_mask`` 0, so they do not
+dilute the token-normalised loss either). ``"drop"`` only drops; ``"off"`` keeps every
+group. Each call's counts and signal figures (share of groups with reward spread,
+within-group reward std, mean advantage magnitude) reach the training log through
+:func:`env_reward` as ``rolloutgym/...`` metrics.
 """
 
 from __future__ import annotations
 
 import asyncio
 import math
+import random
+import time
+from collections import deque
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from rolloutgym_protocol import Trajectory
 from rolloutgym_protocol.errors import ConfigError
 
 from .datasets import TASK_KEY, split_task_key
+from .stats import group_signal, has_spread
 
-__all__ = ["RolloutFunction", "env_reward", "episode_tensors"]
+__all__ = ["DYNAMIC_SAMPLING", "RolloutFunction", "env_reward", "episode_tensors"]
+
+DYNAMIC_SAMPLING = ("resample", "drop", "off")
+STATS_KEY = "env_stats"
+_RECENT = 16  # episodes per task behind its running pass rate
 
 
 def _prompt_task_key(prompt: Any) -> str:
@@ -77,6 +110,35 @@ def episode_tensors(trajectory: Trajectory, *, pad_token_id: int) -> dict[str, A
     return {"prompt_ids": prompt_ids, "completion_ids": completion_ids, "env_mask": env_mask, "logprobs": logprobs}
 
 
+@dataclass
+class _Group:
+    """One GRPO group of a call: its task key, members (``None``: failed) and their scores."""
+
+    key: str
+    members: list[Any]
+    scores: list[Any]
+    dropped: bool = False
+
+    @property
+    def rewards(self) -> list[float | None]:
+        return [None if score is None else float(score.value) for score in self.scores]
+
+
+def _runs(keys: Sequence[str]) -> list[tuple[str, int]]:
+    """Consecutive equal keys (TRL repeats each prompt ``num_generations`` times): one group each."""
+    runs: list[tuple[str, int]] = []
+    for key in keys:
+        if runs and runs[-1][0] == key:
+            runs[-1] = (key, runs[-1][1] + 1)
+        else:
+            runs.append((key, 1))
+    return runs
+
+
+def _make_env(registry: Any, env_id: str, env_kwargs: Mapping[str, Any], task: Any) -> Any:
+    return registry.make_async(env_id, task=task, **env_kwargs)
+
+
 class RolloutFunction:
     """``rollout_func`` for ``GRPOTrainer``: episodes of registered envs, token-exact.
 
@@ -84,15 +146,22 @@ class RolloutFunction:
         max_tokens: tokens sampled per assistant turn (default: the trainer's
             ``max_completion_length``).
         max_turns: assistant turns per episode (default: the env's step budget).
-        max_seq_len: tokens per episode, prompt included (default: none beyond the model's).
+        max_seq_len: tokens per episode, prompt included (default: the model's context).
         env_kwargs: keyword arguments for every env factory.
-        concurrency: episodes of one group run at once (env steps overlap; sampling is
-            serialised on the model).
-        seed: base sampling seed; each episode and turn gets its own seed from it.
+        concurrency: episodes of one group run at once when ``batched=False``.
+        seed: base sampling seed; each call, episode and turn gets its own seed from it.
         chat_template: a Jinja chat template replacing the tokenizer's.
+        batched: play a call's episodes together, one batched model call per turn wave
+            (the default); ``False``: one episode at a time.
+        dynamic_sampling: ``"resample"``, ``"drop"`` or ``"off"`` (module docstring).
+        max_resample_rounds: how many times flat groups are replaced per call.
+        tasks: the task keys (``ENV_ID#TASK_ID``) replacements are drawn from (default:
+            the trainer's ``train_dataset``).
 
     Attributes:
-        last_groups: the :class:`rolloutgym.TrajectoryGroup`\\ s of the latest call (for logs).
+        last_groups: the groups of the latest call (task key, members, scores).
+        last_stats: the latest call's signal figures (also logged through :func:`env_reward`).
+        reward_history: task key -> the rewards of its recent episodes (the running pass rates).
     """
 
     def __init__(
@@ -105,9 +174,17 @@ class RolloutFunction:
         concurrency: int = 8,
         seed: int | None = 0,
         chat_template: str | None = None,
+        batched: bool = True,
+        dynamic_sampling: str = "resample",
+        max_resample_rounds: int = 2,
+        tasks: Sequence[str] | None = None,
     ) -> None:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
+        if dynamic_sampling not in DYNAMIC_SAMPLING:
+            raise ConfigError(f"dynamic_sampling={dynamic_sampling!r}: use one of {', '.join(DYNAMIC_SAMPLING)}")
+        if max_resample_rounds < 0:
+            raise ConfigError(f"max_resample_rounds must be 0 or more, got {max_resample_rounds}")
         self.max_tokens = max_tokens
         self.max_turns = max_turns
         self.max_seq_len = max_seq_len
@@ -115,9 +192,18 @@ class RolloutFunction:
         self.concurrency = concurrency
         self.seed = seed
         self.chat_template = chat_template
-        self.last_groups: list[Any] = []
+        self.batched = batched
+        self.dynamic_sampling = dynamic_sampling
+        self.max_resample_rounds = max_resample_rounds
+        self.last_groups: list[_Group] = []
+        self.last_stats: dict[str, float] = {}
+        self.reward_history: dict[str, deque[float]] = {}
+        self._pool: list[str] | None = list(tasks) if tasks else None
         self._policy: Any = None
+        self._sampler: Any = None
         self._model: Any = None
+        self._context = 4096
+        self._calls = 0
 
     def _token_policy(self, trainer: Any) -> Any:
         from rolloutgym.llm import ChatTemplateRenderer, TokenPolicy
@@ -140,19 +226,25 @@ class RolloutFunction:
             seed=self.seed,
             name="trl-policy",
         )
+        self._sampler = self._batch_sampler(trainer, self._policy)
+        context = getattr(getattr(model, "config", None), "max_position_embeddings", None)
+        self._context = self.max_seq_len or (int(context) if isinstance(context, int) else 4096)
         self._model = model
         return self._policy
 
-    async def _groups(self, keys: list[str], policy: Any) -> list[tuple[list[Any], list[Any]]]:
+    @staticmethod
+    def _batch_sampler(trainer: Any, policy: Any) -> Any:
+        """TRL's vLLM backend when the trainer generates with vLLM, else the trained model's batch sampler."""
+        if getattr(trainer, "use_vllm", False):
+            from .vllm import TRLVLLMBatchSampler
+
+            return TRLVLLMBatchSampler.from_trainer(trainer, policy.renderer)
+        return policy.sampler.batch_sampler(policy.renderer)
+
+    async def _one_at_a_time(self, runs: list[tuple[str, int]], policy: Any) -> list[_Group]:
         import rolloutgym as rg
 
         registry = rg.get_registry()
-        runs: list[tuple[str, int]] = []  # consecutive equal keys: one GRPO group each
-        for key in keys:
-            if runs and runs[-1][0] == key:
-                runs[-1] = (key, runs[-1][1] + 1)
-            else:
-                runs.append((key, 1))
         results = []
         for key, count in runs:
             env_id, task_id = split_task_key(key)
@@ -168,53 +260,175 @@ class RolloutFunction:
                 concurrency=self.concurrency,
                 metadata={"env_id": spec.id},
             )
-            self.last_groups.append(group)
             members: list[Any] = [None] * count
             scores: list[Any] = [None] * count
             for index, (trajectory, score) in enumerate(zip(group.trajectories, group.scores, strict=True)):
                 member = int(trajectory.metadata.get("member", index))
                 members[member], scores[member] = trajectory, score
-            results.append((members, scores))
+            results.append(_Group(key, members, scores))
         return results
+
+    async def _together(self, runs: list[tuple[str, int]], policy: Any) -> list[_Group]:
+        """Every episode of ``runs`` in one :func:`~rolloutgym.llm.arun_multi_turn_rollout` call."""
+        import functools
+
+        import rolloutgym as rg
+        from rolloutgym.llm import arun_multi_turn_rollout
+
+        registry = rg.get_registry()
+        samples: list[dict[str, Any]] = []
+        task_to_env: dict[str, Any] = {}
+        budgets: list[int] = []
+        for key, count in runs:
+            env_id, task_id = split_task_key(key)
+            spec = registry.resolve_env(env_id).spec
+            if spec.id not in task_to_env:
+                task_to_env[spec.id] = functools.partial(_make_env, registry, spec.id, self.env_kwargs)
+                budgets.append(int(spec.max_steps or 1))
+            samples.extend({"task_name": spec.id, "task": task_id} for _ in range(count))
+        seed = None if self.seed is None else self.seed + 1_000_003 * self._calls
+        self._calls += 1
+        batch, _metrics = await arun_multi_turn_rollout(
+            self._sampler,
+            samples,
+            task_to_env,
+            max_seq_len=self._context,
+            max_rollout_turns=self.max_turns or max(budgets),
+            max_tokens=policy.max_tokens,
+            temperature=policy.temperature,
+            top_p=policy.top_p,
+            stop=policy.stop,
+            seed=seed,
+        )
+        groups, start = [], 0
+        for key, count in runs:
+            members = list(batch.trajectories[start : start + count])
+            scores = [None if trajectory is None else trajectory.score for trajectory in members]
+            groups.append(_Group(key, members, scores))
+            start += count
+        return groups
+
+    def _play(self, runs: list[tuple[str, int]], policy: Any) -> list[_Group]:
+        play = self._together if self.batched else self._one_at_a_time
+        groups = asyncio.run(play(runs, policy))
+        for group in groups:
+            history = self.reward_history.setdefault(group.key, deque(maxlen=_RECENT))
+            history.extend(reward for reward in group.rewards if reward is not None)
+        return groups
+
+    def _task_pool(self, trainer: Any) -> list[str]:
+        if self._pool is None:
+            dataset = getattr(trainer, "train_dataset", None)
+            keys = []
+            for row in dataset if dataset is not None else []:
+                try:
+                    keys.append(_prompt_task_key(row["prompt"]))
+                except (ConfigError, KeyError, TypeError):
+                    continue
+            self._pool = sorted(set(keys))
+        return self._pool
+
+    def _replacements(self, pool: Sequence[str], exclude: set[str], count: int) -> list[str]:
+        """Up to ``count`` task keys for flat groups: mixed recent results first, then unseen tasks."""
+        rng = random.Random(self._calls if self.seed is None else self.seed * 7_919 + self._calls)
+        mixed, unseen = [], []
+        for key in pool:
+            if key in exclude:
+                continue
+            history = self.reward_history.get(key)
+            if not history:
+                unseen.append(key)
+            elif has_spread(list(history)):
+                mixed.append(key)
+        rng.shuffle(mixed)
+        rng.shuffle(unseen)
+        return (mixed + unseen)[:count]
+
+    def _resample(self, groups: list[_Group], policy: Any, trainer: Any) -> int:
+        """Replace flat groups by groups of other tasks; returns how many were replaced."""
+        replaced = 0
+        for _round in range(self.max_resample_rounds):
+            flat = [index for index, group in enumerate(groups) if not has_spread(group.rewards)]
+            if not flat:
+                break
+            keys = self._replacements(self._task_pool(trainer), {group.key for group in groups}, len(flat))
+            if not keys:
+                break
+            fresh = self._play(
+                [(key, len(groups[index].members)) for key, index in zip(keys, flat, strict=False)], policy
+            )
+            for index, group in zip(flat, fresh, strict=False):
+                if has_spread(group.rewards):
+                    groups[index] = group
+                    replaced += 1
+        return replaced
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         """Play one episode per prompt with the trainer's current model; TRL's rollout fields."""
+        started = time.perf_counter()
         policy = self._token_policy(trainer)
-        keys = [_prompt_task_key(prompt) for prompt in prompts]
-        self.last_groups = []
+        groups = self._play(_runs([_prompt_task_key(prompt) for prompt in prompts]), policy)
+        first = group_signal([group.rewards for group in groups])
+        replaced = self._resample(groups, policy, trainer) if self.dynamic_sampling == "resample" else 0
+        signal = group_signal([group.rewards for group in groups])
+        if self.dynamic_sampling != "off":
+            for group in groups:
+                group.dropped = not has_spread(group.rewards)
+        self.last_groups = groups
+        self.last_stats = {
+            "rolloutgym/groups_with_spread": signal.spread_fraction,
+            "rolloutgym/groups_with_spread_first_draw": first.spread_fraction,
+            "rolloutgym/resampled_groups": float(replaced),
+            "rolloutgym/dropped_groups": float(sum(group.dropped for group in groups)),
+            "rolloutgym/group_reward_std": signal.reward_std,
+            "rolloutgym/advantage_abs": signal.advantage_abs,
+            "rolloutgym/rollout_seconds": time.perf_counter() - started,
+        }
         pad = trainer.processing_class.pad_token_id
         pad = int(pad if pad is not None else trainer.processing_class.eos_token_id)
-        output: dict[str, list[Any]] = {
-            "prompt_ids": [],
-            "completion_ids": [],
-            "env_mask": [],
-            "logprobs": [],
-            "env_reward": [],
-            "env_passed": [],
-            "env_score": [],
-        }
-        for members, scores in asyncio.run(self._groups(keys, policy)):
-            for trajectory, score in zip(members, scores, strict=True):
-                if trajectory is None:
-                    fields = {"prompt_ids": [pad], "completion_ids": [pad], "env_mask": [0], "logprobs": [0.0]}
-                    reward, passed, score_dict = None, None, None
-                else:
-                    fields = episode_tensors(trajectory, pad_token_id=pad)
-                    reward = float(score.value)
-                    passed = bool(score.value >= 1.0)
-                    score_dict = score.to_dict()
-                for name, value in fields.items():
-                    output[name].append(value)
-                output["env_reward"].append(reward)
-                output["env_passed"].append(passed)
-                output["env_score"].append(score_dict)
+        output = _fields(groups, pad)
+        output[STATS_KEY] = dict(self.last_stats)  # not a list: TRL hands it to every reward call as is
         return output
+
+
+def _fields(groups: Sequence[_Group], pad: int) -> dict[str, Any]:
+    """TRL's rollout fields for ``groups`` in order (a dropped group's tokens all masked)."""
+    output: dict[str, Any] = {
+        name: [] for name in ("prompt_ids", "completion_ids", "env_mask", "logprobs", "env_reward", "env_passed")
+    }
+    output["env_score"] = []
+    for group in groups:
+        for trajectory, score in zip(group.members, group.scores, strict=True):
+            if trajectory is None:
+                fields = {"prompt_ids": [pad], "completion_ids": [pad], "env_mask": [0], "logprobs": [0.0]}
+                reward, passed, score_dict = None, None, None
+            else:
+                fields = episode_tensors(trajectory, pad_token_id=pad)
+                reward, passed, score_dict = float(score.value), bool(score.value >= 1.0), score.to_dict()
+            if group.dropped:
+                fields["env_mask"] = [0] * len(fields["env_mask"])
+            for name, value in fields.items():
+                output[name].append(value)
+            output["env_reward"].append(reward)
+            output["env_passed"].append(passed)
+            output["env_score"].append(score_dict)
+    return output
+
+
+def _call_stats(value: Any) -> Mapping[str, Any]:
+    """The rollout call's figures: TRL hands a non-list rollout field to reward functions once per row."""
+    if isinstance(value, Sequence) and not isinstance(value, (str, bytes)):
+        value = next((item for item in value if isinstance(item, Mapping)), None)
+    return value if isinstance(value, Mapping) else {}
 
 
 def env_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> list[float | None]:
     """The reward function that goes with :class:`RolloutFunction`: the env's own Score value.
 
-    Also logs ``rolloutgym/pass_rate`` (share of episodes scoring 1) through TRL's ``log_metric``.
+    Also logs, through TRL's ``log_metric``, ``rolloutgym/pass_rate`` (share of episodes
+    scoring 1) and the rollout call's signal figures (``rolloutgym/groups_with_spread``,
+    ``rolloutgym/resampled_groups``, ``rolloutgym/dropped_groups``,
+    ``rolloutgym/group_reward_std``, ``rolloutgym/advantage_abs``, ...).
     """
     rewards = kwargs.get("env_reward")
     if rewards is None:
@@ -223,6 +437,10 @@ def env_reward(prompts: list[Any], completions: list[Any], **kwargs: Any) -> lis
         )
     passed = [value for value in kwargs.get("env_passed") or [] if value is not None]
     log_metric = kwargs.get("log_metric")
-    if callable(log_metric) and passed:
-        log_metric("rolloutgym/pass_rate", sum(passed) / len(passed))
+    if callable(log_metric):
+        if passed:
+            log_metric("rolloutgym/pass_rate", sum(passed) / len(passed))
+        for name, value in _call_stats(kwargs.get(STATS_KEY)).items():
+            if isinstance(value, (int, float)) and math.isfinite(value):
+                log_metric(str(name), float(value))
     return [None if value is None or not math.isfinite(value) else float(value) for value in rewards]
