@@ -12,7 +12,7 @@ same tokens). Three measurements on the same episodes:
 3. **direct**: the batched generator called straight on the prompts and params the loop
    sent it, wave by wave (the same work without envs, rendering, parsing or records).
 
-Speed-up = one-at-a-time / batched. Loop overhead per turn = (batched - generation) / waves,
+Speed-up = one-at-a-time / batched. Loop overhead per wave = (batched - generation) / waves,
 relative to generation / waves (target <= 5 %), with generation measured two ways: the
 time spent inside the ``generate`` calls of the same run (no run-to-run noise), and the
 direct replay (3). Wall and CPU time are both printed: on a shared machine wall time
@@ -191,7 +191,7 @@ def timings(
     inside: tuple[float, float],
     count: int,
 ) -> None:
-    """Wall and CPU seconds of the three sides, the speed-up, and the loop overhead per turn."""
+    """Wall and CPU seconds of the three sides, the speed-up, and the loop overhead per wave (one generation call)."""
     print(f"{'':24}{'wall s':>10}{'cpu s':>10}")
     for label, (wall, cpu) in (
         ("batched waves", batched),
@@ -206,13 +206,13 @@ def timings(
     for label, index in (("wall", 0), ("cpu", 1)):
         overhead = (batched[index] - inside[index]) / count
         print(
-            f"loop overhead per turn ({label}, same run): {overhead * 1000:.1f} ms besides "
+            f"loop overhead per wave ({label}, same run): {overhead * 1000:.1f} ms besides "
             f"{inside[index] / count * 1000:.1f} ms inside generate = {overhead / (inside[index] / count) * 100:.1f} %"
         )
     for label, index in (("wall", 0), ("cpu", 1)):
         overhead = (batched[index] - direct[index]) / count
         print(
-            f"loop overhead per turn ({label}, vs the direct replay): {overhead * 1000:.1f} ms on "
+            f"loop overhead per wave ({label}, vs the direct replay): {overhead * 1000:.1f} ms on "
             f"{direct[index] / count * 1000:.1f} ms of generation = {overhead / (direct[index] / count) * 100:.1f} %"
         )
 
