@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 import rolloutgym as rg
-from rolloutgym.executors import EnvSource, GroupJob, LocalExecutor, PolicySource
+from rolloutgym.executors import GroupJob, LocalExecutor
 from rolloutgym.executors._ray_worker import RolloutWorker, RunSpec
 from rolloutgym.registry import Registry
 from rolloutgym_protocol.errors import ConfigError
@@ -33,6 +33,7 @@ except ImportError:  # pragma: no cover - depends on the install
     pytest.skip("Ray is not installed (pip install 'rolloutgym[ray]')", allow_module_level=True)
 
 from rolloutgym.executors.ray import RayExecutor
+from rolloutgym.sources import EnvSource, PolicySource
 
 # The session's Ray instance has 2 CPUs and the shared executor keeps its workers: the
 # executors of the tests ask for half a CPU per worker so that they never wait for each other.

@@ -14,12 +14,14 @@ from .errors import SpecError
 
 __all__ = [
     "ENV_ID_PATTERN",
+    "ENV_URL_SCHEMES",
     "BenchmarkSpec",
     "EnvSpec",
     "ExporterSpec",
     "GraderSpec",
     "PolicySpec",
     "TemplateSpec",
+    "is_env_url",
     "parse_env_id",
 ]
 
@@ -27,6 +29,15 @@ ENV_ID_PATTERN = re.compile(
     r"^(?P<namespace>[a-z0-9][a-z0-9_.-]*)/(?P<name>[A-Za-z0-9][A-Za-z0-9_.-]*?)(?:-v(?P<version>\d+))?$"
 )
 _ENTRY_POINT = re.compile(r"^[A-Za-z_][\w.]*:[A-Za-z_][\w.]*$")
+
+
+# An env reference starting with one of these is a served env (``rolloutgym serve``), not an id or a file.
+ENV_URL_SCHEMES = ("http://", "https://", "ws://", "wss://")
+
+
+def is_env_url(reference: object) -> bool:
+    """Whether an env reference names a served env (``http(s)://`` or ``ws(s)://``): the one such check."""
+    return isinstance(reference, str) and reference.startswith(ENV_URL_SCHEMES)
 
 
 def parse_env_id(env_id: str) -> tuple[str, str, int | None]:

@@ -41,9 +41,6 @@ from .graders import AsyncGradingWrapper, CompositeGrader, GradingWrapper, LLMGr
 from .registry import (
     Registry,
     get_registry,
-    load,
-    make,
-    make_async,
     make_policy,
     policies,
     register_gymnasium,
@@ -53,6 +50,7 @@ from .registry import (
 )
 from .rollouts import arollout, arollout_group, rollout, rollout_group
 from .runner import RunConfig, RunResult, arun, run
+from .sources import load, make, make_async
 
 try:
     __version__ = version("rolloutgym")

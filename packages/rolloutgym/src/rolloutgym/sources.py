@@ -1,20 +1,26 @@
-"""Where a run's env and policy come from: the one place that resolves them.
+"""The one door: where an env or a policy reference becomes something that runs.
 
-A run names its env (a registered id such as ``toy/guess-v0`` or an env file path) and its
-policy (``"provider[:model]"``). :func:`resolve_env` turns the env reference into a
-:class:`ResolvedEnv` exactly once per run: its tasks, identity, budgets and a factory that
-builds a fresh env for task number ``i`` without going back through the registry.
-:func:`resolve_policy` builds the policy. The runner calls both, then hands the results to
-an executor, which only executes what it is handed.
+Every env is built here, whoever asks: ``rolloutgym run`` (the runner resolves once per
+run), ``rolloutgym serve`` (its catalog resolves each served env once), Ray workers (once
+per worker), ``rg.make``/``rg.make_async``/``rg.load`` and ``Registry.make``/``make_async``/
+``load`` (thin doors over :func:`make_env` and :func:`load_env`), and trainers that make one
+env per episode (``Registry.make_async(env_id, task=task_id)``: O(1) after the first, since
+the registry keeps each env's :class:`~rolloutgym.registry.TaskIndex` and imported factory).
 
-The two sources are plain, picklable data (:class:`EnvSource`, :class:`PolicySource`) so that
-an executor in other processes (Ray) can resolve them again there with the same plugins.
+:func:`resolve_env` turns an env reference into a :class:`ResolvedEnv`: its tasks,
+identity, budgets and ``build(item)``, which builds a fresh env for a task item and tags it
+with its env id and task id (:func:`tag_env`, the one place envs are tagged).
+:func:`resolve_policy` builds the policy. The two sources are plain, picklable data
+(:class:`EnvSource`, :class:`PolicySource`) so that an executor in other processes (Ray) can
+resolve them again there with the same plugins.
 
-Where a reference goes::
+Where a reference goes (:func:`is_env_url` is the one "is this a URL" check)::
 
-    EnvSource("toy/guess-v0")      -> registry: EnvSpec -> factory(task=item, **kwargs)
-    EnvSource("my_env.py|.json")   -> declarative env file -> template compiler -> factory(task)
-    EnvSource("http://host/sql/x") -> the URL scheme branch in resolve_env (remote envs)
+    "http(s)://HOST/ns/x-v0", "ws(s)://..." -> serve.client (sessions on `rolloutgym serve`)
+    "my_env.py|.json|.jsonl"                -> declarative.open_env_file -> the template's compiler
+    "toy/guess-v0"                          -> registry: EnvSpec, TaskIndex, factory(task=item, **kwargs)
+
+A mixture (``run --mix``) is several references, each resolved here (``runner``).
 """
 
 from __future__ import annotations
@@ -25,9 +31,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rolloutgym_protocol import as_async
+from rolloutgym_protocol.errors import ConfigError
+from rolloutgym_protocol.specs import ENV_URL_SCHEMES, is_env_url
 
-from .registry import Registry, get_registry, task_id
+from .registry import Registry, TaskIndex, adapt_env, get_registry, tag_env
+from .registry import task_split as _split
 
 __all__ = [
     "EnvSource",
@@ -36,17 +44,22 @@ __all__ = [
     "ResolvedPolicy",
     "URL_SCHEMES",
     "is_env_file",
+    "is_env_url",
+    "load",
+    "make",
+    "make_async",
+    "make_env",
     "resolve_env",
     "resolve_policy",
 ]
 
 # References starting with one of these are remote envs (``rolloutgym serve``), not ids or files.
-URL_SCHEMES = ("http://", "https://")
+URL_SCHEMES = ENV_URL_SCHEMES
 
 
 def is_env_file(reference: str) -> bool:
     """Whether ``reference`` names a declarative env file rather than a registered id."""
-    return reference.endswith((".py", ".json", ".jsonl")) or Path(reference).is_file()
+    return not is_env_url(reference) and (reference.endswith((".py", ".json", ".jsonl")) or Path(reference).is_file())
 
 
 @dataclass
@@ -84,10 +97,12 @@ class ResolvedEnv:
     Attributes:
         env_id: the env's id (``file/<slug>-v<version>`` for env files).
         tasks: the task items; ``[None]`` for an env without tasks.
-        build: ``build(item) -> Env | AsyncEnv`` (sync; the item may be ``None``).
-        origin: ``"registry"`` or ``"file:<path>"`` (recorded in the run header as ``source``).
+        build: ``build(item) -> Env | AsyncEnv`` (sync; the item may be ``None``), tagged with
+            its env id and task id.
+        origin: ``"registry"``, ``"file:<path>"`` or the URL (recorded in the run header as ``source``).
         env_source: the reference this was resolved from (executors in other processes resolve it again).
         registry: the registry it was resolved with (executors in other processes mirror its plugins).
+        index: the tasks' :class:`~rolloutgym.registry.TaskIndex` (by index, id or item in O(1)).
     """
 
     env_id: str
@@ -103,19 +118,20 @@ class ResolvedEnv:
     env_source: EnvSource | None = None
     registry: Registry | None = None
     task_ids: list[str] = field(default_factory=list)
+    index: TaskIndex | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        if self.index is None:
+            self.index = TaskIndex(self.tasks, self.task_ids or None)
         if not self.task_ids:
-            self.task_ids = [
-                task_id(item, index) if item is not None else str(index) for index, item in enumerate(self.tasks)
-            ]
+            self.task_ids = self.index.ids
 
     @property
     def info_reference(self) -> str:
         """What to pass to ``rolloutgym info`` (or ``run``) for this env: an env file's path, a URL, else the id."""
         if self.origin.startswith("file:"):
             return self.origin[len("file:") :]
-        if self.env_source is not None and self.env_source.reference.startswith(URL_SCHEMES):
+        if self.env_source is not None and is_env_url(self.env_source.reference):
             return self.env_source.reference
         return self.env_id
 
@@ -123,6 +139,11 @@ class ResolvedEnv:
     def source(self) -> str:
         """The header's ``env.source`` (alias of :attr:`origin`)."""
         return self.origin
+
+    def find_task(self, task: Any) -> tuple[int, Any]:
+        """``(index, item)`` of a task given by index, id or item (``None``: the first); O(1)."""
+        assert self.index is not None
+        return self.index.find(task, self.env_id)
 
     def make(self, item: Any) -> Any:
         """A fresh env for a task item (one of :attr:`tasks`)."""
@@ -134,7 +155,12 @@ class ResolvedEnv:
 
     def make_async(self, index: int) -> Any:
         """Like :meth:`make_task`, adapted to an ``AsyncEnv`` when the env is sync."""
-        return as_async(self.make_task(index))
+        return adapt_env(self.make_task(index))
+
+    def open(self, task: Any = None, *, asynchronous: bool = False) -> Any:
+        """A fresh env for a task given by index, id or item (what ``rg.make(..., task=...)`` returns)."""
+        environment = self.build(self.find_task(task)[1])
+        return adapt_env(environment) if asynchronous else environment
 
 
 @dataclass
@@ -145,8 +171,20 @@ class ResolvedPolicy:
     policy: Any
 
 
+def _tagged(env_id: str, index: TaskIndex, factory: Callable[[Any], Any], what: str) -> Callable[[Any], Any]:
+    """``build(item)``: the factory's env for ``item``, tagged with ``env_id`` and the item's task id."""
+
+    def build(item: Any) -> Any:
+        return tag_env(factory(item), env_id, index.id_of(item), what=what)
+
+    return build
+
+
 def resolve_env(source: EnvSource | str, registry: Registry | None = None) -> ResolvedEnv:
-    """Resolve an env reference once: a registered id, an env file, or (later) a URL.
+    """Resolve an env reference: a registered id, an env file, or a URL of ``rolloutgym serve``.
+
+    Cheap for a registered id (the registry caches the spec lookup, the task index and the
+    imported factory); an env file is read and compiled, a URL asks its server, each time.
 
     Args:
         source: the reference and its factory keyword arguments.
@@ -160,49 +198,106 @@ def resolve_env(source: EnvSource | str, registry: Registry | None = None) -> Re
     if isinstance(source, str):
         source = EnvSource(source)
     registry = registry if registry is not None else get_registry()
-    reference = source.reference
-    if reference.startswith(URL_SCHEMES):
-        # The one place where a remote env URL (``rolloutgym serve``) is resolved.
+    if is_env_url(source.reference):
         return _resolve_url(source, registry)
     if source.is_file:
         return _resolve_file(source, registry)
     return _resolve_registered(source, registry)
 
 
-def _resolve_url(source: EnvSource, registry: Registry) -> ResolvedEnv:
-    from .serve import resolve_env_url  # the client of `rolloutgym serve`
+def make_env(
+    source: EnvSource | str, *, task: Any = None, registry: Registry | None = None, asynchronous: bool = False
+) -> Any:
+    """A fresh env (an ``AsyncEnv`` with ``asynchronous``) for one task of any env reference.
 
-    return resolve_env_url(source, registry)
+    ``task`` is a task index, id or item (default: the first task). A registered id or a URL
+    goes to :meth:`Registry.make` (O(1) per call after the first); an env file is opened here.
+    """
+    if isinstance(source, str):
+        source = EnvSource(source)
+    registry = registry if registry is not None else get_registry()
+    if source.reference not in registry.env_specs() and source.is_file:  # an id needs no look at the disk
+        return resolve_env(source, registry).open(task, asynchronous=asynchronous)
+    if asynchronous:
+        return registry.make_async(source.reference, task=task, **source.kwargs)
+    return registry.make(source.reference, task=task, **source.kwargs)
+
+
+def make(reference: str, *, task: Any = None, **kwargs: Any) -> Any:
+    """``rolloutgym.make``: an env from a registered id, an env file or a URL: ``make("toy/guess-v0", task=3)``."""
+    return make_env(EnvSource(reference, kwargs), task=task)
+
+
+def make_async(reference: str, *, task: Any = None, **kwargs: Any) -> Any:
+    """``rolloutgym.make_async``: like :func:`make`, as an ``AsyncEnv``."""
+    return make_env(EnvSource(reference, kwargs), task=task, asynchronous=True)
+
+
+def load(reference: str, *, split: str | None = None, **kwargs: Any) -> Any:
+    """``rolloutgym.load``: the env's tasks as an ``RLDataset`` (optionally one split) with ``make_env``."""
+    registry = get_registry()
+    if is_env_file(reference):
+        from .datasets import RLDataset
+
+        resolved = resolve_env(EnvSource(reference, kwargs), registry)
+        items = [item for item in resolved.tasks if split is None or _split(item) == split]
+        if not items:
+            raise ConfigError(f"environment '{resolved.env_id}' has no tasks in split '{split}'")
+        return RLDataset(
+            items,
+            metadata={"env_id": resolved.env_id, "split": split},
+            make_env=resolved.make,
+            get_item_id=lambda item: resolved.index.id_of(item) or str(item),  # type: ignore[union-attr]
+        )
+    return registry.load(reference, split=split, **kwargs)
+
+
+def _resolve_url(source: EnvSource, registry: Registry) -> ResolvedEnv:
+    """A ``ResolvedEnv`` whose tasks are the server's and whose envs are sessions on it (WebSocket)."""
+    from .serve.client import AsyncRemoteEnv, env_info, env_tasks, parse_env_url
+
+    url = source.reference
+    parse_env_url(url)  # a clear error for a URL without an env id
+    info = env_info(url)
+    listing = env_tasks(url)
+    kwargs = dict(source.kwargs) or None
+    items = [entry.get("item", {"id": entry["id"], "split": entry.get("split")}) for entry in listing]
+    index = TaskIndex(items, [entry["id"] for entry in listing])
+    env_url = url.rstrip("/")
+
+    def session(item: Any) -> AsyncRemoteEnv:
+        position = index.by_identity.get(id(item))
+        if position is None:  # an item from elsewhere: the server finds it by its id
+            return AsyncRemoteEnv(env_url, task=index.id_of(item), kwargs=kwargs)
+        return AsyncRemoteEnv(env_url, task=position if index.has_tasks else None, kwargs=kwargs)
+
+    return ResolvedEnv(
+        env_id=info["id"],
+        version=info.get("version"),
+        tasks=index.items,
+        build=_tagged(info["id"], index, session, f"remote env {env_url}"),
+        origin=env_url,
+        plugin=info.get("plugin"),
+        plugin_version=info.get("plugin_version"),
+        replayable=bool(info.get("replayable")),
+        max_steps=info.get("max_steps"),
+        timeout=info.get("timeout"),
+        env_source=source,
+        registry=registry,
+        task_ids=index.ids,
+        index=index,
+    )
 
 
 def _resolve_registered(source: EnvSource, registry: Registry) -> ResolvedEnv:
     registered = registry.resolve_env(source.reference)
     spec = registered.spec
-    items = registry.tasks(spec.id)
-    factory = registry.env_factory(spec.id)
-    arguments = {**spec.kwargs, **source.kwargs}
-    has_tasks = spec.tasks is not None
-    if not has_tasks:
-        items = [None]
-    ids = [task_id(item, index) if item is not None else str(index) for index, item in enumerate(items)]
-    by_item = {id(item): identifier for item, identifier in zip(items, ids, strict=True)}
-
-    def build(item: Any) -> Any:
-        if has_tasks:
-            identifier = by_item.get(id(item))
-            if identifier is None:  # an item from elsewhere: the registry finds (or tolerates) it
-                return registry.make(spec.id, task=item, **source.kwargs)
-            environment = factory(**arguments, task=item)
-        else:
-            identifier = None
-            environment = factory(**arguments)
-        return registry.tag_env(environment, spec, identifier)
-
+    index = registry.task_index(spec.id)
     return ResolvedEnv(
         env_id=spec.id,
         version=spec.version,
-        tasks=items,
-        build=build,
+        tasks=index.items,
+        build=registry.env_builder(spec.id, source.kwargs),
         origin="registry",
         plugin=registered.plugin.distribution,
         plugin_version=registered.plugin.version,
@@ -211,7 +306,8 @@ def _resolve_registered(source: EnvSource, registry: Registry) -> ResolvedEnv:
         timeout=spec.timeout,
         env_source=source,
         registry=registry,
-        task_ids=ids,
+        task_ids=index.ids,
+        index=index,
     )
 
 
@@ -219,15 +315,18 @@ def _resolve_file(source: EnvSource, registry: Registry) -> ResolvedEnv:
     from .declarative import open_env_file
 
     env_file = open_env_file(source.reference, registry=registry, **source.kwargs)
+    index = TaskIndex(list(env_file.tasks))
     return ResolvedEnv(
         env_id=env_file.env_id,
         version=env_file.version,
-        tasks=list(env_file.tasks),
-        build=env_file.make,
+        tasks=index.items,
+        build=_tagged(env_file.env_id, index, env_file.make, f"env file {env_file.path}"),
         origin=env_file.source,
         replayable=False,
         env_source=source,
         registry=registry,
+        task_ids=index.ids,
+        index=index,
     )
 
 

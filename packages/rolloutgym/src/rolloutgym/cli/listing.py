@@ -56,7 +56,7 @@ def info_command(
 ) -> None:
     """Describe an environment: tasks, splits, spaces, budgets and policies that fit."""
     from ..registry import get_registry, task_split
-    from ..sources import URL_SCHEMES, is_env_file, resolve_env
+    from ..sources import is_env_file, is_env_url, resolve_env
 
     registry = get_registry()
     if env.startswith("file/") and not is_env_file(env):
@@ -64,7 +64,7 @@ def info_command(
             f"'{env}' is the id of an env file, which is found by its path, not by this id: "
             "run 'rolloutgym info path/to/the_env_file.py' (the path you gave 'rolloutgym run')."
         )
-    if env.startswith(URL_SCHEMES) or is_env_file(env):
+    if is_env_url(env) or is_env_file(env):
         resolved = resolve_env(env, registry)
         console.print(f"[bold]{markup_safe(resolved.env_id)}[/]  (from {markup_safe(resolved.origin)})", markup=True)
         description, tags, replayable = None, (), resolved.replayable

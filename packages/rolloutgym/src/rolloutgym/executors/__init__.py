@@ -10,19 +10,14 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-from ..sources import EnvSource, PolicySource, ResolvedEnv, ResolvedPolicy
 from .base import Executor, GroupJob, OnGroup
 from .local import LocalExecutor
 
 __all__ = [
-    "EnvSource",
     "Executor",
     "GroupJob",
     "LocalExecutor",
     "OnGroup",
-    "PolicySource",
-    "ResolvedEnv",
-    "ResolvedPolicy",
     "get_executor",
 ]
 

@@ -6,8 +6,8 @@ import functools
 from typing import Any
 
 from ._plugins import CORE_PLUGINS, ENTRY_POINT_GROUP, PluginInfo, core_plugins, discover_plugins
-from ._tasks import task_id, task_split
-from .registry import Registered, Registry, import_entry_point
+from ._tasks import TaskIndex, task_id, task_split
+from .registry import Registered, Registry, adapt_env, import_entry_point, tag_env
 
 __all__ = [
     "CORE_PLUGINS",
@@ -15,18 +15,18 @@ __all__ = [
     "PluginInfo",
     "Registered",
     "Registry",
+    "TaskIndex",
+    "adapt_env",
     "core_plugins",
     "discover_plugins",
     "envs",
     "get_registry",
     "import_entry_point",
-    "load",
-    "make",
-    "make_async",
     "make_policy",
     "policies",
     "register_gymnasium",
     "reset_registry",
+    "tag_env",
     "task_id",
     "task_split",
 ]
@@ -41,21 +41,6 @@ def get_registry() -> Registry:
 def reset_registry() -> None:
     """Forget the default registry (e.g. after changing ROLLOUTGYM_PLUGINS)."""
     get_registry.cache_clear()
-
-
-def make(env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
-    """Create a registered environment: ``make("toy/guess-v0", task=3)``."""
-    return get_registry().make(env_id, task=task, **kwargs)
-
-
-def make_async(env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
-    """Create a registered environment as an ``AsyncEnv``."""
-    return get_registry().make_async(env_id, task=task, **kwargs)
-
-
-def load(env_id: str, *, split: str | None = None, **kwargs: Any) -> Any:
-    """The env's tasks as an ``RLDataset`` with ``make_env``."""
-    return get_registry().load(env_id, split=split, **kwargs)
 
 
 def make_policy(reference: str, **options: Any) -> Any:

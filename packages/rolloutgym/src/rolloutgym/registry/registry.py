@@ -1,5 +1,8 @@
 """The :class:`Registry`: a pluggy plugin manager plus lookups over what plugins register.
 
+It answers lookups (specs, task indexes, imported factories) and caches them, and holds the
+one builder of a registered env (:meth:`Registry.env_builder`, used by :mod:`rolloutgym.sources`
+and by ``make``/``make_async``/``load``) and the one tagger (:func:`tag_env`).
 Listing reads spec objects only; an environment's module is imported at ``make()``.
 """
 
@@ -32,13 +35,14 @@ from rolloutgym_protocol.specs import (
     GraderSpec,
     PolicySpec,
     TemplateSpec,
+    is_env_url,
     parse_env_id,
 )
 
 from ._plugins import PluginInfo, core_plugins, discover_plugins
-from ._tasks import task_id, task_split
+from ._tasks import TaskIndex, task_split
 
-__all__ = ["Registered", "Registry", "import_entry_point"]
+__all__ = ["Registered", "Registry", "adapt_env", "import_entry_point", "tag_env"]
 
 # Which plugin distribution to install for a namespace / template / provider that is missing.
 KNOWN_PLUGINS = {
@@ -69,6 +73,36 @@ def import_entry_point(value: str, *, what: str = "entry point") -> Any:
         except AttributeError:
             raise SpecError(f"{what} '{value}': module '{module_name}' has no attribute '{attribute}'") from None
     return target
+
+
+def tag_env(environment: Any, env_id: str, identifier: str | None, *, what: str = "environment factory") -> Any:
+    """Check a factory's result and record its env id and task id on it (``rolloutgym_env_id``/``_task_id``).
+
+    The one place envs are tagged: registered ids, env files and remote envs alike.
+    """
+    if inspect.isawaitable(environment):
+        close = getattr(environment, "close", None)
+        if close is not None:
+            close()
+        raise TypeError(f"{what} returned an awaitable; factories must be sync")
+    try:
+        environment.rolloutgym_task_id = identifier
+        environment.rolloutgym_env_id = env_id
+    except AttributeError:
+        pass
+    return environment
+
+
+def adapt_env(environment: Any) -> Any:
+    """``as_async(environment)``, keeping its env id and task id tags."""
+    adapted = as_async(environment)
+    if adapted is not environment:
+        try:
+            adapted.rolloutgym_task_id = getattr(environment, "rolloutgym_task_id", None)
+            adapted.rolloutgym_env_id = getattr(environment, "rolloutgym_env_id", None)
+        except AttributeError:
+            pass
+    return adapted
 
 
 @dataclass(frozen=True)
@@ -103,8 +137,9 @@ class Registry:
         self.core = load_entry_points if core is None else core
         self._by_name: dict[str, PluginInfo] = {}
         self._cache: dict[str, dict[str, Registered]] = {}
-        self._tasks: dict[str, list[Any]] = {}
+        self._tasks: dict[str, TaskIndex] = {}
         self._factories: dict[str, Any] = {}
+        self._builders: dict[str, Callable[[Any], Any]] = {}
         found = (core_plugins() if self.core else []) + (discover_plugins() if load_entry_points else [])
         for info in found:
             self._add(info)
@@ -122,6 +157,7 @@ class Registry:
         self._cache.clear()
         self._tasks.clear()
         self._factories.clear()
+        self._builders.clear()
         self._check_hooks()
 
     def register(self, module: Any, *, name: str | None = None) -> None:
@@ -309,40 +345,30 @@ class Registry:
             )
         return message
 
-    def tasks(self, env_id: str) -> list[Any]:
-        """The env's task items (empty when it has no task loader); loaded once per registry."""
+    def task_index(self, env_id: str) -> TaskIndex:
+        """The env's tasks with their ids, for O(1) lookups; loaded once per registry."""
         spec = self.resolve_env(env_id).spec
-        if spec.tasks is None:
-            return []
-        cached = self._tasks.get(spec.id)
-        if cached is None:
-            loader = import_entry_point(spec.tasks, what=f"task loader of {spec.id}")
-            cached = self._tasks[spec.id] = list(loader())
-        return list(cached)
+        index = self._tasks.get(spec.id)
+        if index is None:
+            items: list[Any] = []
+            if spec.tasks is not None:
+                loader = import_entry_point(spec.tasks, what=f"task loader of {spec.id}")
+                items = list(loader())
+            index = self._tasks[spec.id] = TaskIndex(items)
+        return index
+
+    def tasks(self, env_id: str) -> list[Any]:
+        """The env's task items (empty when it has no task loader)."""
+        index = self.task_index(env_id)
+        return list(index.items) if index.has_tasks else []
 
     def resolve_task(self, env_id: str, task: Any) -> tuple[int, Any]:
-        """Find a task by index, id or item; returns ``(index, item)``."""
-        items = self.tasks(env_id)
-        if not items:
-            raise TaskNotFound(f"environment '{env_id}' has no tasks")
-        if isinstance(task, bool):
-            raise TypeError("task must be an index, a task id or a task item")
-        if isinstance(task, int):
-            if not -len(items) <= task < len(items):
-                raise TaskNotFound(
-                    f"environment '{env_id}' has {len(items)} tasks (0..{len(items) - 1}); got index {task}"
-                )
-            return task % len(items), items[task]
-        if isinstance(task, str):
-            ids = [task_id(item, index) for index, item in enumerate(items)]
-            if task in ids:
-                index = ids.index(task)
-                return index, items[index]
-            raise TaskNotFound(f"environment '{env_id}' has no task '{task}'.{did_you_mean(task, ids)}")
-        for index, item in enumerate(items):
-            if item is task or item == task:
-                return index, item
-        return -1, task
+        """Find a task by index, id or item; returns ``(index, item)`` (``(-1, task)`` for an unknown item)."""
+        spec = self.resolve_env(env_id).spec
+        index = self.task_index(spec.id)
+        if not index.has_tasks:
+            raise TaskNotFound(f"environment '{spec.id}' has no tasks")
+        return index.find(task, spec.id)
 
     def env_factory(self, env_id: str) -> Any:
         """The imported factory (``EnvSpec.entry_point``) of an env; imported once per registry."""
@@ -352,78 +378,78 @@ class Registry:
             factory = self._factories[spec.id] = import_entry_point(spec.entry_point, what=f"environment {spec.id}")
         return factory
 
-    @staticmethod
-    def tag_env(environment: Any, spec: EnvSpec, identifier: str | None) -> Any:
-        """Check a factory's result and record its env id and task id on it (``rolloutgym_env_id``/``_task_id``)."""
-        if inspect.isawaitable(environment):
-            close = getattr(environment, "close", None)
-            if close is not None:
-                close()
-            raise TypeError(f"environment factory '{spec.entry_point}' returned an awaitable; factories must be sync")
-        try:
-            environment.rolloutgym_task_id = identifier
-            environment.rolloutgym_env_id = spec.id
-        except AttributeError:
-            pass
-        return environment
+    # -- building: the one builder of a registered env (rolloutgym.sources uses it too) ---
+
+    def env_builder(self, env_id: str, kwargs: dict[str, Any] | None = None) -> Callable[[Any], Any]:
+        """``build(item)``: a fresh env of ``env_id`` for a task item, tagged with its env id and task id.
+
+        The spec, task index and imported factory are looked up once (and cached by the
+        registry), so building one env per episode costs the factory call and nothing more.
+        """
+        spec: EnvSpec = self.resolve_env(env_id).spec
+        cached = None if kwargs else self._builders.get(spec.id)
+        if cached is not None:
+            return cached
+        index = self.task_index(spec.id)
+        factory = self.env_factory(spec.id)
+        arguments = {**spec.kwargs, **(kwargs or {})}
+        what = f"environment factory '{spec.entry_point}'"
+        if index.has_tasks:
+
+            def build(item: Any) -> Any:
+                return tag_env(factory(**arguments, task=item), spec.id, index.id_of(item), what=what)
+        else:
+
+            def build(item: Any) -> Any:
+                return tag_env(factory(**arguments), spec.id, None, what=what)
+
+        if not kwargs:
+            self._builders[spec.id] = build
+        return build
 
     def make(self, env_id: str, *, task: Any = None, **kwargs: Any) -> Any:
         """Create an environment instance (sync envs are ``gymnasium.Env``).
 
-        ``task`` is a task index, a task id, or a task item; it defaults to the first task.
-        Keyword arguments override the spec's defaults and go to the env factory.
-        An ``http(s)://HOST:PORT/ENV_ID`` URL opens a session on ``rolloutgym serve``.
+        ``env_id`` is a registered id or an ``http(s)://``/``ws(s)://`` URL of ``rolloutgym serve``
+        (env files: ``rolloutgym.make(PATH)``). ``task`` is a task index, a task id, or a task
+        item; it defaults to the first task (O(1) lookups). Keyword arguments override the spec's
+        defaults and go to the env factory.
         """
-        if env_id.startswith(("http://", "https://")):
-            from ..serve import make_remote
-
-            return make_remote(env_id, task=task, kwargs=kwargs or None)
-        spec: EnvSpec = self.resolve_env(env_id).spec
-        factory = self.env_factory(spec.id)
-        arguments = {**spec.kwargs, **kwargs}
-        identifier = None
-        if spec.tasks is not None:
-            index, item = self.resolve_task(spec.id, 0 if task is None else task)
-            identifier = task_id(item, index)
-            arguments["task"] = item
-        elif task is not None:
-            raise TaskNotFound(f"environment '{spec.id}' has no tasks; drop task={task!r}")
-        return self.tag_env(factory(**arguments), spec, identifier)
+        return self._make(env_id, task, kwargs, asynchronous=False)
 
     def make_async(self, env_id: str, *, task: Any = None, **kwargs: Any) -> AsyncEnv[Any, Any]:
         """Like :meth:`make`, adapted to an :class:`AsyncEnv` when the env is sync."""
-        if env_id.startswith(("http://", "https://")):
-            from ..serve import make_remote
+        return self._make(env_id, task, kwargs, asynchronous=True)  # type: ignore[no-any-return]
 
-            return make_remote(env_id, task=task, kwargs=kwargs or None, asynchronous=True)  # type: ignore[return-value]
-        environment = self.make(env_id, task=task, **kwargs)
-        adapted = as_async(environment)
-        if adapted is not environment:
-            adapted.rolloutgym_task_id = environment.rolloutgym_task_id  # type: ignore[attr-defined]
-            adapted.rolloutgym_env_id = environment.rolloutgym_env_id  # type: ignore[attr-defined]
-        return adapted
+    def _make(self, env_id: str, task: Any, kwargs: dict[str, Any], *, asynchronous: bool) -> Any:
+        if is_env_url(env_id):
+            from ..serve.client import make_remote
+
+            return make_remote(env_id, task=task, kwargs=kwargs or None, asynchronous=True if asynchronous else None)
+        spec = self.resolve_env(env_id).spec
+        environment = self.env_builder(spec.id, kwargs)(self.task_index(spec.id).find(task, spec.id)[1])
+        return adapt_env(environment) if asynchronous else environment
 
     def load(self, env_id: str, *, split: str | None = None, **kwargs: Any) -> Any:
         """An ``RLDataset`` of the env's tasks (optionally one split) with ``make_env``."""
         from ..datasets import RLDataset
 
         spec = self.resolve_env(env_id).spec
-        items = self.tasks(spec.id)
-        indexed = list(enumerate(items))
+        index = self.task_index(spec.id)
+        indexed = list(enumerate(index.items)) if index.has_tasks else []
         if split is not None:
-            splits = sorted({task_split(item) or "" for item in items})
-            indexed = [(index, item) for index, item in indexed if task_split(item) == split]
+            splits = sorted({task_split(item) or "" for _, item in indexed} - {""})
+            indexed = [(position, item) for position, item in indexed if task_split(item) == split]
             if not indexed:
                 raise ConfigError(
                     f"environment '{spec.id}' has no tasks in split '{split}'; "
-                    f"its splits are: {', '.join(s for s in splits if s) or 'none'}"
+                    f"its splits are: {', '.join(splits) or 'none'}"
                 )
-        ids = {id(item): task_id(item, index) for index, item in indexed}
         return RLDataset(
             [item for _, item in indexed],
             metadata={"env_id": spec.id, "split": split},
-            make_env=lambda item: self.make(spec.id, task=item, **kwargs),
-            get_item_id=lambda item: ids.get(id(item), str(item)),
+            make_env=self.env_builder(spec.id, kwargs),
+            get_item_id=lambda item: index.id_of(item) or str(item),
         )
 
     # -- policies and others ----------------------------------------------------------

@@ -34,12 +34,10 @@ __all__ = [
     "make_remote",
     "open_session",
     "parse_env_url",
-    "resolve_env_url",
     "serve",
 ]
 
 _SERVER = {
-    "resolve_env_url": "_resolve",
     "ServerProcess": "process",
     "free_port": "process",
     "Catalog": "catalog",

@@ -14,8 +14,8 @@ from typing import Any
 
 from rolloutgym_protocol.errors import EnvNotFound, TaskNotFound, did_you_mean
 
-from ..executors import EnvSource, ResolvedEnv
 from ..registry import task_id, task_split
+from ..sources import EnvSource, ResolvedEnv
 from ._codec import encode_value
 
 __all__ = ["Catalog", "ServedEnv"]

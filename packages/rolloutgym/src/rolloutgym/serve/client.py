@@ -25,6 +25,7 @@ from urllib.parse import quote, urlsplit, urlunsplit
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv
 from rolloutgym_protocol.errors import EnvClosedError
+from rolloutgym_protocol.specs import is_env_url
 
 from ._codec import decode_info, decode_space, decode_value, loads
 from ._errors import RemoteEnvError, error_from_body
@@ -43,11 +44,6 @@ __all__ = [
 TOKEN_VARIABLE = "ROLLOUTGYM_SERVE_TOKEN"
 _NOTHING = object()  # no prefetched oracle action
 DEFAULT_TIMEOUT = 300.0
-
-
-def is_env_url(reference: Any) -> bool:
-    """Whether ``reference`` names a served env (``http(s)://`` or ``ws(s)://``)."""
-    return isinstance(reference, str) and reference.startswith(("http://", "https://", "ws://", "wss://"))
 
 
 def parse_env_url(url: str) -> tuple[str, str]:
