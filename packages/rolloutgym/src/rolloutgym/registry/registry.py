@@ -53,6 +53,7 @@ KNOWN_PLUGINS = {
     "code-editing": "rolloutgym-code",
     "browser": "rolloutgym-browser",
     "bench": "rolloutgym-benchmarks",
+    "rg": "rolloutgym-benchmarks",
     "openai": "rolloutgym-openai",
     "vllm": "rolloutgym-vllm",
     "tinker": "rolloutgym-tinker",
