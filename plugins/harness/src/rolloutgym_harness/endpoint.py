@@ -1,0 +1,456 @@
+"""The interception endpoint: a local model server that records exact tokens.
+
+:class:`InterceptionEndpoint` listens on 127.0.0.1 (a free port) and speaks OpenAI Chat
+Completions (streaming and not), the OpenAI Responses API and Anthropic Messages. It answers
+with a token-level policy (``hf:``, ``vllm:``, ``tinker:``: any :class:`~rolloutgym.llm.TokenPolicy`)
+through the policy's renderer, or forwards to a message-level one (``openai:``). Every call is
+recorded (:class:`CallRecord`) and the calls of a session become a ``Trajectory`` with exact
+tokens and loss masks (:meth:`Session.trajectory`).
+
+A session is one conversation: ``/v1/...`` is session ``"default"``, ``/s/NAME/v1/...`` is
+session ``NAME`` (one endpoint can serve a whole group).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from rolloutgym.llm import SamplingParams, parse_reply, token_digest
+from rolloutgym.llm.messages import content_text
+from rolloutgym_protocol import Step, Trajectory
+from rolloutgym_protocol.errors import ConfigError
+
+from . import wire
+
+__all__ = ["CallRecord", "InterceptionEndpoint", "Session"]
+
+_SAMPLING_KEYS = ("max_tokens", "temperature", "top_p", "stop", "seed")
+
+
+@dataclass
+class CallRecord:
+    """One model call, as the harness sent it and as the model answered."""
+
+    index: int
+    api: str
+    session: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    requested: dict[str, Any]
+    params: dict[str, Any]
+    prompt_token_ids: list[int] | None
+    completion_token_ids: list[int] | None
+    logprobs: list[float] | None
+    stop_reason: str
+    text: str
+    tool_calls: list[dict[str, Any]]
+    segment: int
+    new_segment: bool
+    extends: bool  # the prompt extends the previous prompt + completion token for token
+    seconds: float
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _canonical(message: Mapping[str, Any]) -> str:
+    calls = [(call.get("name", ""), call.get("arguments", {})) for call in message.get("tool_calls") or ()]
+    item = [message.get("role"), content_text(message.get("content")).strip(), calls, message.get("tool_call_id")]
+    return json.dumps(item, sort_keys=True, ensure_ascii=False, default=repr)
+
+
+@dataclass
+class Session:
+    """One conversation's calls and token context."""
+
+    name: str
+    calls: list[CallRecord] = field(default_factory=list)
+    stop_reason: str | None = None
+    context: list[int] | None = None  # previous prompt + completion
+    history: list[str] | None = None  # canonical messages of that context
+    tools_key: str = ""
+    last_completion: tuple[int, ...] = ()
+    segments: int = 0
+    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+    def trajectory(self, *, reward: float = 0.0, metadata: Mapping[str, Any] | None = None) -> Trajectory:
+        """The calls as steps: observation tokens (loss mask 0) then sampled tokens (mask 1).
+
+        A call whose prompt does not extend the previous context starts a new segment: its
+        step's ``observation_tokens`` are its whole prompt and ``policy_info`` says
+        ``retokenization_mismatch`` (the convention of :class:`~rolloutgym.llm.ChatPolicy`).
+        """
+        steps = []
+        context: list[int] = []
+        for position, call in enumerate(self.calls):
+            prompt = call.prompt_token_ids
+            observation_tokens = None
+            if prompt is not None:
+                observation_tokens = tuple(prompt[len(context) :]) if call.extends else tuple(prompt)
+                context = list(prompt) + list(call.completion_token_ids or ())
+            info = {
+                "turn": position + 1,
+                "api": call.api,
+                "text": call.text,
+                "segment": call.segment,
+                "retokenization_mismatch": call.new_segment,
+                "requested": call.requested,
+                "params": call.params,
+            }
+            if prompt is not None:
+                info["prompt_digest"] = token_digest(prompt)
+            if position == 0 and call.tools:
+                info["tools"] = call.tools
+            last = position == len(self.calls) - 1
+            action = {"role": "assistant", "content": call.text}
+            if call.tool_calls:
+                action["tool_calls"] = call.tool_calls
+            steps.append(
+                Step(
+                    observation=call.messages,
+                    action=action,
+                    reward=reward if last else 0.0,
+                    next_observation=None,
+                    terminated=last and self.stop_reason in (None, "done"),
+                    truncated=last and self.stop_reason not in (None, "done"),
+                    policy_info=info,
+                    policy_tokens=None if call.completion_token_ids is None else tuple(call.completion_token_ids),
+                    policy_logprobs=None if call.logprobs is None else tuple(call.logprobs),
+                    policy_stop_reason=call.stop_reason,
+                    observation_tokens=observation_tokens,
+                )
+            )
+        first = self.calls[0].messages if self.calls else []
+        meta = {"segments": self.segments, "calls": len(self.calls), **dict(metadata or {})}
+        return Trajectory(first, tuple(steps), metadata=meta, stop_reason=self.stop_reason or "done")
+
+
+class InterceptionEndpoint:
+    """A local model endpoint over ``policy`` that records every call.
+
+    Args:
+        policy: a :class:`~rolloutgym.llm.TokenPolicy` (has ``sampler`` and ``renderer``),
+            a :class:`~rolloutgym.llm.ChatPolicy` (forwarded through ``complete``), or a
+            reference string for :func:`rolloutgym.make_policy` (``"hf:tiny"``).
+        force: sampling parameters that override what the harness asks for
+            (``{"temperature": 1.0, "max_tokens": 256}``): the trainer's sampling.
+        max_calls: the most model calls per session; the next call is refused and the
+            session's stop reason becomes ``"max_calls"``.
+        host: the interface to listen on (127.0.0.1).
+
+    Use ``async with InterceptionEndpoint(...) as endpoint`` inside an event loop, or
+    ``with`` (the server then runs on its own thread). ``endpoint.base_url`` is
+    ``http://127.0.0.1:PORT``; OpenAI clients take ``endpoint.openai_base_url``.
+    """
+
+    def __init__(
+        self,
+        policy: Any,
+        *,
+        force: Mapping[str, Any] | None = None,
+        max_calls: int | None = None,
+        host: str = "127.0.0.1",
+    ) -> None:
+        if isinstance(policy, str):
+            from rolloutgym import make_policy
+
+            policy = make_policy(policy)
+        self.policy = policy
+        self.token_level = hasattr(policy, "sampler") and hasattr(policy, "renderer")
+        if not self.token_level and not hasattr(policy, "complete"):
+            raise ConfigError(
+                f"{type(policy).__name__} is neither token-level (sampler + renderer) nor message-level "
+                "(complete()); use an hf:, vllm:, tinker: or openai: policy"
+            )
+        unknown = sorted(set(force or {}) - set(_SAMPLING_KEYS))
+        if unknown:
+            raise ConfigError(
+                f"force: unknown sampling parameter(s) {', '.join(unknown)}; known: {', '.join(_SAMPLING_KEYS)}"
+            )
+        self.force = dict(force or {})
+        self.max_calls = max_calls
+        self.host = host
+        self.sessions: dict[str, Session] = {}
+        self.port: int | None = None
+        self._server: Any = None
+        self._task: asyncio.Task[Any] | None = None
+        self._thread: threading.Thread | None = None
+        self._calls = 0
+
+    # ---- addresses -------------------------------------------------------------------
+    @property
+    def base_url(self) -> str:
+        if self.port is None:
+            raise RuntimeError("the endpoint is not started")
+        return f"http://{self.host}:{self.port}"
+
+    def session_url(self, session: str | None = None) -> str:
+        """The base URL of one session (Anthropic clients take it as is)."""
+        return self.base_url if session in (None, "default") else f"{self.base_url}/s/{session}"
+
+    @property
+    def openai_base_url(self) -> str:
+        return f"{self.base_url}/v1"
+
+    def session(self, name: str = "default") -> Session:
+        if name not in self.sessions:
+            self.sessions[name] = Session(name)
+        return self.sessions[name]
+
+    def environment(self, session: str | None = None) -> dict[str, str]:
+        """Environment variables that point common harnesses (and their SDKs) at this endpoint."""
+        base = self.session_url(session)
+        return {
+            "OPENAI_BASE_URL": f"{base}/v1",
+            "OPENAI_API_BASE": f"{base}/v1",
+            "OPENAI_API_KEY": "rolloutgym-local",
+            "ANTHROPIC_BASE_URL": base,
+            "ANTHROPIC_API_KEY": "rolloutgym-local",
+            "ANTHROPIC_AUTH_TOKEN": "rolloutgym-local",
+            "ROLLOUTGYM_ENDPOINT": base,
+        }
+
+    # ---- sampling --------------------------------------------------------------------
+    def _params(self, requested: Mapping[str, Any]) -> SamplingParams:
+        policy = self.policy
+        merged = {**requested, **self.force}
+        temperature = merged.get("temperature")
+        if temperature is None:
+            temperature = 0.0 if getattr(policy, "greedy", False) else getattr(policy, "temperature", 1.0)
+        stop = tuple(merged.get("stop") or getattr(policy, "stop", ()) or ())
+        renderer = getattr(policy, "renderer", None)
+        return SamplingParams(
+            max_tokens=int(merged.get("max_tokens") or getattr(policy, "max_tokens", 512)),
+            temperature=float(temperature),
+            top_p=float(merged.get("top_p") if merged.get("top_p") is not None else getattr(policy, "top_p", 1.0)),
+            stop=stop,
+            stop_token_ids=tuple(getattr(renderer, "stop_token_ids", ())),
+            seed=merged.get("seed"),
+        )
+
+    def _prompt(self, session: Session, request: wire.Request) -> tuple[list[int], bool, list[str]]:
+        renderer = self.policy.renderer
+        canonical = [_canonical(message) for message in request.messages]
+        tools_key = json.dumps(request.tools, sort_keys=True)
+        history = session.history
+        if (
+            history is not None
+            and session.context is not None
+            and tools_key == session.tools_key
+            and len(canonical) > len(history)
+            and canonical[: len(history)] == history
+        ):
+            new = request.messages[len(history) :]
+            tail = renderer.render_continuation(session.last_completion, new, request.tools)
+            return session.context + list(tail), True, canonical
+        prompt = list(renderer.render_prompt(request.messages, request.tools))
+        context = session.context
+        extends = context is not None and prompt[: len(context)] == context
+        return prompt, extends, canonical
+
+    async def _token_call(
+        self, session: Session, request: wire.Request, params: SamplingParams
+    ) -> tuple[wire.Reply, dict[str, Any]]:
+        policy = self.policy
+        prompt, extends, canonical = self._prompt(session, request)
+        sample = await policy.sampler.sample(prompt, params)
+        tokens = tuple(sample.token_ids)
+        text = policy.renderer.decode(tokens)
+        parsed = parse_reply(
+            text,
+            text_action=False,
+            thinking_opened=getattr(policy.renderer, "thinking_opened", False),
+            keep_thinking=True,
+            call_id_prefix=f"call_{session.name}_{len(session.calls)}",
+        )
+        action = parsed.action
+        reply = wire.Reply(
+            content=action.get("content", ""),
+            tool_calls=list(action.get("tool_calls") or ()),
+            stop_reason=sample.stop_reason,
+            prompt_tokens=len(prompt),
+            completion_tokens=len(tokens),
+            token_ids=tokens,
+            prompt_token_ids=tuple(prompt),
+            logprobs=None if sample.logprobs is None else tuple(sample.logprobs),
+        )
+        first = session.context is None
+        new_segment = not first and not extends
+        session.context = prompt + list(tokens)
+        session.history = [*canonical, _canonical(action)]
+        session.tools_key = json.dumps(request.tools, sort_keys=True)
+        session.last_completion = tokens
+        return reply, {"extends": extends, "new_segment": new_segment, "text": text}
+
+    async def _message_call(
+        self, session: Session, request: wire.Request, params: SamplingParams
+    ) -> tuple[wire.Reply, dict[str, Any]]:
+        completion = await self.policy.complete(request.messages, request.tools, params)
+        if completion.message is not None:
+            from rolloutgym.llm.messages import from_openai_message
+
+            action, _ = from_openai_message(completion.message)
+        else:
+            action = parse_reply(completion.text or "", text_action=False, keep_thinking=True).action
+        prompt = None if completion.prompt_tokens is None else list(completion.prompt_tokens)
+        tokens = None if completion.tokens is None else tuple(completion.tokens)
+        extends = False
+        if prompt is not None and session.context is not None:
+            extends = prompt[: len(session.context)] == session.context
+        new_segment = session.context is not None and prompt is not None and not extends
+        if prompt is not None:
+            session.context = prompt + list(tokens or ())
+        usage = dict(completion.usage)
+        reply = wire.Reply(
+            content=action.get("content", ""),
+            tool_calls=list(action.get("tool_calls") or ()),
+            stop_reason="length" if completion.stop_reason == "length" else "stop",
+            prompt_tokens=int(usage.get("prompt_tokens", len(prompt or ()))),
+            completion_tokens=int(usage.get("completion_tokens", len(tokens or ()))),
+            token_ids=tokens,
+            prompt_token_ids=None if prompt is None else tuple(prompt),
+            logprobs=None if completion.logprobs is None else tuple(completion.logprobs),
+        )
+        text = completion.text if completion.text is not None else reply.content
+        return reply, {"extends": extends, "new_segment": new_segment, "text": text}
+
+    async def call(self, request: wire.Request, session_name: str = "default") -> wire.Reply:
+        """Answer one model call and record it (the HTTP routes call this)."""
+        session = self.session(session_name)
+        async with session.lock:
+            if self.max_calls is not None and len(session.calls) >= self.max_calls:
+                session.stop_reason = "max_calls"
+                raise _Refused(429, f"session {session_name!r} reached max_calls={self.max_calls}; the episode is over")
+            params = self._params(request.requested)
+            started = time.perf_counter()
+            handler = self._token_call if self.token_level else self._message_call
+            reply, facts = await handler(session, request, params)
+            if facts["new_segment"]:
+                session.segments += 1
+            elif not session.calls:
+                session.segments = 1
+            session.calls.append(
+                CallRecord(
+                    index=len(session.calls),
+                    api=request.api,
+                    session=session_name,
+                    messages=request.messages,
+                    tools=request.tools,
+                    requested=request.requested,
+                    params={
+                        "max_tokens": params.max_tokens,
+                        "temperature": params.temperature,
+                        "top_p": params.top_p,
+                        "stop": list(params.stop),
+                        "seed": params.seed,
+                    },
+                    prompt_token_ids=None if reply.prompt_token_ids is None else list(reply.prompt_token_ids),
+                    completion_token_ids=None if reply.token_ids is None else list(reply.token_ids),
+                    logprobs=None if reply.logprobs is None else list(reply.logprobs),
+                    stop_reason=reply.stop_reason,
+                    text=facts["text"],
+                    tool_calls=reply.tool_calls,
+                    segment=max(session.segments - 1, 0),
+                    new_segment=facts["new_segment"],
+                    extends=facts["extends"],
+                    seconds=time.perf_counter() - started,
+                )
+            )
+            return reply
+
+    # ---- serving ---------------------------------------------------------------------
+    def app(self) -> Any:
+        from ._app import build_app
+
+        return build_app(self)
+
+    async def start(self) -> InterceptionEndpoint:
+        """Start serving on the running event loop."""
+        import uvicorn
+
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((self.host, 0))
+        self.port = sock.getsockname()[1]
+        config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off")
+        self._server = uvicorn.Server(config)
+        self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
+        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        while not self._server.started:
+            if self._task.done():
+                self._task.result()
+            await asyncio.sleep(0.005)
+        return self
+
+    async def stop(self) -> None:
+        if self._server is not None and self._task is not None:
+            self._server.should_exit = True
+            await self._task
+            self._server = self._task = None
+
+    async def __aenter__(self) -> InterceptionEndpoint:
+        return await self.start()
+
+    async def __aexit__(self, *exc: Any) -> None:
+        await self.stop()
+
+    def __enter__(self) -> InterceptionEndpoint:
+        ready = threading.Event()
+        failure: list[BaseException] = []
+
+        def serve() -> None:
+            async def main() -> None:
+                try:
+                    await self.start()
+                except BaseException as exc:  # reported to the caller below
+                    failure.append(exc)
+                    ready.set()
+                    return
+                ready.set()
+                assert self._task is not None
+                await self._task
+
+            asyncio.run(main())
+
+        self._thread = threading.Thread(target=serve, name="rolloutgym-endpoint", daemon=True)
+        self._thread.start()
+        ready.wait(60)
+        if failure:
+            raise failure[0]
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(30)
+            self._thread = None
+
+    def records(self) -> list[dict[str, Any]]:
+        """Every call of every session, as JSON-ready dicts."""
+        return [call.to_dict() for session in self.sessions.values() for call in session.calls]
+
+
+class _Refused(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+def check_rerender(renderer: Any, calls: Sequence[CallRecord]) -> list[int]:
+    """Indices of calls whose re-rendered messages differ from the recorded prompt tokens,
+    among calls that started a segment (the others continue the recorded context verbatim)."""
+    bad = []
+    for call in calls:
+        if call.prompt_token_ids is None or call.extends:
+            continue
+        if list(renderer.render_prompt(call.messages, call.tools)) != call.prompt_token_ids:
+            bad.append(call.index)
+    return bad

@@ -1,0 +1,20 @@
+"""Hook implementations of ``rolloutgym-harness`` (imports nothing heavy: no starlette, uvicorn or torch)."""
+
+from __future__ import annotations
+
+from rolloutgym_protocol import PolicySpec, hookimpl
+
+
+@hookimpl
+def rolloutgym_policies() -> list[PolicySpec]:
+    return [
+        PolicySpec(
+            "harness",
+            "rolloutgym_harness.harness:make_policy",
+            "An agent program you do not own (any CLI agent from a command template) with its model calls "
+            "served by a local interception endpoint (OpenAI Chat/Responses, Anthropic Messages) that records "
+            "exact tokens: --policy harness:command --policy-arg command='...' --policy-arg model=hf:tiny.",
+            requires_model=True,
+            example="harness:command",
+        )
+    ]
