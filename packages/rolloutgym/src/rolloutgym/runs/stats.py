@@ -7,7 +7,6 @@ under ``errors`` and left out of pass rates and rewards, never scored as 0.
 
 from __future__ import annotations
 
-import math
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -15,23 +14,74 @@ from typing import Any
 
 from rolloutgym_protocol import TrajectoryGroup
 
-__all__ = ["GroupFacts", "RunSummary", "TaskSummary", "group_facts", "pass_at_k", "pass_hat_k", "summarize"]
+__all__ = [
+    "GroupFacts",
+    "RunSummary",
+    "TaskSummary",
+    "group_facts",
+    "pass_at_k",
+    "pass_hat_k",
+    "summarize",
+    "summary_ks",
+]
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
     """Unbiased pass@k: the chance that at least one of k draws (of n, c correct) passes."""
     if k > n or n == 0:
         return float("nan")
-    if n - c < k:
-        return 1.0
-    return 1.0 - math.comb(n - c, k) / math.comb(n, k)
+    return _curves(n, c, [k])[k][0]
 
 
 def pass_hat_k(n: int, c: int, k: int) -> float:
     """pass^k: the chance that all of k draws pass (consistency, as in tau-bench)."""
     if k > n or n == 0:
         return float("nan")
-    return math.comb(c, k) / math.comb(n, k)
+    return _curves(n, c, [k])[k][1]
+
+
+def summary_ks(n: int) -> list[int]:
+    """The k of a summary's pass@k and pass^k for groups of ``n``: the powers of two up to n, and n."""
+    ks = [1 << power for power in range(n.bit_length()) if 1 << power <= n]
+    return ks + [n] if n and ks[-1] != n else ks
+
+
+def _curves(n: int, c: int, ks: Sequence[int]) -> dict[int, tuple[float, float]]:
+    """``{k: (pass@k, pass^k)}`` for n draws with c correct, in one pass of products (O(max k), no big integers).
+
+    pass@k = 1 - prod_{i<k} (n-c-i)/(n-i) (no failure-only draw) and pass^k = prod_{i<k} (c-i)/(n-i):
+    each factor is at most 1, so the running products never overflow and lose no precision to cancellation.
+    """
+    wanted = set(ks)
+    result: dict[int, tuple[float, float]] = {}
+    all_fail = all_pass = 1.0
+    for i in range(max(ks, default=0)):
+        all_fail *= max(n - c - i, 0) / (n - i)
+        all_pass *= max(c - i, 0) / (n - i)
+        if i + 1 in wanted:
+            result[i + 1] = (1.0 - all_fail, all_pass)
+    return result
+
+
+def _pass_tables(tasks: Sequence[TaskSummary], n: int) -> tuple[dict[int, float], dict[int, float]]:
+    """Mean pass@k and pass^k over tasks for k in :func:`summary_ks` (tasks with fewer than k draws left out).
+
+    Linear in the number of rollouts: one pass of products per distinct (draws, passes) pair.
+    """
+    ks = summary_ks(n)
+    pairs = Counter((task.trajectories, task.passes) for task in tasks)
+    at: dict[int, float] = dict.fromkeys(ks, 0.0)
+    hat: dict[int, float] = dict.fromkeys(ks, 0.0)
+    counted: dict[int, int] = dict.fromkeys(ks, 0)
+    for (draws, correct), count in pairs.items():
+        for k, (value_at, value_hat) in _curves(draws, correct, [k for k in ks if k <= draws]).items():
+            at[k] += value_at * count
+            hat[k] += value_hat * count
+            counted[k] += count
+    return (
+        {k: at[k] / counted[k] if counted[k] else 0.0 for k in ks},
+        {k: hat[k] / counted[k] if counted[k] else 0.0 for k in ks},
+    )
 
 
 @dataclass
@@ -58,7 +108,7 @@ class RunSummary:
     num_errors: int
     pass_rate: float
     mean_reward: float
-    pass_at: dict[int, float]
+    pass_at: dict[int, float]  # k: 1, 2, 4, ... up to the group size, and the group size (summary_ks)
     pass_hat: dict[int, float]
     errors_by_type: dict[str, int]
     mean_turns: float
@@ -169,13 +219,7 @@ def summarize(
         generated_tokens += facts.generated_tokens
         seconds += facts.seconds
     n = min(sizes) if sizes else 0
-    pass_at: dict[int, float] = {}
-    pass_hat: dict[int, float] = {}
-    for k in range(1, n + 1):
-        at = [pass_at_k(task.trajectories, task.passes, k) for task in tasks if task.trajectories >= k]
-        hat = [pass_hat_k(task.trajectories, task.passes, k) for task in tasks if task.trajectories >= k]
-        pass_at[k] = sum(at) / len(at) if at else 0.0
-        pass_hat[k] = sum(hat) / len(hat) if hat else 0.0
+    pass_at, pass_hat = _pass_tables(tasks, n)
     return RunSummary(
         env_id=header.get("env", {}).get("id", "?"),
         policy=header.get("policy", "?"),
