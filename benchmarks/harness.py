@@ -3,8 +3,9 @@
 1. **CPU per model call added by the endpoint.** The same prompts go to a token-level policy's
    sampler directly and through the endpoint (an HTTP client on another thread posting
    Chat Completions; only the server thread's CPU is counted). The sampler is
-   ``ScriptedSampler`` over ``CharRenderer`` (no model work), so the difference is the endpoint's share: parsing, rendering, recording, JSON, HTTP. Printed in
-   ms per call against the direct call measured in the same run (target: <= 2 ms added).
+   ``ScriptedSampler`` over ``CharRenderer`` (no model work), so the difference is the
+   endpoint's share: parsing, rendering, recording, JSON, HTTP. Printed in ms per call against
+   the direct call measured in the same run (target: <= 2 ms added).
 2. **256 concurrent trivial command-harness episodes** (``toy/arith-v0``; the harness is a shell
    ``printf`` that posts one chat call with ``curl`` when present, else answers without a call):
    episodes per second and resident memory added per episode.
