@@ -202,6 +202,33 @@ def test_pluggy_dispatches_and_a_misspelled_hook_is_named_not_fatal() -> None:
     assert registry.plugins[0].status == "loaded"
 
 
+def test_a_module_function_named_like_a_hook_but_unmarked_is_named() -> None:
+    """A plugin module's ``rolloutgym_envs`` without ``@hookimpl`` is never called: say so, as for a misspelling."""
+    import types
+
+    module = types.ModuleType("unmarked_plugin")
+    exec(  # a real module namespace: functions defined in it carry its __module__
+        "from rolloutgym_protocol import EnvSpec, hookimpl\n"
+        "def rolloutgym_envs():\n"
+        "    return [EnvSpec(id='typo/unmarked-v0', entry_point='rolloutgym.builtin.toy:ArithmeticEnv')]\n"
+        "def rolloutgym_polices():\n"
+        "    return []\n"
+        "@hookimpl\n"
+        "def rolloutgym_templates():\n"
+        "    return []\n"
+        "def rolloutgym_helper_not_a_hook_value():\n"
+        "    return None\n",
+        module.__dict__,
+    )
+    registry = Registry(load_entry_points=False)
+    registry.register(module, name="unmarked")
+    assert registry.env_specs() == {}
+    warnings = registry.unknown_hooks()["unmarked"]
+    assert any("'rolloutgym_envs' is named like a hook but not marked @hookimpl" in w for w in warnings), warnings
+    assert any("'rolloutgym_polices'" in w and "rolloutgym_policies" in w for w in warnings), warnings
+    assert not any("'rolloutgym_templates' is named" in w for w in warnings)  # marked: a real hook
+
+
 def test_core_plugins_cannot_be_switched_off_by_an_allow_list(tmp_path: Path) -> None:
     """ROLLOUTGYM_PLUGINS=sql,workflow keeps the core's verifier primitives: workflow/refund-v0 still runs."""
     pytest.importorskip("rolloutgym_workflow")

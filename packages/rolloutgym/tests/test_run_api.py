@@ -29,3 +29,12 @@ def test_a_policy_object_can_be_passed_as_policy(tmp_path: Path) -> None:
     null = rg.make_policy("null")
     result = rg.run("toy/arith-v0", policy=null, limit=2, out=str(tmp_path / "null.jsonl"))
     assert result.summary.pass_rate == 0.0
+
+
+def test_limit_zero_is_refused_as_the_cli_refuses_it(tmp_path):
+    """One rule for rg.run and `rolloutgym run --limit`: at least 1 (a run of no task is a mistake)."""
+    from rolloutgym_protocol.errors import ConfigError
+
+    with pytest.raises(ConfigError, match="--limit must be at least 1"):
+        rg.run("toy/arith-v0", policy="oracle", limit=0, out=str(tmp_path / "none.jsonl"))
+    assert not (tmp_path / "none.jsonl").exists()

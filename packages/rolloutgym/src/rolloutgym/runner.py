@@ -77,8 +77,9 @@ class RunConfig:
             raise ConfigError(f"-n/--num-rollouts must be at least 1, got {self.num_rollouts}")
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be at least 1, got {self.concurrency}")
-        if self.limit is not None and self.limit < 0:
-            raise ConfigError(f"--limit must be non-negative, got {self.limit}")
+        if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
+            # One rule with the CLI: a run of no task is a mistake, not an empty success.
+            raise ConfigError(f"--limit must be at least 1 (leave it out to run every selected task), got {self.limit}")
         if self.max_steps is not None and self.max_steps < 0:
             raise ConfigError(f"--max-steps must be non-negative, got {self.max_steps}")
         if self.timeout is not None and self.timeout <= 0:

@@ -106,6 +106,30 @@ def adapt_env(environment: Any) -> Any:
     return adapted
 
 
+def _warn_unmarked_hooks(info: PluginInfo) -> None:
+    """Name a plugin module's functions called like a hook (``rolloutgym_*``) but not marked ``@hookimpl``.
+
+    pluggy ignores them without a word, so they are never called; the warning is listed by
+    ``rolloutgym plugins``, like a marked hook with a misspelled name.
+    """
+    if not inspect.ismodule(info.module):
+        return
+    prefix, marker = f"{hookspecs.PROJECT_NAME}_", f"{hookspecs.PROJECT_NAME}_impl"
+    known = [name for name in dir(hookspecs) if name.startswith(prefix)]
+    for name, value in vars(info.module).items():
+        if not name.startswith(prefix) or not inspect.isfunction(value) or hasattr(value, marker):
+            continue
+        if value.__module__ != info.module.__name__:  # imported from elsewhere, not defined here
+            continue
+        hint = "" if name in known else did_you_mean(name, known)
+        warning = (
+            f"function {name!r} is named like a hook but not marked @hookimpl, so it is never called: "
+            f"decorate it with @rolloutgym_protocol.hookimpl.{hint}"
+        )
+        if warning not in info.warnings:
+            info.warnings.append(warning)
+
+
 @dataclass(frozen=True)
 class Registered:
     """A spec together with the plugin that registered it."""
@@ -154,6 +178,7 @@ class Registry:
                 info.status, info.error, info.module = "failed", f"{type(exc).__name__}: {exc}", None
             else:
                 self._by_name[name] = info
+                _warn_unmarked_hooks(info)
         self.plugins.append(info)
         self._cache.clear()
         self._tasks.clear()
