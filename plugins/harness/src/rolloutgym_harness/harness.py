@@ -18,6 +18,7 @@ import asyncio
 import os
 import shlex
 import signal
+import sys
 import tempfile
 from collections.abc import Mapping
 from pathlib import Path
@@ -220,12 +221,23 @@ def harness_trajectory(step: Step, *, reward: float | None = None) -> Trajectory
 
 
 _ALLOWED = {"command", "model", "wall_limit", "max_calls", "force", "workdir", "env", "name"}
+_MINI_ALLOWED = (_ALLOWED - {"command"}) | {"step_limit"}
 
 
 def make_policy(kind: str | None = None, **options: Any) -> CommandHarness:
-    """The ``harness`` provider: ``harness:command`` (``command=`` a template, ``model=`` a policy)."""
-    if kind not in ("command",):
-        raise ConfigError(f"unknown harness {kind!r}; known: harness:command (mini-swe-agent: use harness:command)")
+    """The ``harness`` provider: ``harness:command`` (``command=`` a template, ``model=`` a policy)
+    and ``harness:mini-swe-agent`` (``step_limit=``, ``model=``; needs ``pip install mini-swe-agent``)."""
+    if kind == "mini-swe-agent":
+        unknown = sorted(set(options) - _MINI_ALLOWED)
+        if unknown:
+            known = ", ".join(sorted(_MINI_ALLOWED))
+            raise ConfigError(f"harness:mini-swe-agent: unknown option(s) {', '.join(unknown)}; known: {known}")
+        step_limit = int(options.pop("step_limit", 20))
+        runner = f"{shlex.quote(sys.executable)} -m rolloutgym_harness.mini_swe"
+        command = f"{runner} {{instruction_file}} --step-limit {step_limit}"
+        return CommandHarness(command, **{"name": "harness:mini-swe-agent", **options})
+    if kind != "command":
+        raise ConfigError(f"unknown harness {kind!r}; known: harness:command, harness:mini-swe-agent")
     unknown = sorted(set(options) - _ALLOWED)
     if unknown:
         raise ConfigError(
