@@ -32,10 +32,15 @@ from rolloutgym_protocol.errors import ConfigError
 
 from .executors import Executor, GroupJob, get_executor
 from .registry import get_registry, task_split
+from .rollouts import planned_seeds
 from .runs import FORMAT_VERSION, RunSummary, RunWriter, summarize
 from .sources import EnvSource, PolicySource, ResolvedEnv, resolve_env, resolve_policy
 
 __all__ = ["RunConfig", "RunResult", "arun", "run", "select_tasks"]
+
+
+# A group is held in memory until its last member ends (one run-file line): -n beyond this cannot finish.
+MAX_ROLLOUTS_PER_TASK = 1_000_000
 
 
 def _version(name: str) -> str | None:
@@ -75,6 +80,12 @@ class RunConfig:
             raise ConfigError("a run needs an env id, an env file, or an env mixture (--mix ENV=WEIGHT,...)")
         if self.num_rollouts < 1:
             raise ConfigError(f"-n/--num-rollouts must be at least 1, got {self.num_rollouts}")
+        if self.num_rollouts > MAX_ROLLOUTS_PER_TASK:
+            raise ConfigError(
+                f"-n {self.num_rollouts} is more rollouts per task than a run can hold: a task's group stays in memory "
+                f"until its last rollout ends and is written as one run-file line, so -n is at most "
+                f"{MAX_ROLLOUTS_PER_TASK:,}; for more samples of a task, run several files with different --seed"
+            )
         if self.concurrency < 1:
             raise ConfigError(f"--concurrency must be at least 1, got {self.concurrency}")
         if self.limit is not None and (isinstance(self.limit, bool) or self.limit < 1):
@@ -184,11 +195,8 @@ def _jobs(config: RunConfig, resolved: ResolvedEnv, tasks: list[tuple[int, str]]
     max_steps = config.max_steps if config.max_steps is not None else resolved.max_steps
     timeout = config.timeout if config.timeout is not None else resolved.timeout
     for position, (index, identifier) in enumerate(tasks):
-        if config.seed is None:
-            seeds: list[int | None] = [None] * config.num_rollouts
-        else:
-            base = config.seed + position * config.num_rollouts
-            seeds = [base + member for member in range(config.num_rollouts)]
+        base = None if config.seed is None else config.seed + position * config.num_rollouts
+        seeds = planned_seeds(base, config.num_rollouts)  # computed when indexed: memory does not grow with -n
         jobs.append(GroupJob(index, identifier, config.num_rollouts, seeds, None, max_steps, timeout))
     return jobs
 
@@ -330,8 +338,7 @@ def _mixture_jobs(
             if position in finished:
                 continue
             if config.seed is not None:
-                base = config.seed + position * config.num_rollouts
-                job.seeds = [base + member for member in range(config.num_rollouts)]
+                job.seeds = planned_seeds(config.seed + position * config.num_rollouts, config.num_rollouts)
             jobs.setdefault(env.env_id, []).append(job)
     return jobs
 

@@ -29,7 +29,7 @@ class GroupJob:
     task_index: int
     task_id: str
     num_rollouts: int
-    seeds: list[int | None]
+    seeds: Sequence[int | None]  # indexed per member; a run plans them lazily (rollouts.planned_seeds)
     options: dict[str, Any] | None = None
     max_steps: int | None = None
     timeout: float | None = None

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 from ..rollouts import GroupCollector, run_member
+from ..rollouts._group import LOOP_TURN_SECONDS
 from ..sources import ResolvedEnv, ResolvedPolicy
 from .base import Executor, GroupJob, OnGroup
 
@@ -17,7 +20,10 @@ class LocalExecutor(Executor):
     """Runs members with at most ``concurrency`` episodes in flight, in task order.
 
     Groups are reported as soon as their last member finishes, so a run file grows
-    while the run is going.
+    while the run is going. Work is planned as it is consumed: a group is opened when its
+    first member starts and holds only its finished members, so memory follows the
+    concurrency and the members finished, not ``-n`` × tasks; a worker whose members never
+    wait hands the event loop a turn every few milliseconds, so Ctrl-C is heard at once.
     """
 
     name = "local"
@@ -37,16 +43,27 @@ class LocalExecutor(Executor):
         build = env.build
         policy_instance = policy.policy
         collector = GroupCollector()
-        for position, job in enumerate(jobs):
-            collector.open(
-                position, items[job.task_index], job.task_id, job.num_rollouts, {"task_index": job.task_index}
-            )
-        members = iter(
-            [(position, job, member) for position, job in enumerate(jobs) for member in range(job.num_rollouts)]
-        )
+
+        def planned() -> Iterator[tuple[int, Any, int]]:
+            for position, job in enumerate(jobs):
+                collector.open(
+                    position, items[job.task_index], job.task_id, job.num_rollouts, {"task_index": job.task_index}
+                )
+                for member in range(job.num_rollouts):
+                    yield position, job, member
+
+        members = planned()
 
         async def worker() -> None:
-            for position, job, member in members:
+            turn = time.perf_counter()
+            while True:
+                if time.perf_counter() - turn > LOOP_TURN_SECONDS:
+                    await asyncio.sleep(0)  # let the loop deliver a cancellation (Ctrl-C) and run the others
+                    turn = time.perf_counter()
+                planned_member = next(members, None)  # taken after the turn: members start in order
+                if planned_member is None:
+                    return
+                position, job, member = planned_member
                 outcome = await run_member(
                     items[job.task_index],
                     build,

@@ -16,6 +16,7 @@ from ._group import (
     arollout_group,
     error_record,
     member_seeds,
+    planned_seeds,
     rollout_group,
     run_member,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "check_budgets",
     "error_record",
     "member_seeds",
+    "planned_seeds",
     "rollout",
     "rollout_group",
     "run_member",

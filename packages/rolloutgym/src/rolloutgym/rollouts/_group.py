@@ -41,12 +41,16 @@ __all__ = [
     "arollout_group",
     "error_record",
     "member_seeds",
+    "planned_seeds",
     "rollout_group",
     "run_member",
 ]
 
 OnError = Literal["record", "raise"]
 perf_counter = time.perf_counter
+# A worker running members that never wait (a sync env and policy) hands the event loop a turn this
+# often, so a cancellation (Ctrl-C) is heard and the other workers run.
+LOOP_TURN_SECONDS = 0.02
 
 
 def member_seeds(seed: int | Sequence[int | None] | None, num_rollouts: int) -> list[int | None]:
@@ -61,6 +65,38 @@ def member_seeds(seed: int | Sequence[int | None] | None, num_rollouts: int) -> 
     if len(seeds) != num_rollouts:
         raise ValueError(f"got {len(seeds)} seeds for {num_rollouts} rollouts; pass one seed per rollout")
     return seeds
+
+
+class _Unseeded(Sequence[None]):
+    """``n`` members without a seed, in constant memory (a run's -n may be large)."""
+
+    __slots__ = ("_size",)
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return [None] * len(range(self._size)[index])
+        range(self._size)[index]  # IndexError past the end, as a list
+        return None
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Unseeded, (self._size,))
+
+
+def planned_seeds(base: int | None, num_rollouts: int) -> Sequence[int | None]:
+    """The seeds of ``num_rollouts`` members, ``base + i`` (or ``None``), computed when indexed.
+
+    Like :func:`member_seeds` for an int or ``None`` seed, but in constant memory: a run
+    plans its work lazily, so ``-n`` does not decide how much memory the plan takes.
+    """
+    if base is None:
+        return _Unseeded(num_rollouts)
+    return range(base, base + num_rollouts)
 
 
 def _check_group_args(num_rollouts: int, on_error: str) -> None:
@@ -86,12 +122,15 @@ class GroupCollector:
     """
 
     def __init__(self) -> None:
-        self._open: dict[Any, tuple[Any, str, list[Trajectory | RolloutError | None], list[int], dict[str, Any]]] = {}
+        self._open: dict[Any, tuple[Any, str, dict[int, Trajectory | RolloutError], list[int], dict[str, Any]]] = {}
 
     def open(self, key: Any, item: Any, item_id: Any, size: int, metadata: Mapping[str, Any] | None = None) -> None:
-        """Expect ``size`` members for ``key`` (``item_id`` ``None`` or ``""`` becomes ``"0"``)."""
+        """Expect ``size`` members for ``key`` (``item_id`` ``None`` or ``""`` becomes ``"0"``).
+
+        Holds only the outcomes that arrived (memory grows with the members finished, not with ``size``).
+        """
         identifier = "0" if item_id is None or item_id == "" else str(item_id)
-        self._open[key] = (item, identifier, [None] * size, [size], dict(metadata) if metadata else {})
+        self._open[key] = (item, identifier, {}, [size], dict(metadata) if metadata else {})
 
     def note(self, key: Any, **metadata: Any) -> None:
         """Add metadata to an open group (e.g. ``retried=True``)."""
@@ -101,14 +140,15 @@ class GroupCollector:
         """Record one member; returns the finished group when this was its last member."""
         entry = self._open[key]
         slots = entry[2]
-        if slots[member] is not None:
+        if member in slots:
             raise RuntimeError(f"member {member} of group {entry[1]!r} was reported twice")
         slots[member] = outcome
         entry[3][0] -= 1
         if entry[3][0]:
             return None
         del self._open[key]
-        item, identifier, outcomes, _, metadata = entry
+        item, identifier, arrived, _, metadata = entry
+        outcomes = [arrived[member] for member in sorted(arrived)]
         trajectories = tuple(record for record in outcomes if type(record) is not RolloutError)
         errors = tuple(record for record in outcomes if type(record) is RolloutError)
         return TrajectoryGroup(item, identifier, trajectories, (), errors, metadata)  # type: ignore[arg-type]
@@ -321,14 +361,21 @@ async def arollout_group(
     check_budgets(max_steps, timeout)
     if concurrency < 1:
         raise ValueError("concurrency must be at least 1")
-    seeds = member_seeds(seed, num_rollouts)
+    seeds = planned_seeds(seed, num_rollouts) if seed is None or type(seed) is int else member_seeds(seed, num_rollouts)
     collector = GroupCollector()
     collector.open(0, item, item_id, num_rollouts, metadata)
     finished: list[TrajectoryGroup] = []
     next_member = iter(range(num_rollouts))
 
     async def worker() -> None:
-        for member in next_member:
+        turn = perf_counter()
+        while True:
+            if perf_counter() - turn > LOOP_TURN_SECONDS:
+                await asyncio.sleep(0)  # members that never wait must still let the loop hear a cancel (Ctrl-C)
+                turn = perf_counter()
+            member = next(next_member, None)  # taken after the turn: members start in member order
+            if member is None:
+                return
             outcome = await run_member(
                 item,
                 make_env,
