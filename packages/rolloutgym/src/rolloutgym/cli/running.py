@@ -175,6 +175,7 @@ async def _run_with_progress(config: Any, *, show: bool) -> Any:
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("pass {task.fields[rate]}  errors {task.fields[errors]}"),
+        TextColumn("left"),
         TimeRemainingColumn(),
         console=error_console,
         disable=not show,

@@ -35,7 +35,9 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
     if summary.pass_hat and max(summary.pass_hat) > 1:
         # Reliability (tau-bench's pass^k): what conversational agents are judged on.
         k = max(summary.pass_hat)
-        console.print(f"reliability: pass^{k} {_fmt(summary.pass_hat[k])} (every one of {k} tries passes)")
+        console.print(
+            f"reliability: pass^{k} {_fmt(summary.pass_hat[k])} (the chance that all {k} tries of a task pass)"
+        )
     if summary.pass_at:
         ks = shown_ks(summary.pass_at)
         console.print("pass@k: " + "  ".join(f"@{k} {_fmt(summary.pass_at[k])}" for k in ks))

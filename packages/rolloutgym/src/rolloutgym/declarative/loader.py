@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from rolloutgym_protocol.errors import EnvFileError, RolloutGymError, TemplateNotFound
+from rolloutgym_protocol.errors import EnvFileError, RolloutGymError, TemplateNotFound, json_error_text
 
 from ._environment import Environment
 from ._task import Task
@@ -70,7 +70,7 @@ def _read_json(path: Path) -> Any:
     try:
         return json.loads(path.read_text(encoding="utf-8"))
     except json.JSONDecodeError as exc:
-        raise EnvFileError(f"{path}:{exc.lineno}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+        raise EnvFileError(f"{path}:{exc.lineno}: not valid JSON ({json_error_text(exc)})") from None
     except RecursionError:
         raise EnvFileError(f"{path}: JSON nests too deeply") from None
 
@@ -83,7 +83,7 @@ def _read_jsonl(path: Path) -> list[tuple[int, Any]]:
         try:
             rows.append((number, json.loads(line)))
         except json.JSONDecodeError as exc:
-            raise EnvFileError(f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise EnvFileError(f"{path}:{number}: not valid JSON ({json_error_text(exc)})") from None
         except RecursionError:
             raise EnvFileError(f"{path}:{number}: JSON nests too deeply") from None
     return rows

@@ -15,7 +15,7 @@ from typing import Any
 
 from pydantic import ValidationError
 from rolloutgym_protocol import TrajectoryGroup
-from rolloutgym_protocol.errors import RunFileError
+from rolloutgym_protocol.errors import RunFileError, json_error_text
 
 from ._schema import FORMAT_VERSION, HeaderLine
 from ._schema import GroupLine as _GroupSchema
@@ -55,7 +55,7 @@ def _parse_line(path: Path, number: int, text: str) -> dict[str, Any]:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise RunFileError(
-            f"{path}:{number}: not valid JSON ({exc.msg} at column {exc.colno}); the run file is corrupt"
+            f"{path}:{number}: not valid JSON ({json_error_text(exc)}); the run file is corrupt"
         ) from None
     if not isinstance(data, dict):
         raise RunFileError(f"{path}:{number}: expected a JSON object, got {type(data).__name__}")
