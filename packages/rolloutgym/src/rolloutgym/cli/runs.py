@@ -145,16 +145,16 @@ def show_command(
     if as_json:
         console.print_json(json.dumps(summary.to_dict()))
         return
-    print_summary(summary, run.header, per_task=True)
-    if not run.complete:
+    if not run.complete:  # said first: every number below covers only the finished tasks
         missing = len(run.header["task_indices"]) - len(set(run.task_indices))
         console.print(
-            f"[yellow]incomplete run: {missing} task(s) not finished; continue with 'rolloutgym run ... --out "
-            f"{markup_safe(run_file)} --resume'[/]",
+            f"[yellow]incomplete run: {missing} task(s) not finished, the numbers below cover the finished ones; "
+            f"continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]",
             markup=True,
         )
     if errors:
         for group in run.groups:
+    print_summary(summary, run.header, per_task=True)
             for error in group.errors:
                 console.print(
                     f"{group.item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}"
