@@ -46,14 +46,19 @@ async def _replay(resolved: ResolvedEnv, task_index: int, trajectory: Trajectory
 
 
 def rescore_run(
-    path: str | Path, *, out: str | Path | None = None, registry: Any = None, force: bool = False
+    path: str | Path,
+    *,
+    out: str | Path | None = None,
+    registry: Any = None,
+    force: bool = False,
+    allow_partial_tail: bool = False,
 ) -> RescoreResult:
     """Re-grade every trajectory of a run file and write a new run file.
 
     Raises:
         ConfigError: the env does not declare replayable grading (unless ``force``).
     """
-    run: Run = read_run(path)
+    run: Run = read_run(path, allow_partial_tail=allow_partial_tail)  # a torn last line: the task is left out
     env_kwargs = dict(run.header.get("options", {}).get("env_kwargs") or {})
     # A --mix run lists its envs under "mixture"; each task position maps to (env, task index).
     targets: dict[int, tuple[ResolvedEnv, int]] = {}

@@ -303,7 +303,10 @@ def rescore_command(
 
     if out is not None:
         output_path(out, "--out")
-    result = rescore_run(run_file, out=out, force=force)
+    torn = torn_tail(run_file)  # the rule of show, export and report: warn and go on without that task
+    if torn:
+        warn_torn_tail(run_file)
+    result = rescore_run(run_file, out=out, force=force, allow_partial_tail=torn)
     console.print(
         f"re-graded {result.trajectories} trajectories: {result.changed} scores changed, {result.mismatched_replays} "
         "replays diverged"
