@@ -136,7 +136,18 @@ _DECLARATIVE = (
 __all__ += list(_DECLARATIVE)
 
 
+# The platform's clients (rolloutgym.platform), loaded on first use so `import rolloutgym` stays fast.
+_PLATFORM = ("AsyncClient", "Client")
+__all__ += list(_PLATFORM)
+
+
 def __getattr__(name: str) -> object:
+    if name in _PLATFORM:
+        from . import platform
+
+        value = getattr(platform, name)
+        globals()[name] = value
+        return value
     if name in _DECLARATIVE:
         from . import declarative
 

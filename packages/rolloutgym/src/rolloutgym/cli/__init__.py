@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from . import listing, running, runs  # noqa: E402,F401
 from ._app import EXIT_USAGE, app, error_console, markup_safe
 
-COMMAND_MODULES = ["report", "serve"]
+COMMAND_MODULES = ["report", "serve", "platform"]
 
 for _name in COMMAND_MODULES:
     try:
@@ -25,12 +25,19 @@ for _name in COMMAND_MODULES:
 __all__ = ["app", "main", "run_main"]
 
 
+def remote_run_arguments(arguments: list[str]) -> list[str]:
+    """``run ... --remote`` is the platform's ``run-remote`` command (rolloutgym.cli.platform)."""
+    if arguments[:1] == ["run"] and "--remote" in arguments:
+        return ["run-remote", *[argument for argument in arguments[1:] if argument != "--remote"]]
+    return arguments
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rolloutgym``; returns the exit code."""
     from rolloutgym_protocol.errors import RolloutGymError
 
     try:
-        arguments = list(argv) if argv is not None else sys.argv[1:]
+        arguments = remote_run_arguments(list(argv) if argv is not None else sys.argv[1:])
         add_plugin_commands(arguments)
         app(args=arguments, prog_name="rolloutgym", standalone_mode=True)
     except SystemExit as exc:

@@ -78,7 +78,7 @@ def run_command(
         help="Several envs in one run file: ENV=WEIGHT,ENV=WEIGHT,... or a mixture file (JSON, or ENV=WEIGHT lines).",
     ),
 ) -> None:
-    """Run rollouts of ENV (or of an env mixture, --mix) with a policy and write a run file."""
+    """Run rollouts of ENV (or an env mixture, --mix) with a policy into a run file (--remote: on the platform)."""
     from ..runner import RunConfig
 
     _check_run_options(env, mix, resume=resume, out=out, limit=limit)

@@ -123,7 +123,9 @@ def warn_torn_tail(path: Path) -> None:
 
 def _load(path: Path) -> Any:
     from ..runs import read_run
+    from .platform import local_run_file
 
+    path = local_run_file(path)  # a remote run id (run_...) is downloaded on demand
     torn = torn_tail(path)
     run = read_run(path, allow_partial_tail=torn)
     if torn:
@@ -152,9 +154,9 @@ def show_command(
             f"continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]",
             markup=True,
         )
+    print_summary(summary, run.header, per_task=True)
     if errors:
         for group in run.groups:
-    print_summary(summary, run.header, per_task=True)
             for error in group.errors:
                 console.print(
                     f"{group.item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}"
@@ -345,8 +347,14 @@ def export_command(
 @app.command("runs")
 def runs_command(
     folder: Path = typer.Argument(Path("runs"), help="Folder of run files (default ./runs)."),
+    remote: bool = typer.Option(False, "--remote", help="List the platform's runs instead (see 'rolloutgym login')."),
 ) -> None:
     """List the run files in a folder: env, policy, date, pass rate, and whether the run is complete."""
+    if remote:
+        from .platform import runs_remote
+
+        runs_remote()
+        return
     from rolloutgym_protocol.errors import RunFileError
 
     from ..runs import read_run, summarize

@@ -1,0 +1,209 @@
+"""``Client`` and ``AsyncClient``: the platform's API from Python (httpx), by the rollout SDK's method names.
+
+A redirect or an HTML page in answer to an API call means the endpoint is not the API (a
+login page, a proxy): it is reported as an :class:`AuthenticationError`, as the SDK does.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from . import credentials
+from .envfiles import push_payload
+from .errors import AuthenticationError, NotFoundError, PlatformError, ScopeError
+
+
+def _check(response: httpx.Response) -> Any:
+    """The JSON of a successful answer; a one-line :class:`PlatformError` subclass otherwise."""
+    if response.is_redirect:
+        where = response.headers.get("location", "?")
+        raise AuthenticationError(f"{response.request.url} redirected to {where}: not authenticated (check the key)")
+    kind = response.headers.get("content-type", "")
+    if "text/html" in kind:
+        raise AuthenticationError(
+            f"{response.request.url} answered with an HTML page, not the API: not authenticated or wrong endpoint"
+        )
+    if response.status_code < 400:
+        return response.json() if kind.startswith("application/json") else response.content
+    try:
+        message = response.json().get("error") or response.text
+    except ValueError:
+        message = response.text.strip()[:200] or response.reason_phrase
+    errors = {401: AuthenticationError, 403: ScopeError, 404: NotFoundError}
+    raise errors.get(response.status_code, PlatformError)(message, status=response.status_code)
+
+
+def _run_body(env_slug: str, model: str, n: int, options: dict[str, Any]) -> dict[str, Any]:
+    return {"env_slug": env_slug, "model": model, "n": n, **{k: v for k, v in options.items() if v is not None}}
+
+
+def _job_body(**fields: Any) -> dict[str, Any]:
+    return {k: v for k, v in fields.items() if v is not None}
+
+
+class _Base:
+    def __init__(self, endpoint: str | None, api_key: str | None, timeout: float) -> None:
+        self.endpoint, self._api_key = credentials.resolve(endpoint, api_key)
+        self._options = {
+            "base_url": self.endpoint,
+            "headers": {"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"},
+            "timeout": timeout,
+            "follow_redirects": False,
+        }
+
+
+class Client(_Base):
+    """The platform's API. ``Client(endpoint=None, api_key=None)`` reads the credentials file and env vars."""
+
+    def __init__(self, endpoint: str | None = None, api_key: str | None = None, *, timeout: float = 60.0) -> None:
+        super().__init__(endpoint, api_key, timeout)
+        self._http = httpx.Client(**self._options)
+
+    def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            return _check(self._http.request(method, path, **kwargs))
+        except httpx.TransportError as exc:
+            raise PlatformError(f"cannot reach the platform at {self.endpoint}: {exc}") from None
+
+    def close(self) -> None:
+        self._http.close()
+
+    def __enter__(self) -> Client:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def whoami(self) -> dict[str, Any]:
+        return self._call("GET", "/api/whoami")
+
+    def push(self, env: str | Path, *, include: list[Path] | None = None, slug: str | None = None) -> dict[str, Any]:
+        """Upload an env file (.py/.json/.jsonl, with the data files it names) or a registered env id."""
+        return self._call("POST", "/api/envs", json=push_payload(str(env), include, slug))
+
+    def list_envs(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/api/envs")
+
+    def get_env(self, slug: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/envs/{slug}")
+
+    def create_run(self, env_slug: str, model: str, n: int = 1, **options: Any) -> dict[str, Any]:
+        """Queue a run of ``n`` rollouts per task; ``options``: limit, seed, split, tasks, max_steps, ..."""
+        return self._call("POST", "/api/runs", json=_run_body(env_slug, model, n, options))
+
+    def get_run(self, run_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/runs/{run_id}")
+
+    def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
+        params = {"limit": limit} | ({"env": env} if env else {})
+        return self._call("GET", "/api/runs", params=params)
+
+    def download_run(self, run_id: str, path: str | Path) -> Path:
+        """Write the run's run file to ``path``."""
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(self._call("GET", f"/api/runs/{run_id}/file"))
+        return path
+
+    def passing_rollout_ids(self, run_id: str, *, threshold: float = 1.0) -> list[str]:
+        """The ids (``TASK:MEMBER``) of the run's rollouts that scored at least ``threshold``."""
+        return self._call("GET", f"/api/runs/{run_id}/passing", params={"threshold": threshold})
+
+    def create_training_job(
+        self,
+        source_run_id: str,
+        rollout_ids: list[str] | None = None,
+        base_model: str = "hf:tiny",
+        method: str = "sft",
+        suffix: str | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        """Queue a training job on the run (``options``: steps, learning_rate, batch_size, ...)."""
+        body = _job_body(
+            source_run_id=source_run_id,
+            rollout_ids=rollout_ids,
+            base_model=base_model,
+            method=method,
+            suffix=suffix,
+            options=options or None,
+        )
+        return self._call("POST", "/api/jobs", json=body)
+
+    def get_job(self, job_id: str) -> dict[str, Any]:
+        return self._call("GET", f"/api/jobs/{job_id}")
+
+    def list_jobs(self) -> list[dict[str, Any]]:
+        return self._call("GET", "/api/jobs")
+
+
+class AsyncClient(_Base):
+    """The asynchronous twin of :class:`Client` (same methods, awaited)."""
+
+    def __init__(self, endpoint: str | None = None, api_key: str | None = None, *, timeout: float = 60.0) -> None:
+        super().__init__(endpoint, api_key, timeout)
+        self._http = httpx.AsyncClient(**self._options)
+
+    async def _call(self, method: str, path: str, **kwargs: Any) -> Any:
+        try:
+            return _check(await self._http.request(method, path, **kwargs))
+        except httpx.TransportError as exc:
+            raise PlatformError(f"cannot reach the platform at {self.endpoint}: {exc}") from None
+
+    async def aclose(self) -> None:
+        await self._http.aclose()
+
+    async def __aenter__(self) -> AsyncClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.aclose()
+
+    async def whoami(self) -> dict[str, Any]:
+        return await self._call("GET", "/api/whoami")
+
+    async def push(self, env: str | Path, *, include: list[Path] | None = None, slug: str | None = None) -> Any:
+        return await self._call("POST", "/api/envs", json=push_payload(str(env), include, slug))
+
+    async def list_envs(self) -> list[dict[str, Any]]:
+        return await self._call("GET", "/api/envs")
+
+    async def create_run(self, env_slug: str, model: str, n: int = 1, **options: Any) -> dict[str, Any]:
+        return await self._call("POST", "/api/runs", json=_run_body(env_slug, model, n, options))
+
+    async def get_run(self, run_id: str) -> dict[str, Any]:
+        return await self._call("GET", f"/api/runs/{run_id}")
+
+    async def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
+        params = {"limit": limit} | ({"env": env} if env else {})
+        return await self._call("GET", "/api/runs", params=params)
+
+    async def passing_rollout_ids(self, run_id: str, *, threshold: float = 1.0) -> list[str]:
+        return await self._call("GET", f"/api/runs/{run_id}/passing", params={"threshold": threshold})
+
+    async def create_training_job(
+        self,
+        source_run_id: str,
+        rollout_ids: list[str] | None = None,
+        base_model: str = "hf:tiny",
+        method: str = "sft",
+        suffix: str | None = None,
+        **options: Any,
+    ) -> dict[str, Any]:
+        body = _job_body(
+            source_run_id=source_run_id,
+            rollout_ids=rollout_ids,
+            base_model=base_model,
+            method=method,
+            suffix=suffix,
+            options=options or None,
+        )
+        return await self._call("POST", "/api/jobs", json=body)
+
+    async def get_job(self, job_id: str) -> dict[str, Any]:
+        return await self._call("GET", f"/api/jobs/{job_id}")
+
+    async def list_jobs(self) -> list[dict[str, Any]]:
+        return await self._call("GET", "/api/jobs")

@@ -1,0 +1,10 @@
+"""Alembic environment of the platform: run by :func:`rolloutgym.platform.db.migrate` on its connection."""
+
+from alembic import context
+
+from rolloutgym.platform.models import Base
+
+connection = context.config.attributes["connection"]
+context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)
+with context.begin_transaction():
+    context.run_migrations()

@@ -1,0 +1,47 @@
+"""``rolloutgym platform serve``: the API (uvicorn) plus local worker processes over one data folder."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+
+def start_workers(data: Path, database: str | None, count: int, lease: float) -> list[subprocess.Popen]:
+    """Start ``count`` worker processes (``python -m rolloutgym.platform.worker``)."""
+    command = [sys.executable, "-m", "rolloutgym.platform.worker", "--data", str(data), "--lease", str(lease)]
+    command += ["--parent", str(os.getpid())]
+    if database:
+        command += ["--database", database]
+    return [subprocess.Popen(command) for _ in range(count)]
+
+
+def serve(
+    data: str | Path,
+    *,
+    database: str | None = None,
+    host: str = "127.0.0.1",
+    port: int = 8600,
+    workers: int = 2,
+    lease: float = 30.0,
+    log_level: str = "warning",
+) -> None:
+    """Migrate the database, start the workers, and serve the API until interrupted."""
+    import uvicorn
+
+    from .app import create_app
+
+    data = Path(data).resolve()
+    app = create_app(data, database)  # migrates before any worker starts
+    processes = start_workers(data, database, workers, lease)
+    try:
+        uvicorn.run(app, host=host, port=port, log_level=log_level)
+    finally:
+        for process in processes:
+            process.terminate()
+        for process in processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()

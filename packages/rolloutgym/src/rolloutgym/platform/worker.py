@@ -1,0 +1,237 @@
+"""Worker processes: claim queued runs and jobs from the database (with a lease) and execute them.
+
+A run executes as ``rolloutgym run`` would, into the run file ``DATA/runs/ORG/RUN_ID.jsonl``,
+always with ``resume``: a run whose worker died (its lease expired) is claimed again and
+continues that file, so finished groups are neither lost nor run twice. Pushed Python env
+files are imported here, in the worker process, never in the API process. Jobs train through
+the TRL plugin's public functions (``train_sft``, ``train_dpo``, ``train_grpo``).
+
+``python -m rolloutgym.platform.worker --data DIR [--database URL]`` runs one worker.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import socket
+import threading
+import time
+import traceback
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from . import db
+from .models import EnvVersion, Job, Run
+
+
+class LeaseLost(Exception):
+    """Another worker holds the row now (this one was too slow to renew its lease)."""
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a failed run or job: the error, and for user code the file and line it came from."""
+    from rolloutgym_protocol.errors import RolloutGymError
+
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    if isinstance(exc, RolloutGymError):
+        return text
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = next((f"{frame.filename}:{frame.lineno}: " for frame in reversed(frames) if "/envs/" in frame.filename), "")
+    return f"{where}{type(exc).__name__}: {text}"
+
+
+class Heartbeat:
+    """Renews a lease every third of its length from a thread, writing the progress counters."""
+
+    def __init__(self, sessions: sessionmaker[Session], model: Any, row_id: str, owner: str, lease: float) -> None:
+        self.sessions, self.model, self.row_id, self.owner, self.lease = sessions, model, row_id, owner, lease
+        self.values: dict[str, Any] = {}
+        self.lost = False
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, daemon=True)
+
+    def __enter__(self) -> Heartbeat:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def beat(self) -> None:
+        if not db.renew(self.sessions, self.model, self.row_id, self.owner, self.lease, **dict(self.values)):
+            self.lost = True
+
+    def _loop(self) -> None:
+        while not self._stop.wait(min(self.lease / 3, 2.0)):
+            self.beat()
+
+
+def _policy(sessions: sessionmaker[Session], data: Path, policy: str) -> str:
+    """``job:ID`` is the model that job trained (``hf:PATH``); other policies as given."""
+    if not policy.startswith("job:"):
+        return policy
+    with sessions() as session:
+        job = session.get(Job, policy.removeprefix("job:"))
+    if job is None or not job.model_path:
+        raise LookupError(f"policy {policy}: the job has no trained model")
+    return f"hf:{data / job.model_path}"
+
+
+def _run_config(sessions: sessionmaker[Session], data: Path, run: Run, out: Path) -> Any:
+    from ..runner import RunConfig
+
+    with sessions() as session:
+        version = session.get(EnvVersion, run.env_version_id)
+    options = {k: v for k, v in (run.options or {}).items() if k != "env_version"}
+    if options.get("tasks"):
+        options["tasks"] = [str(task) for task in options["tasks"]]
+    return RunConfig(
+        env=version.entry if version.kind == "id" else str(data / version.entry),
+        policy=_policy(sessions, data, run.policy),
+        num_rollouts=run.n,
+        out=out,
+        resume=True,
+        **options,
+    )
+
+
+def execute_run(sessions: sessionmaker[Session], data: Path, run: Run, owner: str, lease: float) -> None:
+    from ..runner import arun
+
+    relative = Path("runs") / run.org / f"{run.id}.jsonl"
+    out = data / relative
+    out.parent.mkdir(parents=True, exist_ok=True)
+    with Heartbeat(sessions, Run, run.id, owner, lease) as heart:
+        heart.values = {"path": str(relative)}
+        heart.beat()
+        try:
+            config = _run_config(sessions, data, run, out)
+            counts = {"done": 0, "passes": 0, "trajectories": 0, "errors": 0}
+
+            def on_start(header: dict[str, Any], remaining: int) -> None:
+                counts["done"] = len(header.get("tasks") or []) - remaining if header.get("tasks") else 0
+                total = counts["done"] + remaining
+                heart.values = dict(heart.values, total=total, done=counts["done"])
+
+            def on_group(task_index: int, group: Any) -> None:
+                if heart.lost:
+                    raise LeaseLost(run.id)
+                counts["done"] += 1
+                counts["passes"] += sum(score.value >= config.pass_threshold for score in group.scores)
+                counts["trajectories"] += len(group.scores)
+                counts["errors"] += len(group.errors)
+                heart.values = dict(heart.values, **counts)
+
+            result = asyncio.run(arun(config, on_start=on_start, on_group=on_group))
+        except LeaseLost:
+            return
+        except Exception as exc:  # the run failed: record why, in one line
+            db.finish(sessions, Run, run.id, owner, "failed", error=describe(exc), **heart.values)
+            return
+    summary = result.summary
+    db.finish(
+        sessions,
+        Run,
+        run.id,
+        owner,
+        "succeeded",
+        path=str(relative),
+        total=len(result.groups),
+        done=len(result.groups),
+        passes=round(summary.pass_rate * summary.num_trajectories),
+        trajectories=summary.num_trajectories,
+        errors=summary.num_errors,
+        pass_rate=summary.pass_rate,
+    )
+
+
+def _train(job: Job, run_file: Path, out: Path, log_path: Path) -> Any:
+    try:
+        from rolloutgym_trl import offline
+    except ModuleNotFoundError:
+        raise RuntimeError("training needs the TRL plugin on the workers: pip install rolloutgym-trl") from None
+    options = dict(job.options or {})
+    common = {"model": job.base_model, "out": out, "log_path": log_path, "evaluate": False}
+    if job.method == "sft":
+        return offline.train_sft([run_file], steps=options.pop("steps", 10), **common, **options)
+    if job.method == "dpo":
+        return offline.train_dpo([run_file], steps=options.pop("steps", 10), **common, **options)
+    from rolloutgym_trl.grpo import train_grpo
+
+    from ..runs import read_header
+
+    env_id = read_header(run_file)["env"]["id"]
+    return train_grpo(env_id, steps=options.pop("steps", 10), **common, **options)
+
+
+def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: str, lease: float) -> None:
+    with sessions() as session:
+        run = session.get(Run, job.source_run_id)
+    folder = Path("models") / job.org / job.id
+    log_relative = folder / "training.jsonl"
+    (data / folder).mkdir(parents=True, exist_ok=True)
+    with Heartbeat(sessions, Job, job.id, owner, lease) as heart:
+        heart.values = {"log_path": str(log_relative)}
+        heart.beat()
+        try:
+            result = _train(job, data / run.path, data / folder / "model", data / log_relative)
+        except Exception as exc:  # the job failed: record why, in one line
+            db.finish(sessions, Job, job.id, owner, "failed", error=describe(exc), **heart.values)
+            return
+    summary = {"steps": len(result.records), "seconds": round(result.seconds, 2)}
+    db.finish(
+        sessions,
+        Job,
+        job.id,
+        owner,
+        "succeeded",
+        model_path=str(folder / "model"),
+        log_path=str(log_relative),
+        result=summary,
+    )
+
+
+def work_once(sessions: sessionmaker[Session], data: Path, owner: str, lease: float) -> bool:
+    """Claim and execute one run (else one job); False when nothing was queued."""
+    run = db.claim(sessions, Run, owner, lease)
+    if run is not None:
+        execute_run(sessions, data, run, owner, lease)
+        return True
+    job = db.claim(sessions, Job, owner, lease)
+    if job is not None:
+        execute_job(sessions, data, job, owner, lease)
+        return True
+    return False
+
+
+def work(
+    data: str | Path, database: str | None = None, *, lease: float = 30.0, poll: float = 0.2, parent: int | None = None
+) -> None:
+    """Execute queued work until the process is stopped (or its ``parent`` process is gone)."""
+    data = Path(data).resolve()
+    sessions = db.open_database(data, database)
+    owner = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns() % 1_000_000}"
+    while parent is None or os.getppid() == parent:
+        if not work_once(sessions, data, owner, lease):
+            time.sleep(poll)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m rolloutgym.platform.worker")
+    parser.add_argument("--data", required=True)
+    parser.add_argument("--database", default=None)
+    parser.add_argument("--lease", type=float, default=30.0)
+    parser.add_argument("--parent", type=int, default=None, help="Exit when this process (the server) is gone.")
+    arguments = parser.parse_args(argv)
+    try:
+        work(arguments.data, arguments.database, lease=arguments.lease, parent=arguments.parent)
+    except KeyboardInterrupt:
+        pass
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,157 @@
+"""The platform's whole loop against a real ``rolloutgym platform serve`` (SQLite, 2 worker processes) on 127.0.0.1:
+login, push (content-hash versions), remote runs, show/compare of remote ids, improve (hf:tiny SFT, a few steps),
+a run with the trained model (``--policy job:ID``), jobs/job; and the same through ``Client`` / ``AsyncClient``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+from rolloutgym.cli import main
+
+EXAMPLE = Path(__file__).parents[4] / "examples" / "refund_agent.py"
+
+
+def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_cli_loop_push_run_improve_run_compare(platform_server, user_home, tmp_path, capsys) -> None:
+    code, out, _ = cli(capsys, "login", platform_server.url, "--key", platform_server.keys["all"])
+    assert code == 0 and "org acme" in out
+    credentials = user_home / ".config" / "rolloutgym" / "credentials"
+    assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
+    assert json.loads(credentials.read_text())["endpoints"][platform_server.url]["api_key"].startswith("rk_")
+
+    env_file = tmp_path / "refund_agent.py"
+    shutil.copy(EXAMPLE, env_file)
+    code, out, _ = cli(capsys, "push", str(env_file))
+    assert code == 0 and "refund-agent: new version" in out
+    first = re.search(r"version (\w+)", out).group(1)
+    code, out, _ = cli(capsys, "push", str(env_file))
+    assert f"unchanged, version {first}" in out
+    env_file.write_text(env_file.read_text() + "\n# edited\n")
+    code, out, _ = cli(capsys, "push", str(env_file))
+    assert "new version" in out and first not in out
+    assert cli(capsys, "push", "toy/arith-v0")[0] == 0
+    code, out, _ = cli(capsys, "envs", "--remote")
+    assert (
+        "refund-agent" in out
+        and "toy/arith-v0" in out
+        and re.search(r"refund-agent\s+│\s+\w+\s+│\s+python\s+│\s+2", out)
+    )
+
+    code, out, _ = cli(capsys, "run", "refund-agent", "--remote", "-n", "2")
+    assert code == 0 and "succeeded: 2 trajectories, pass rate 100.0%" in out
+    code, out, _ = cli(capsys, "run", "toy/arith-v0", "--remote", "-n", "2", "--limit", "3", "--policy", "hf:tiny")
+    assert code == 0, out
+    baseline = re.search(r"run (run_\w+) succeeded", out).group(1)
+    code, out, _ = cli(capsys, "runs", "--remote")
+    assert baseline in out and "refund-agent" in out
+    code, out, _ = cli(capsys, "show", baseline)
+    assert code == 0 and "toy/arith-v0" in out and "6 trajectories" in out
+
+    code, out, _ = cli(capsys, "run", "toy/arith-v0", "--remote", "-n", "2", "--limit", "3")  # oracle: all pass
+    oracle = re.search(r"run (run_\w+) succeeded", out).group(1)
+    code, out, _ = cli(
+        capsys, "improve", "--run", oracle, "--model", "hf:tiny", "--steps", "2", "--suffix", "v1", "--wait"
+    )
+    assert code == 0, out
+    job = re.search(r"job (job_\w+): succeeded", out).group(1)
+    assert "loss by step" in out and f"--policy job:{job}" in out
+    code, out, _ = cli(capsys, "jobs")
+    assert job in out and "succeeded" in out
+    code, out, _ = cli(capsys, "job", job)
+    assert "succeeded" in out and '"step": 2' in out
+
+    code, out, _ = cli(capsys, "run", "toy/arith-v0", "--remote", "-n", "2", "--limit", "3", "--policy", f"job:{job}")
+    assert code == 0, out
+    improved = re.search(r"run (run_\w+) succeeded", out).group(1)
+    code, out, _ = cli(capsys, "compare", baseline, improved)
+    assert code == 0 and "arith-00" in out and "overall pass rate" in out
+
+
+def test_cli_errors_are_one_line(platform_server, user_home, tmp_path, capsys, monkeypatch) -> None:
+    code, _, err = cli(capsys, "runs", "--remote")
+    assert code == 2 and "no API key" in err and "rolloutgym login" in err
+    monkeypatch.setenv("ROLLOUTGYM_ENDPOINT", platform_server.url)
+    monkeypatch.setenv("ROLLOUTGYM_API_KEY", platform_server.keys["run_only"])
+    code, _, err = cli(capsys, "push", "toy/arith-v0")
+    assert code == 2 and "lacks the 'push' scope" in err
+    code, _, err = cli(capsys, "run", "no-such-env", "--remote")
+    assert code == 2 and "no env 'no-such-env' pushed" in err
+    code, _, err = cli(capsys, "job", "job_000000000000")
+    assert code == 2 and "no job 'job_000000000000'" in err
+    code, _, err = cli(capsys, "show", "run_000000000000")
+    assert code == 2 and "no run 'run_000000000000'" in err
+    monkeypatch.setenv("ROLLOUTGYM_API_KEY", "rk_wrong")
+    code, _, err = cli(capsys, "runs", "--remote")
+    assert code == 2 and "not valid" in err
+
+
+def test_env_file_is_imported_only_by_workers_and_its_error_is_shown(platform_server, tmp_path, wait) -> None:
+    from rolloutgym import Client
+
+    marker = tmp_path / "imported-by.txt"
+    env_file = tmp_path / "broken_env.py"
+    env_file.write_text(
+        "import os\n"
+        f"open({str(marker)!r}, 'a').write(str(os.getppid()) + '\\n')\n"
+        "raise RuntimeError('the env file is broken on purpose')\n"
+    )
+    with Client(platform_server.url, platform_server.keys["all"]) as client:
+        assert client.push(env_file)["slug"] == "broken_env"
+        assert not marker.exists()  # pushing stored it; nothing imported it
+        run = wait(client, client.create_run(env_slug="broken_env", model="oracle", n=1)["runId"])
+    assert run["state"] == "failed"
+    assert "broken_env.py:3" in run["error"] and "broken on purpose" in run["error"]
+    # the importer's parent is the serve process: it ran in a worker process, not in the API process
+    assert marker.read_text().split() == [str(platform_server.process.pid)]
+
+
+def test_client_by_the_sdk_names_and_orgs(platform_server, wait) -> None:
+    from rolloutgym import Client
+
+    client = Client(platform_server.url, platform_server.keys["all"])
+    other = Client(platform_server.url, platform_server.keys["other_org"])
+    runner = Client(platform_server.url, platform_server.keys["run_only"])
+    with client, other, runner:
+        _sdk_calls(client, other, runner, wait)
+
+
+def _sdk_calls(client, other, runner, wait) -> None:
+    from rolloutgym import AsyncClient
+    from rolloutgym.platform import NotFoundError, ScopeError
+
+    client.push("toy/arith-v0")
+    run = client.create_run(env_slug="toy/arith-v0", model="oracle", n=3, limit=2)
+    finished = wait(client, run["runId"])
+    assert finished["state"] == "succeeded" and finished["trajectories"] == 6 and finished["passRate"] == 1.0
+    assert run["runId"] in [item["runId"] for item in client.list_runs()]
+    ids = client.passing_rollout_ids(run["runId"])
+    assert sorted(ids) == sorted(f"{task}:{member}" for task in range(2) for member in range(3))
+
+    with pytest.raises(NotFoundError):
+        other.get_run(run["runId"])
+    with pytest.raises(NotFoundError):
+        other.passing_rollout_ids(run["runId"])
+    with pytest.raises(NotFoundError):
+        other.create_training_job(source_run_id=run["runId"], rollout_ids=ids, base_model="hf:tiny", method="sft")
+    assert run["runId"] not in [item["runId"] for item in other.list_runs()]
+    with pytest.raises(ScopeError):
+        runner.create_training_job(source_run_id=run["runId"], rollout_ids=ids, base_model="hf:tiny", method="sft")
+
+    async def twin() -> None:
+        async with AsyncClient(client.endpoint, client._api_key) as remote:
+            assert (await remote.get_run(run["runId"]))["state"] == "succeeded"
+            assert sorted(await remote.passing_rollout_ids(run["runId"])) == sorted(ids)
+            assert any(env["slug"] == "toy/arith-v0" for env in await remote.list_envs())
+
+    asyncio.run(twin())
