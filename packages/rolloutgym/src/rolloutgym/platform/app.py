@@ -412,8 +412,6 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
 
 def create_app(data: str | Path, database: str | None = None) -> Starlette:
     """The API app over DATA (and ``database``, default SQLite in DATA); migrates on creation."""
-    from .pages import page_routes
-
     routes = [
         Route("/api/health", health),
         Route("/api/whoami", whoami),
@@ -429,7 +427,6 @@ def create_app(data: str | Path, database: str | None = None) -> Starlette:
         Route("/api/jobs", list_jobs),
         Route("/api/jobs/{job_id}", get_job),
         Route("/api/stats", count_rows),
-        *page_routes(),
     ]
     app = Starlette(routes=routes, exception_handlers={ApiError: _api_error})
     app.state.platform = Platform(Path(data).resolve(), db.open_database(data, database))
