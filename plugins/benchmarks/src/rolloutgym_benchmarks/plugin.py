@@ -58,7 +58,12 @@ def _rg_spec(family: str, source: str) -> EnvSpec:
 def rolloutgym_envs() -> list[EnvSpec]:
     version = package_version()
     source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {INSTALL_HINT})"
-    return [*(_rg_spec(family, source) for family in (*FAMILIES, "mixture")), *_mmath_specs(), *_math_specs()]
+    return [
+        *(_rg_spec(family, source) for family in (*FAMILIES, "mixture")),
+        *_mmath_specs(),
+        *_math_specs(),
+        *_agentdojo_specs(),
+    ]
 
 
 def _mmath_specs() -> list[EnvSpec]:
@@ -125,3 +130,47 @@ def _math_specs() -> list[EnvSpec]:
             replayable=True,
         ),
     ]
+
+
+def _agentdojo_specs() -> list[EnvSpec]:
+    from .agentdojo_envs import BENCHMARK_VERSION, LICENCE, MAX_TOOL_REPLIES, PACKAGE, SUITES
+    from .agentdojo_envs import INSTALL_HINT as AGENTDOJO_HINT
+    from .agentdojo_envs import package_version as agentdojo_version
+
+    version = agentdojo_version()
+    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {AGENTDOJO_HINT})"
+    specs = []
+    for suite, (users, injections) in SUITES.items():
+        for injection in (False, True):
+            size = (
+                f"{users} x {injections} = {users * injections} user/injection task pairs"
+                if injection
+                else (f"{users} user tasks")
+            )
+            graded = (
+                "Components: utility (AgentDojo's utility check), security (1 when its security check says the "
+                "planted injection task did not succeed); reward = utility"
+                if injection
+                else "Reward 1 when AgentDojo's utility check passes"
+            )
+            specs.append(
+                EnvSpec(
+                    id=f"agentdojo/{suite}{'-injection' if injection else ''}-v0",
+                    entry_point="rolloutgym_benchmarks.agentdojo_envs:make_env",
+                    tasks=f"rolloutgym_benchmarks.agentdojo_envs:tasks_{suite}{'_injection' if injection else ''}",
+                    description=(
+                        f"AgentDojo {BENCHMARK_VERSION} {suite} suite ({size}): tool calls run on the suite's "
+                        f"environment with AgentDojo's functions runtime; a reply without tool calls is the answer "
+                        f"(at most {MAX_TOOL_REPLIES} tool-calling replies). {graded}. Split: test. {source}; "
+                        f"licence {LICENCE}."
+                    ),
+                    tags=("benchmark", "agentdojo", "tool-use", "multi-turn", "chat", "prompt-injection")
+                    if injection
+                    else ("benchmark", "agentdojo", "tool-use", "multi-turn", "chat"),
+                    splits=("test",),
+                    max_steps=MAX_TOOL_REPLIES + 1,
+                    kwargs={"suite": suite, "injection": injection},
+                    replayable=True,
+                )
+            )
+    return specs
