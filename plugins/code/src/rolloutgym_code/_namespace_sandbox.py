@@ -149,9 +149,13 @@ class NamespaceSandbox:
 
     # -- what subclasses provide --------------------------------------------------------
 
-    def _launcher(self, scratch: str, limits: SandboxLimits) -> list[str]:
+    def _launcher(self, scratch: str, limits: SandboxLimits, collect: Sequence[str]) -> list[str]:
         """The command line that enters the sandbox; ``scratch`` holds ``work/`` and ``trusted/``."""
         raise NotImplementedError
+
+    def _entry(self, collect: Sequence[str]) -> list[str]:
+        """What runs inside the sandbox, after the rlimits and the uid drop, before the command."""
+        return []
 
     def _requirements(self) -> str | None:
         """Why this provider cannot run here (None when it can)."""
@@ -209,6 +213,9 @@ class NamespaceSandbox:
     ) -> SandboxResult:
         """See :meth:`rolloutgym_code.sandbox.Sandbox.run`."""
         limits = limits or self.limits
+        for name in collect:
+            if "/" in name or name in ("", ".", "..") or "\n" in name:
+                raise ValueError(f"collect names top-level files only, got {name!r}")
         scratch = tempfile.mkdtemp(prefix="rolloutgym-sandbox-")
         try:
             os.chmod(scratch, 0o711)
@@ -220,7 +227,12 @@ class NamespaceSandbox:
             self._write_files(work, files, uid)
             # Trusted files stay owned by us and are mounted read-only: the code cannot change them.
             self._write_files(trusted, trusted_files or {}, None)
-            argv = [*self._launcher(scratch, limits), *self._drop_privileges(uid, limits), *command]
+            argv = [
+                *self._launcher(scratch, limits, collect),
+                *self._drop_privileges(uid, limits),
+                *self._entry(collect),
+                *command,
+            ]
             outcome = run_bounded(
                 argv,
                 environment=_sandbox_environment(environment),
@@ -352,9 +364,14 @@ class BubblewrapSandbox(NamespaceSandbox):
         prefix = str(Path(real).parent.parent)
         return ["--ro-bind", prefix, prefix]
 
-    def _launcher(self, scratch: str, limits: SandboxLimits) -> list[str]:
+    def _launcher(self, scratch: str, limits: SandboxLimits, collect: Sequence[str]) -> list[str]:
         work = os.path.join(scratch, "work")
         trusted = os.path.join(scratch, "trusted")
+        if collect:  # the collected files must outlive the sandbox: a host folder
+            workspace = ["--bind", work, self.workdir]
+        else:  # a size-limited tmpfs, filled from a read-only copy by _entry
+            workspace = ["--ro-bind", work, _SEED_DIR, "--perms", "1777", "--size", str(limits.workspace_bytes)]
+            workspace += ["--tmpfs", self.workdir]
         arguments = [self.bwrap]
         if not self.as_root:
             arguments += ["--unshare-user", "--disable-userns"]
@@ -364,16 +381,23 @@ class BubblewrapSandbox(NamespaceSandbox):
             *_root_binds(), *self._interpreter_binds(),
             "--dev", "/dev", "--proc", "/proc",
             "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-            "--bind", work, self.workdir, "--ro-bind", trusted, self.trusted_dir,
+            *workspace, "--ro-bind", trusted, self.trusted_dir,
             *_mask_arguments(self.python), "--chdir", self.workdir,
             "--",
         ]  # fmt: skip
         return arguments
 
+    def _entry(self, collect: Sequence[str]) -> list[str]:
+        if collect:
+            return []
+        return ["/bin/sh", "-c", f'cp -R {_SEED_DIR}/. . && exec "$@"', "sandbox"]
+
+
+_SEED_DIR = "/rolloutgym-seed"
 
 _UNSHARE_SCRIPT = r"""
 set -e
-scratch="$1"; size="$2"; extra_binds="$3"; masks="$4"; shift 4
+scratch="$1"; size="$2"; extra_binds="$3"; masks="$4"; workspace_size="$5"; collect="$6"; shift 6
 root="$scratch/root"
 mkdir "$root"
 mount -t tmpfs -o size=1m,mode=755 tmpfs "$root"
@@ -396,7 +420,8 @@ ln -s /proc/self/fd dev/fd; ln -s /proc/self/fd/0 dev/stdin
 ln -s /proc/self/fd/1 dev/stdout; ln -s /proc/self/fd/2 dev/stderr
 mount -t proc -o nosuid,nodev,noexec proc proc
 mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs tmp
-mount --bind "$scratch/work" workspace
+mount -t tmpfs -o "size=$workspace_size,mode=755,nosuid,nodev" tmpfs workspace
+cp -a "$scratch/work/." workspace/
 bind_ro "$scratch/trusted" rolloutgym-trusted
 IFS='
 '
@@ -404,8 +429,15 @@ for path in $extra_binds; do mkdir -p ".$path"; bind_ro "$path" ".$path"; done
 for path in $masks; do [ -d ".$path" ] && mount -t tmpfs -o size=4k,mode=755 tmpfs ".$path"; done
 unset IFS
 mount -o remount,ro "$root"
-/usr/sbin/chroot "$root" /bin/sh -c 'cd /workspace && "$@"; exit $?' sandbox "$@"
-exit $?
+status=0
+/usr/sbin/chroot "$root" /bin/sh -c 'cd /workspace && "$@"; exit $?' sandbox "$@" || status=$?
+IFS='
+'
+for name in $collect; do
+  rm -f "$scratch/work/$name"
+  if [ -f "workspace/$name" ] && [ ! -L "workspace/$name" ]; then cp "workspace/$name" "$scratch/work/$name"; fi
+done
+exit $status
 """  # sh reports a child killed by signal N as 128+N (unshare itself would not)
 
 
@@ -484,12 +516,12 @@ class UnshareSandbox(NamespaceSandbox):
             return f"missing {', '.join(missing)} (Debian packages util-linux, mount and coreutils)"
         return None
 
-    def _launcher(self, scratch: str, limits: SandboxLimits) -> list[str]:
+    def _launcher(self, scratch: str, limits: SandboxLimits, collect: Sequence[str]) -> list[str]:
         real = os.path.realpath(self.python)
         extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
         return [
             "/usr/bin/unshare", "--net", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
             "--ipc", "--uts", "--propagation", "private", "--",
             "/bin/sh", "-c", _UNSHARE_SCRIPT, "sandbox", scratch, str(limits.tmp_bytes),
-            "\n".join(extra), "\n".join(_masked(self.python)),
+            "\n".join(extra), "\n".join(_masked(self.python)), str(limits.workspace_bytes), "\n".join(collect),
         ]  # fmt: skip

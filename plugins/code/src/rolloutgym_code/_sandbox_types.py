@@ -33,6 +33,10 @@ class SandboxLimits:
         keep_output_bytes: how much of stdout+stderr is returned.
         max_output_bytes: the command is killed once it has written this much.
         tmp_bytes: size of the private ``/tmp``.
+        workspace_bytes: size of the workspace: it is a private tmpfs of this size, filled
+            with the command's files, so a run cannot fill the host's disk (with bubblewrap
+            and ``collect``, the workspace is a host folder bounded per file by
+            ``file_size_bytes`` only).
     """
 
     wall_seconds: float = 30.0
@@ -44,6 +48,7 @@ class SandboxLimits:
     keep_output_bytes: int = 64 << 10
     max_output_bytes: int = 8 << 20
     tmp_bytes: int = 64 << 20
+    workspace_bytes: int = 256 << 20
 
     def __post_init__(self) -> None:
         for name in (
@@ -56,6 +61,7 @@ class SandboxLimits:
             "keep_output_bytes",
             "max_output_bytes",
             "tmp_bytes",
+            "workspace_bytes",
         ):
             if getattr(self, name) <= 0:
                 raise ValueError(f"SandboxLimits.{name} must be positive, got {getattr(self, name)!r}")

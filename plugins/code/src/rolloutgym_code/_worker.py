@@ -193,10 +193,18 @@ def _audit_hook(pytest_dirs, trusted_dir, grading):
                 problem = f"{event} while the hidden tests run"
             elif event in ("open", "os.listdir", "os.scandir") and arguments and isinstance(arguments[0], (str, bytes)):
                 path = arguments[0] if isinstance(arguments[0], str) else arguments[0].decode("utf-8", "replace")
-                if path.startswith(("/proc/", "/dev/fd")) and (
-                    any(word in path for word in proc_words) or path.startswith("/dev/fd")
-                ):
-                    problem = f"{event} {path}"
+                # every spelling counts: its normal form and where its links lead
+                for spelling in (os.path.normpath(os.path.join(os.getcwd(), path)), os.path.realpath(path)):
+                    spelling = "/" + spelling.lstrip("/")
+                    if spelling.startswith(("/proc/", "/dev/fd")) and (
+                        any(word in spelling for word in proc_words) or spelling.startswith("/dev/fd")
+                    ):
+                        problem = f"{event} {path}"
+                    elif event == "open" and (
+                        spelling in ("/", "/proc", "/dev")
+                        or (spelling.startswith("/proc/") and spelling.count("/") == 2)
+                    ):
+                        problem = f"{event} {path} (a directory to open the rest from)"
             if problem is not None:
                 raise RuntimeError(f"not allowed in the test sandbox: {problem}")
         finally:
