@@ -8,8 +8,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..rollouts import GroupCollector, run_member
-from ..rollouts._group import LOOP_TURN_SECONDS
+from ..rollouts import LOOP_TURN_SECONDS, GroupCollector, run_member
 from ..sources import ResolvedEnv, ResolvedPolicy
 from .base import Executor, GroupJob, OnGroup
 

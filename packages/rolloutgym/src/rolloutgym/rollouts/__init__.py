@@ -11,6 +11,7 @@ from rolloutgym_protocol.records import ActionT, ItemT, ObservationT
 
 from ._episode import EpisodeState, arollout, bind_policy, check_budgets, rollout
 from ._group import (
+    LOOP_TURN_SECONDS,
     GroupCollector,
     aclose_env,
     arollout_group,
@@ -22,6 +23,7 @@ from ._group import (
 )
 
 __all__ = [
+    "LOOP_TURN_SECONDS",
     "ActionT",
     "AsyncPolicy",
     "EpisodeState",
