@@ -142,9 +142,11 @@ def test_bad_calls_get_4xx_json_never_a_traceback(server: ServerProcess) -> None
     with pytest.raises(EnvClosedError, match="is closed"):
         environment.step(action)
     assert httpx.delete(f"{base}/sessions/{session}").json() == {"closed": True}
-    assert httpx.delete(f"{base}/sessions/{session}").json() == {"closed": False}
+    again = httpx.delete(f"{base}/sessions/{session}")  # closed: not found, like an unknown or foreign session
+    assert again.status_code == 404 and again.json()["error"]["type"] == "SessionNotFound"
     orphan = RemoteEnv(server.url(GUESS), task=0)
-    httpx.delete(f"{base}/sessions/{orphan.session_id}")
+    assert httpx.delete(f"{base}/sessions/{orphan.session_id}").status_code == 404  # not this client's session
+    httpx.delete(f"{base}/sessions/{orphan.session_id}", headers=orphan._headers)  # its owner's credentials
     with pytest.raises(SessionNotFound, match="no open session"):
         orphan.reset(seed=0)
     orphan.close()

@@ -17,8 +17,11 @@ def serve_command(
     ),
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind; anything but loopback needs --token."),
     port: int = typer.Option(8000, "--port", help="TCP port."),
-    token: Optional[str] = typer.Option(
-        None, "--token", help="Bearer token clients must send (default: $ROLLOUTGYM_SERVE_TOKEN)."
+    tokens: Optional[list[str]] = typer.Option(
+        None,
+        "--token",
+        help="Bearer token clients must send (default: $ROLLOUTGYM_SERVE_TOKEN); repeat for one token per "
+        "client or team: sessions belong to the token that opened them.",
     ),
     max_sessions: int = typer.Option(1024, "--max-sessions", help="Open sessions at most; one more gets HTTP 429."),
     idle_timeout: float = typer.Option(
@@ -34,7 +37,10 @@ def serve_command(
         False, "--allow-env-kwargs", help="Let clients pass env factory keyword arguments."
     ),
     hide_task_items: bool = typer.Option(
-        False, "--hide-task-items", help="List only task index, id and split (no task data) to clients."
+        False,
+        "--hide-task-items",
+        help="Keep task data on the server: task lists without items, no oracle_action, info reduced to "
+        "score numbers, env error messages withheld.",
     ),
     log_level: str = typer.Option("info", "--log-level", help="debug, info, warning or error (JSON lines on stderr)."),
 ) -> None:
@@ -49,7 +55,7 @@ def serve_command(
         fail(f"--idle-timeout must be non-negative, got {idle_timeout}")
     config = ServeConfig(
         list(envs or []),
-        token=token or os.environ.get("ROLLOUTGYM_SERVE_TOKEN") or None,
+        token=list(tokens or ()) or os.environ.get("ROLLOUTGYM_SERVE_TOKEN") or None,
         max_sessions=max_sessions,
         idle_timeout=idle_timeout or None,
         max_body_bytes=max_body_bytes,

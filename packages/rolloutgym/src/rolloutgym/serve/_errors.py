@@ -7,7 +7,8 @@
           ├── ServerBusy                    429: the server's session limit is reached
           ├── Unauthorized (PermissionError)  401/403: missing or wrong bearer token
           ├── SessionNotFound (LookupError)   404: unknown, closed or reaped session
-          └── RequestTooLarge (ValueError)    413: body over the server's limit
+          ├── RequestTooLarge (ValueError)    413: body over the server's limit
+          └── Withheld                      an env's error whose message a server hiding task data withholds
 
 Errors the env or the registry raise on the server (``EnvNotFound``, ``TaskNotFound``,
 ``InvalidAction``, ``ValueError`` …) travel as ``{"error": {"type", "message"}}`` and are
@@ -29,6 +30,7 @@ __all__ = [
     "ServerBusy",
     "SessionNotFound",
     "Unauthorized",
+    "Withheld",
     "error_body",
     "error_from_body",
     "status_for",
@@ -55,6 +57,23 @@ class RequestTooLarge(RemoteEnvError, ValueError):
     """The request body is over the server's ``--max-body-bytes``."""
 
 
+class Withheld(RemoteEnvError):
+    """An error raised inside a served env, its message withheld (the server hides task data).
+
+    It answers with the original's HTTP status and type name; the client raises the
+    original type with this message. The original is chained (``__cause__``) for the log.
+    """
+
+    def __init__(self, original: BaseException) -> None:
+        self.original_type = type(original).__name__
+        self.status = status_for(original)
+        super().__init__(
+            f"the env raised {self.original_type}; its message is withheld because this server hides task "
+            "data (--hide-task-items); the server's log has it"
+        )
+        self.__cause__ = original
+
+
 _OURS: dict[str, type[BaseException]] = {
     cls.__name__: cls for cls in (RemoteEnvError, ServerBusy, Unauthorized, SessionNotFound, RequestTooLarge)
 }
@@ -62,6 +81,8 @@ _OURS: dict[str, type[BaseException]] = {
 
 def status_for(exc: BaseException) -> int:
     """The HTTP status for an exception raised while serving a request."""
+    if isinstance(exc, Withheld):
+        return exc.status
     if isinstance(exc, ServerBusy):
         return 429
     if isinstance(exc, Unauthorized):
@@ -81,8 +102,12 @@ def status_for(exc: BaseException) -> int:
 
 def error_body(exc: BaseException) -> dict[str, Any]:
     """``{"error": {"type", "message"}}`` (never a traceback)."""
-    message = str(exc) if not isinstance(exc, KeyError) else (exc.args[0] if exc.args else "")
-    return {"error": {"type": type(exc).__name__, "message": str(message)}}
+    name = exc.original_type if isinstance(exc, Withheld) else type(exc).__name__
+    try:
+        message = str(exc) if not isinstance(exc, KeyError) else str(exc.args[0] if exc.args else "")
+    except Exception:  # noqa: BLE001 - an exception whose message cannot be printed (a huge int in it)
+        message = f"<{name} whose message cannot be printed>"
+    return {"error": {"type": name, "message": message}}
 
 
 def error_from_body(body: Any, status: int) -> BaseException:

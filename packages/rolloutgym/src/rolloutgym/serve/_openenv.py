@@ -27,8 +27,10 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
+from ._access import owner_of
 from ._codec import dumps_text
 from ._errors import error_body, status_for
+from ._http import json_response
 
 __all__ = ["openenv_routes"]
 
@@ -79,8 +81,6 @@ class _OpenEnvRoutes:
         self.manager = server.manager
 
     async def health(self, request: Request) -> Response:
-        from .app import json_response
-
         try:
             self.manager.catalog.get(request.path_params["env_path"])
         except Exception as exc:  # noqa: BLE001
@@ -88,8 +88,6 @@ class _OpenEnvRoutes:
         return json_response({"status": "healthy"})
 
     async def metadata(self, request: Request) -> Response:
-        from .app import json_response
-
         try:
             info = self.manager.catalog.get(request.path_params["env_path"]).info()
         except Exception as exc:  # noqa: BLE001
@@ -97,11 +95,10 @@ class _OpenEnvRoutes:
         return json_response({"name": info["id"], "description": info["description"], "version": str(info["version"])})
 
     async def schema(self, request: Request) -> Response:
-        from .app import json_response
-
         try:
             env_id = self.manager.catalog.get(request.path_params["env_path"]).env_id
-            session = await self.manager.open(env_id)
+            owner = owner_of(request.scope)
+            session = await self.manager.open(env_id, owner=owner)
             try:
                 environment = session.environment
                 body = {
@@ -119,17 +116,14 @@ class _OpenEnvRoutes:
                     },
                 }
             finally:
-                await self.manager.close(session.id)
+                await self.manager.close(session.id, owner)
         except Exception as exc:  # noqa: BLE001
             return json_response(error_body(exc), status_for(exc))
         return json_response(body)
 
     async def websocket(self, websocket: WebSocket) -> None:
-        if not self.server.authorized(websocket.headers):
-            await websocket.close(code=1008, reason="missing or wrong bearer token")
-            return
         await websocket.accept()
-        episode = _OpenEnvEpisode(self.manager, websocket.path_params["env_path"])
+        episode = _OpenEnvEpisode(self.manager, websocket.path_params["env_path"], owner_of(websocket.scope))
         try:
             while True:
                 reply = await episode.answer(await websocket.receive_text())
@@ -145,9 +139,10 @@ class _OpenEnvRoutes:
 class _OpenEnvEpisode:
     """One OpenEnv WebSocket: a reset opens (or reuses) a session, steps step it."""
 
-    def __init__(self, manager: Any, env_path: str) -> None:
+    def __init__(self, manager: Any, env_path: str, owner: str) -> None:
         self.manager = manager
         self.env_path = env_path
+        self.owner = owner
         self.session_id: str | None = None
         self.task: Any = None
         self.episode_id: str | None = None
@@ -157,7 +152,7 @@ class _OpenEnvEpisode:
         """The reply to one message (``None``: the client asked to close)."""
         try:
             message = json.loads(raw)
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError: also a number over the int-to-text limit
             return {"type": "error", "data": {"message": f"Invalid JSON: {exc}", "code": "INVALID_JSON"}}
         kind = message.get("type") if isinstance(message, dict) else None
         data = message.get("data") or {} if isinstance(message, dict) else {}
@@ -173,19 +168,22 @@ class _OpenEnvEpisode:
             return {"type": "error", "data": {"message": f"Unknown message type: {kind}", "code": "UNKNOWN_TYPE"}}
         except Exception as exc:  # noqa: BLE001 - every error is an answer
             code = _CODES.get(status_for(exc), "EXECUTION_ERROR")
-            return {"type": "error", "data": {"message": f"{type(exc).__name__}: {exc}", "code": code}}
+            error = error_body(exc)["error"]
+            return {"type": "error", "data": {"message": f"{error['type']}: {error['message']}", "code": code}}
 
     async def reset(self, data: dict[str, Any]) -> dict[str, Any]:
         task = data.get("task")
         if self.session_id is not None and task != self.task:
             await self.close()  # another task: another env instance; the same task reuses this one
         if self.session_id is None:
-            session = await self.manager.open(self.env_path, task=task, transport="openenv")
+            session = await self.manager.open(self.env_path, task=task, transport="openenv", owner=self.owner)
             self.session_id, self.task = session.id, task
-        session = self.manager.get(self.session_id)
+        session = self.manager.get(self.session_id, self.owner)
         self.episode_id = data.get("episode_id") or uuid.uuid4().hex
         self.steps = 0
-        result = await self.manager.reset(self.session_id, seed=data.get("seed"), options=data.get("options"))
+        result = await self.manager.reset(
+            self.session_id, seed=data.get("seed"), options=data.get("options"), owner=self.owner
+        )
         observation = {
             "observation": result["observation"],
             "info": result["info"],
@@ -199,7 +197,7 @@ class _OpenEnvEpisode:
     async def step(self, data: Any) -> dict[str, Any]:
         if self.session_id is None:
             raise ValueError("send a reset before the first step")
-        result = await self.manager.step(self.session_id, _action_from(data))
+        result = await self.manager.step(self.session_id, _action_from(data), owner=self.owner)
         self.steps += 1
         observation = {key: result[key] for key in ("observation", "info", "terminated", "truncated")}
         if "tools" in result:
@@ -210,11 +208,11 @@ class _OpenEnvEpisode:
     def state(self) -> dict[str, Any]:
         state: dict[str, Any] = {"episode_id": self.episode_id, "step_count": self.steps}
         if self.session_id is not None:
-            session = self.manager.get(self.session_id)
+            session = self.manager.get(self.session_id, self.owner)
             state.update(env_id=session.served.env_id, task_id=session.task_id)
         return {"type": "state", "data": state}
 
     async def close(self) -> None:
         if self.session_id is not None:
             session_id, self.session_id = self.session_id, None
-            await self.manager.close(session_id)
+            await self.manager.close(session_id, self.owner)

@@ -12,7 +12,9 @@ Two ways to use a connection (both answered in JSON text frames):
   handshake per session. Requests may also come as a JSON array of such messages, and
   answers that are ready together leave as one JSON array: one frame, one write.
 
-Every session opened or attached on a connection closes when the connection does.
+Every session opened or attached on a connection closes when the connection does. A
+connection acts for the credentials it was opened with (see ``_access.py``): it reaches
+only their sessions.
 """
 
 from __future__ import annotations
@@ -54,6 +56,7 @@ class WebSocketConnection:
         self.server = server
         self.manager = server.manager
         self.websocket = websocket
+        self.owner: str = websocket.scope["rolloutgym.owner"]
         self.session_id: str | None = None  # the one-session protocol's session
         self.owned: set[str] = set()  # sessions of the many-sessions protocol
         self.tasks: set[asyncio.Task[None]] = set()
@@ -116,7 +119,7 @@ class WebSocketConnection:
         self.owned.clear()
         self.session_id = None
         for session_id in sessions:
-            await self.manager.close(session_id)
+            await self.manager.close(session_id, self.owner)
 
     # -- many sessions ----------------------------------------------------------------
 
@@ -144,21 +147,22 @@ class WebSocketConnection:
     async def many_sessions(self, message: dict[str, Any]) -> Any:
         operation = message.get("op")
         if operation == "open":
-            result = await self.server.open(message, "ws")
+            result = await self.server.open(message, "ws", self.owner)
             self.owned.add(result["session"])
             return result
         session_id = message.get("session")
         if operation == "attach":
-            session = self.manager.get(session_id)
+            session = self.manager.get(session_id, self.owner)
             session.transport = "ws"
             self.owned.add(session.id)
             return {"session": session.id}
         if operation == "close":
+            self.manager.get(session_id, self.owner)  # unknown or someone else's: 404
             self.owned.discard(session_id)
-            return {"closed": await self.manager.close(session_id)}
+            return {"closed": await self.manager.close(session_id, self.owner)}
         if session_id is None:
             raise ValueError('a message with an "id" names its "session" (or is {"op": "open", "env": ...})')
-        return await self.server.dispatch(session_id, operation, message)
+        return await self.server.dispatch(session_id, operation, message, self.owner)
 
     # -- one session ------------------------------------------------------------------
 
@@ -174,24 +178,25 @@ class WebSocketConnection:
 
     async def one_session_op(self, message: dict[str, Any]) -> Any:
         operation = message.get("op")
+        owner = self.owner
         if operation == "open":
             if self.session_id is not None:
-                await self.manager.close(self.session_id)
+                await self.manager.close(self.session_id, owner)
                 self.session_id = None
-            result = await self.server.open(message, "ws")
+            result = await self.server.open(message, "ws", owner)
             self.session_id = result["session"]
             return result
         if operation == "attach":
-            session = self.manager.get(message.get("session"))
+            session = self.manager.get(message.get("session"), owner)
             if self.session_id is not None and self.session_id != session.id:
-                await self.manager.close(self.session_id)
+                await self.manager.close(self.session_id, owner)
             session.transport = "ws"
             self.session_id = session.id
             return {"session": self.session_id}
         if operation == "close":
-            closed = await self.manager.close(self.session_id) if self.session_id else False
+            closed = await self.manager.close(self.session_id, owner) if self.session_id else False
             self.session_id = None
             return {"closed": closed}
         if self.session_id is None:
             raise ValueError('no session on this connection: send {"op": "open", "env": ...} first')
-        return await self.server.dispatch(self.session_id, operation, message)
+        return await self.server.dispatch(self.session_id, operation, message, owner)

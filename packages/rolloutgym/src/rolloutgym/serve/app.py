@@ -24,15 +24,17 @@ session per connection, or many when every message carries an ``"id"`` (and a
 
 OpenEnv (``openenv-core``'s ``EnvClient``): ``{env_id}/ws``, ``{env_id}/health``,
 ``{env_id}/schema``, ``{env_id}/metadata``; see ``docs/how-to/serve-envs.md``.
+
+Every route but ``GET /health`` needs the bearer token when the server has one, and every
+session belongs to the credentials that opened it (see ``_access.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hmac
 import logging
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import Any
 
 from starlette.applications import Starlette
@@ -41,10 +43,11 @@ from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket
 
-from ._codec import dumps_text
-from ._errors import RequestTooLarge, error_body, status_for
+from ._access import AccessGuard, Credentials, owner_of, public_route
+from ._errors import SessionNotFound, error_body, status_for
+from ._http import DEFAULT_MAX_BODY_BYTES, error_response, json_response, read_json
 from ._openenv import openenv_routes
-from ._websocket import WebSocketConnection, parse_json
+from ._websocket import WebSocketConnection
 from .catalog import Catalog
 from .sessions import SessionManager
 
@@ -52,37 +55,21 @@ __all__ = ["ServeConfig", "create_app"]
 
 logger = logging.getLogger("rolloutgym.serve")
 
-DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024
-
-
-def dumps(value: Any) -> bytes:
-    """:func:`dumps_text` as UTF-8 bytes (an HTTP body)."""
-    return dumps_text(value).encode()
-
-
-def json_response(value: Any, status: int = 200) -> Response:
-    return Response(dumps(value), status_code=status, media_type="application/json")
-
-
-def error_response(exc: BaseException) -> Response:
-    status = status_for(exc)
-    if status >= 500:
-        logger.warning("env error", extra={"event": "error", "error": f"{type(exc).__name__}: {exc}"}, exc_info=exc)
-    return json_response(error_body(exc), status)
-
 
 class ServeConfig:
     """Options of a server (the ``rolloutgym serve`` flags).
 
     Args:
         envs: env ids and env files to serve (empty: every registered env).
-        token: bearer token clients must send (``Authorization: Bearer TOKEN``).
+        token: bearer token clients must send (``Authorization: Bearer TOKEN``), or a
+            list of tokens (one per team: sessions belong to the token that opened them).
         max_sessions: open sessions at most (one more gets HTTP 429).
         idle_timeout: seconds without a call before a session is closed.
         max_body_bytes: largest request body / WebSocket message accepted (413 beyond).
         allow_env_kwargs: accept env factory keyword arguments from clients.
-        expose_task_items: list task items (with their ground truth, as a local run
-            file records them) to clients; off: only index, id and split.
+        expose_task_items: send task data (task items with their ground truth, the
+            oracle, grading feedback in ``info``, env error messages), as a local run file
+            records them; off: none of it leaves the server (see ``_disclosure.py``).
         env_kwargs: keyword arguments for every served env's factory.
     """
 
@@ -90,7 +77,7 @@ class ServeConfig:
         self,
         envs: list[str] | None = None,
         *,
-        token: str | None = None,
+        token: str | Sequence[str] | None = None,
         max_sessions: int = 1024,
         idle_timeout: float | None = 300.0,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
@@ -100,35 +87,14 @@ class ServeConfig:
     ) -> None:
         self.env_kwargs = dict(env_kwargs or {})
         self.envs = list(envs or [])
-        self.token = token or None
+        tokens = [token] if isinstance(token, str) else list(token or ())
+        self.tokens = [value for value in tokens if value]
+        self.token = self.tokens[0] if self.tokens else None
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.max_body_bytes = max_body_bytes
         self.allow_env_kwargs = allow_env_kwargs
         self.expose_task_items = expose_task_items
-
-
-async def read_json(request: Request, limit: int) -> dict[str, Any]:
-    """The request's JSON object body (``{}`` when empty); 400/413 on bad or big bodies."""
-    declared = request.headers.get("content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise RequestTooLarge(
-            f"request body of {declared} bytes is over this server's limit of {limit} bytes (--max-body-bytes)"
-        )
-    chunks = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise RequestTooLarge(f"request body is over this server's limit of {limit} bytes (--max-body-bytes)")
-        chunks.append(chunk)
-    raw = b"".join(chunks)
-    if not raw.strip():
-        return {}
-    value = parse_json(raw, "request body")
-    if not isinstance(value, dict):
-        raise ValueError(f"request body must be a JSON object, got {type(value).__name__}")
-    return value
 
 
 class _Server:
@@ -137,16 +103,6 @@ class _Server:
     def __init__(self, config: ServeConfig, manager: SessionManager) -> None:
         self.config = config
         self.manager = manager
-
-    def authorized(self, headers: Any, query: Any = None) -> bool:
-        token = self.config.token
-        if token is None:
-            return True
-        given = headers.get("authorization", "")
-        scheme, _, value = given.partition(" ")
-        if scheme.lower() != "bearer":
-            value = ""
-        return hmac.compare_digest(value.strip().encode(), token.encode())
 
     # -- HTTP -------------------------------------------------------------------------
 
@@ -165,13 +121,14 @@ class _Server:
         return json_response({"envs": self.manager.catalog.describe()})
 
     async def env(self, request: Request) -> Response:
-        path = request.path_params["env_path"]
-        if path.endswith("/tasks"):
-            served = self.manager.catalog.get(path[: -len("/tasks")])
-            return json_response({"env": served.env_id, "tasks": served.tasks(items=self.config.expose_task_items)})
-        return json_response(self.manager.catalog.get(path).info())
+        return json_response(self.manager.catalog.get(request.path_params["env_path"]).info())
+
+    async def tasks(self, request: Request) -> Response:
+        served = self.manager.catalog.get(request.path_params["env_path"])
+        return json_response({"env": served.env_id, "tasks": served.tasks(items=self.config.expose_task_items)})
 
     async def sessions(self, request: Request) -> Response:
+        owner = owner_of(request.scope)
         if request.method == "GET":
             now = time.monotonic()
             listing = [
@@ -183,25 +140,27 @@ class _Server:
                     "transport": s.transport,
                     "idle_seconds": now - s.last_used,
                 }
-                for s in self.manager.sessions.values()
+                for s in self.manager.owned_by(owner)
             ]
             return json_response({"sessions": listing})
         body = await read_json(request, self.config.max_body_bytes)
-        return json_response(await self.open(body, "http"))
+        return json_response(await self.open(body, "http", owner))
 
-    async def open(self, body: dict[str, Any], transport: str) -> dict[str, Any]:
+    async def open(self, body: dict[str, Any], transport: str, owner: str) -> dict[str, Any]:
         kwargs = body.get("kwargs")
         if kwargs is not None and not isinstance(kwargs, dict):
             raise TypeError("kwargs must be a JSON object")
         reset = body.get("reset")
         if reset is not None and reset is not False and not isinstance(reset, dict):
             raise TypeError("reset must be a JSON object ({seed?, options?}) or omitted")
-        session = await self.manager.open(body.get("env"), task=body.get("task"), kwargs=kwargs, transport=transport)
+        session = await self.manager.open(
+            body.get("env"), task=body.get("task"), kwargs=kwargs, transport=transport, owner=owner
+        )
         description = session.description()
         if isinstance(reset, dict):
             try:
                 description["reset"] = await self.manager.reset(
-                    session.id, seed=reset.get("seed"), options=reset.get("options")
+                    session.id, seed=reset.get("seed"), options=reset.get("options"), owner=owner
                 )
             except Exception as exc:  # reported like a reset() call's error; the session stays open
                 description["reset_error"] = {**error_body(exc)["error"], "status": status_for(exc)}
@@ -210,32 +169,40 @@ class _Server:
     async def session_call(self, request: Request) -> Response:
         session_id = request.path_params["session_id"]
         operation = request.path_params.get("operation")
+        owner = owner_of(request.scope)
         if request.method == "DELETE":
-            return json_response({"closed": await self.manager.close(session_id)})
+            if not await self.manager.close(session_id, owner):
+                self.manager.get(session_id, owner)  # raises SessionNotFound, with its message
+                raise SessionNotFound(f"no open session '{session_id}' on this server")
+            return json_response({"closed": True})
         if request.method == "GET":
-            return json_response(self.manager.get(session_id).description())
+            return json_response(self.manager.get(session_id, owner).description())
         body = await read_json(request, self.config.max_body_bytes)
-        return json_response(await self.dispatch(session_id, operation, body))
+        return json_response(await self.dispatch(session_id, operation, body, owner))
 
-    async def dispatch(self, session_id: str, operation: Any, body: dict[str, Any]) -> Any:
+    async def dispatch(self, session_id: str, operation: Any, body: dict[str, Any], owner: str) -> Any:
+        manager = self.manager
         if operation == "step":
             if "action" not in body:
                 raise ValueError('step needs {"action": ...}')
-            return await self.manager.step(session_id, body["action"], prefetch=body.get("prefetch"))
+            return await manager.step(session_id, body["action"], prefetch=body.get("prefetch"), owner=owner)
         if operation == "reset":
-            return await self.manager.reset(
-                session_id, seed=body.get("seed"), options=body.get("options"), prefetch=body.get("prefetch")
+            return await manager.reset(
+                session_id,
+                seed=body.get("seed"),
+                options=body.get("options"),
+                prefetch=body.get("prefetch"),
+                owner=owner,
             )
         if operation == "call":
-            return {"result": await self.manager.call(session_id, body.get("method"))}
-        raise LookupError(f"unknown operation {operation!r}; use reset, step, call or close")
+            manager.get(session_id, owner)  # someone else's session is not found before anything else
+            return {"result": await manager.call(session_id, body.get("method"), owner=owner)}
+        manager.get(session_id, owner)
+        raise LookupError("unknown operation; use reset, step, call or close")
 
     # -- WebSocket --------------------------------------------------------------------
 
     async def websocket(self, websocket: WebSocket) -> None:
-        if not self.authorized(websocket.headers):
-            await websocket.close(code=1008, reason="missing or wrong bearer token")
-            return
         await websocket.accept()
         await WebSocketConnection(self, websocket).run()
 
@@ -271,35 +238,6 @@ def prometheus_text(snapshot: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-class _Guard:
-    """ASGI middleware: bearer token on every route but ``/health``, and JSON errors for anything unhandled."""
-
-    def __init__(self, app: Any, server: _Server) -> None:
-        self.app = app
-        self.server = server
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http":
-            path = scope.get("path", "")
-            if path not in ("/health",) and not path.endswith("/health"):
-                headers = {key.decode("latin-1"): value.decode("latin-1") for key, value in scope.get("headers", ())}
-                if not self.server.authorized(headers):
-                    from ._errors import Unauthorized
-
-                    response = json_response(
-                        error_body(
-                            Unauthorized(
-                                "this server needs a bearer token: send 'Authorization: Bearer TOKEN' "
-                                "(RemoteEnv(..., token=...) or ROLLOUTGYM_SERVE_TOKEN)"
-                            )
-                        ),
-                        401,
-                    )
-                    await response(scope, receive, send)
-                    return
-        await self.app(scope, receive, send)
-
-
 def _handled(handler: Any, manager: SessionManager) -> Any:
     async def endpoint(request: Request) -> Response:
         try:
@@ -320,6 +258,7 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
         max_sessions=config.max_sessions,
         idle_timeout=config.idle_timeout,
         allow_env_kwargs=config.allow_env_kwargs,
+        hide_task_data=not config.expose_task_items,
     )
     server = _Server(config, manager)
 
@@ -335,10 +274,12 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
             await manager.close_all()
             logger.info("stopped", extra={"event": "stop"})
 
+    # The route table: each route needs the token unless marked public (AccessGuard).
     routes = [
-        Route("/health", _handled(server.health, manager)),
+        public_route(Route("/health", _handled(server.health, manager), methods=["GET"])),
         Route("/metrics", _handled(server.metrics, manager)),
         Route("/envs", _handled(server.envs, manager)),
+        Route("/envs/{env_path:path}/tasks", _handled(server.tasks, manager)),
         Route("/envs/{env_path:path}", _handled(server.env, manager)),
         Route("/sessions", _handled(server.sessions, manager), methods=["GET", "POST"]),
         Route("/sessions/{session_id}", _handled(server.session_call, manager), methods=["GET", "DELETE"]),
@@ -376,6 +317,6 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
 
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_allowed)
-    guarded = _Guard(app, server)
+    guarded = AccessGuard(app, Credentials(config.tokens), app.router.routes)
     guarded.state = app.state  # type: ignore[attr-defined]
     return guarded

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -42,6 +43,11 @@ __all__ = [
 ]
 
 TOKEN_VARIABLE = "ROLLOUTGYM_SERVE_TOKEN"
+KEY_VARIABLE = "ROLLOUTGYM_SERVE_KEY"
+KEY_HEADER = "x-rolloutgym-key"
+# The client key of this process: with the token, it names the owner of the sessions this
+# process opens, so other clients of the same token cannot list or step them.
+_PROCESS_KEY = secrets.token_hex(16)
 _NOTHING = object()  # no prefetched oracle action
 DEFAULT_TIMEOUT = 300.0
 
@@ -68,8 +74,12 @@ def parse_env_url(url: str) -> tuple[str, str]:
 
 
 def _headers(token: str | None) -> dict[str, str]:
+    """The credentials of a request: the bearer token and this process's client key (``$ROLLOUTGYM_SERVE_KEY``)."""
     token = token if token is not None else os.environ.get(TOKEN_VARIABLE)
-    return {"authorization": f"Bearer {token}"} if token else {}
+    headers = {KEY_HEADER: os.environ.get(KEY_VARIABLE) or _PROCESS_KEY}
+    if token:
+        headers["authorization"] = f"Bearer {token}"
+    return headers
 
 
 def _unreachable(base: str, exc: BaseException) -> RemoteEnvError:

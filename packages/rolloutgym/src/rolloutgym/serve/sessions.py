@@ -31,15 +31,20 @@ from rolloutgym_protocol.adapters import AsyncFromSync
 from rolloutgym_protocol.errors import ConfigError
 
 from ._codec import decode_value, encode_space, encode_value
+from ._disclosure import Disclosure
 from ._errors import ServerBusy, SessionNotFound
 from .catalog import Catalog, ServedEnv
 
-__all__ = ["Metrics", "Session", "SessionManager"]
+__all__ = ["LOCAL_OWNER", "Metrics", "Session", "SessionManager"]
 
 logger = logging.getLogger("rolloutgym.serve")
 
 # Methods a client may call on a session's env (the protocol methods policies use).
 CALLABLE_METHODS = ("oracle_action", "null_action")
+
+# The owner of sessions opened in process (no request, so no credentials): no request's
+# owner (a hex digest, see _access.py) can equal it.
+LOCAL_OWNER = "local"
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -174,6 +179,8 @@ class Session:
     environment: AsyncEnv[Any, Any]
     transport: str = "http"
     asynchronous: bool = False
+    owner: str = LOCAL_OWNER
+    disclosure: Disclosure = field(default_factory=lambda: Disclosure(False))
     created: float = field(default_factory=time.monotonic)
     last_used: float = field(default_factory=time.monotonic)
     steps: int = 0
@@ -204,8 +211,10 @@ class Session:
             "observation_space": encode_space(environment.observation_space),
             "action_space": encode_space(environment.action_space),
             "tools": encoded_tools,
-            "methods": [name for name in CALLABLE_METHODS if find_attribute(environment, name) is not None],
-            "metadata": encode_value(metadata) if isinstance(metadata, dict) else {},
+            "methods": self.disclosure.methods(
+                [name for name in CALLABLE_METHODS if find_attribute(environment, name) is not None]
+            ),
+            "metadata": encode_value(self.disclosure.metadata(metadata)) if isinstance(metadata, dict) else {},
             "env": self.served.info(),
         }
 
@@ -327,6 +336,8 @@ class SessionManager:
         idle_timeout: seconds without a call after which a session is closed (``None``: never).
         allow_env_kwargs: let clients pass keyword arguments to env factories (off by
             default: a factory argument can name a file or a host).
+        hide_task_data: keep task data on the server (see ``_disclosure.py``): no
+            ``oracle_action``, ``info`` reduced to the score's numbers, env error messages withheld.
     """
 
     def __init__(
@@ -336,8 +347,10 @@ class SessionManager:
         max_sessions: int = 1024,
         idle_timeout: float | None = 300.0,
         allow_env_kwargs: bool = False,
+        hide_task_data: bool = False,
     ) -> None:
         self.catalog = catalog
+        self.disclosure = Disclosure(hide_task_data)
         self.max_sessions = max_sessions
         self.idle_timeout = idle_timeout
         self.allow_env_kwargs = allow_env_kwargs
@@ -398,8 +411,9 @@ class SessionManager:
         task: Any = None,
         kwargs: dict[str, Any] | None = None,
         transport: str = "http",
+        owner: str = LOCAL_OWNER,
     ) -> Session:
-        """Create one env instance of a served env's task."""
+        """Create one env instance of a served env's task, owned by ``owner``."""
         if self._closing:
             raise ServerBusy("the server is shutting down; open the session on another server")
         if kwargs and not self.allow_env_kwargs:
@@ -419,6 +433,11 @@ class SessionManager:
         try:
             created = served.resolved.make(item) if not kwargs else self._make_with(served, item, kwargs)
             environment = await _maybe_await(created)
+        except Exception as exc:
+            withheld = self.disclosure.env_error(exc)
+            if withheld is exc:
+                raise
+            raise withheld from exc
         finally:
             self._reserved -= 1
         adapted = as_async(environment)
@@ -436,7 +455,17 @@ class SessionManager:
             except AttributeError:
                 pass
         session_id = f"{next(self._counter):x}-{secrets.token_hex(8)}"
-        session = Session(session_id, served, index, identifier, adapted, transport, asynchronous=asynchronous)
+        session = Session(
+            session_id,
+            served,
+            index,
+            identifier,
+            adapted,
+            transport,
+            asynchronous=asynchronous,
+            owner=owner,
+            disclosure=self.disclosure,
+        )
         self.sessions[session_id] = session
         self.metrics.sessions_created += 1
         logger.info(
@@ -461,9 +490,14 @@ class SessionManager:
             else registry.make(served.env_id, **kwargs)
         )
 
-    def get(self, session_id: Any) -> Session:
+    def owned_by(self, owner: str) -> list[Session]:
+        """The open sessions of ``owner`` (a listing shows no one else's)."""
+        return [session for session in self.sessions.values() if session.owner == owner]
+
+    def get(self, session_id: Any, owner: str = LOCAL_OWNER) -> Session:
+        """The open session ``session_id`` of ``owner``; anyone else's is not found (404), like an unknown one."""
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        if session is None or session.closed:
+        if session is None or session.closed or session.owner != owner:
             raise SessionNotFound(
                 f"no open session '{session_id}' on this server: it was never opened, was closed, or was "
                 f"closed after {self.idle_timeout:g} s without calls; open a new one"
@@ -478,33 +512,43 @@ class SessionManager:
             async with session.lock:
                 if session.closed:
                     raise SessionNotFound(f"session '{session.id}' was closed while this call waited")
-                return await _maybe_await(function(*args, **kwargs))
+                try:
+                    return await _maybe_await(function(*args, **kwargs))
+                except Exception as exc:
+                    withheld = self.disclosure.env_error(exc)
+                    if withheld is exc:
+                        raise
+                    raise withheld from exc
         finally:
             session.busy -= 1
             session.last_used = time.monotonic()
 
     async def reset(
-        self, session_id: Any, *, seed: Any = None, options: Any = None, prefetch: Any = None
+        self, session_id: Any, *, seed: Any = None, options: Any = None, prefetch: Any = None, owner: str = LOCAL_OWNER
     ) -> dict[str, Any]:
-        session = self.get(session_id)
+        session = self.get(session_id, owner)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, int)):
             raise TypeError(f"seed must be an integer or null, got {seed!r}")
         if options is not None and not isinstance(options, dict):
             raise TypeError(f"options must be a JSON object or null, got {type(options).__name__}")
         observation, info = await self._call(session, session.environment.reset, seed=seed, options=options)
+        info = self.disclosure.info(info)
         result = {"observation": observation, "info": info, **_score_kind(info), **session.extras()}
         if prefetch:
             await self._prefetch(session, prefetch, result)
         return result
 
-    async def step(self, session_id: Any, action: Any, *, prefetch: Any = None) -> dict[str, Any]:
-        session = self.get(session_id)
+    async def step(
+        self, session_id: Any, action: Any, *, prefetch: Any = None, owner: str = LOCAL_OWNER
+    ) -> dict[str, Any]:
+        session = self.get(session_id, owner)
         action = decode_value(session.environment.action_space, action)
         started = time.perf_counter()
         result = await self._call(session, session.environment.step, action)
         self.metrics.record_step(time.perf_counter() - started)
         session.steps += 1
         observation, reward, terminated, truncated, info = result
+        info = self.disclosure.info(info)
         answer = {
             "observation": observation,
             "reward": float(reward),
@@ -523,7 +567,7 @@ class SessionManager:
 
         A failing oracle adds nothing; the client then calls it and gets the error.
         """
-        if not isinstance(prefetch, list) or "oracle_action" not in prefetch:
+        if not isinstance(prefetch, list) or "oracle_action" not in prefetch or self.disclosure.hide:
             return
         function = find_attribute(session.environment, "oracle_action")
         if function is None:
@@ -533,20 +577,21 @@ class SessionManager:
         except Exception:  # noqa: BLE001 - reported when the client asks for it
             pass
 
-    async def call(self, session_id: Any, method: Any) -> Any:
+    async def call(self, session_id: Any, method: Any, *, owner: str = LOCAL_OWNER) -> Any:
         """Call one of the env's protocol methods (``oracle_action``, ``null_action``)."""
-        session = self.get(session_id)
+        session = self.get(session_id, owner)
         if method not in CALLABLE_METHODS:
-            raise ValueError(f"method must be one of {', '.join(CALLABLE_METHODS)}; got {method!r}")
+            raise ValueError(f"method must be one of {', '.join(CALLABLE_METHODS)}; got {method!r:.100}")
+        self.disclosure.may_call(method)
         function = find_attribute(session.environment, method)
         if function is None:
             raise ValueError(f"environment {session.served.env_id} does not define {method}()")
         return await self._call(session, function)
 
-    async def close(self, session_id: Any) -> bool:
-        """Close a session; closing an unknown or closed one is a no-op (returns False)."""
+    async def close(self, session_id: Any, owner: str = LOCAL_OWNER) -> bool:
+        """Close a session of ``owner``; closing an unknown, closed or someone else's one is a no-op (False)."""
         session = self.sessions.get(session_id) if isinstance(session_id, str) else None
-        if session is None:
+        if session is None or session.owner != owner:
             return False
         await self._close(session, reason="client")
         return True
