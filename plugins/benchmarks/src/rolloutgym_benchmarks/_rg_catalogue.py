@@ -8,6 +8,8 @@ is either served under its family or excluded with a reason).
 from __future__ import annotations
 
 import importlib.metadata
+import json
+from importlib import resources
 
 __all__ = [
     "EXCLUDED",
@@ -29,120 +31,10 @@ LICENCE = "Apache-2.0"
 # No square brackets: the CLI prints messages through rich, which would take them for markup.
 INSTALL_HINT = f"install the reasoning-gym extra of rolloutgym-benchmarks (pip install {PACKAGE}=={PINNED})"
 
-# family -> generators, as reasoning-gym files them (its module folders).
+# family -> generators, as reasoning-gym files them (its module folders): data/rg_families.json.
 FAMILIES: dict[str, tuple[str, ...]] = {
-    "algebra": (
-        "complex_arithmetic",
-        "intermediate_integration",
-        "polynomial_equations",
-        "polynomial_multiplication",
-        "simple_equations",
-        "simple_integration",
-    ),
-    "algorithmic": (
-        "ab",
-        "base_conversion",
-        "binary_alternation",
-        "binary_matrix",
-        "caesar_cipher",
-        "count_primes",
-        "cryptarithm",
-        "game_of_life",
-        "game_of_life_halting",
-        "graph_color",
-        "group_anagrams",
-        "isomorphic_strings",
-        "jugs",
-        "letter_counting",
-        "letter_jumble",
-        "manipulate_matrix",
-        "number_filtering",
-        "number_sorting",
-        "palindrome_generation",
-        "palindrome_partitioning",
-        "pool_matrix",
-        "ransom_note",
-        "rotate_matrix",
-        "rotten_oranges",
-        "sentence_reordering",
-        "spell_backward",
-        "spiral_matrix",
-        "string_insertion",
-        "string_manipulation",
-        "string_splitting",
-        "string_synthesis",
-        "word_ladder",
-        "word_sequence_reversal",
-        "word_sorting",
-    ),
-    "arc": ("arc_1d", "arc_agi", "rearc"),
-    "arithmetic": (
-        "basic_arithmetic",
-        "bitwise_arithmetic",
-        "calendar_arithmetic",
-        "chain_sum",
-        "count_bits",
-        "decimal_arithmetic",
-        "decimal_chain_sum",
-        "dice",
-        "fraction_simplification",
-        "gcd",
-        "gsm_symbolic",
-        "lcm",
-        "leg_counting",
-        "number_format",
-        "power_function",
-        "prime_factorization",
-        "products",
-        "time_intervals",
-    ),
-    "code": ("bf", "codeio"),
-    "cognition": (
-        "color_cube_rotation",
-        "figlet_font",
-        "modulo_grid",
-        "needle_haystack",
-        "number_sequence",
-        "rectangle_count",
-        "rubiks_cube",
-    ),
-    "games": (
-        "countdown",
-        "emoji_mystery",
-        "futoshiki",
-        "kakurasu",
-        "knight_swap",
-        "mahjong_puzzle",
-        "maze",
-        "mini_sudoku",
-        "n_queens",
-        "puzzle24",
-        "sokoban",
-        "sudoku",
-        "survo",
-        "tower_of_hanoi",
-        "tsumego",
-    ),
-    "geometry": ("advanced_geometry", "simple_geometry"),
-    "graphs": (
-        "course_schedule",
-        "family_relationships",
-        "largest_island",
-        "path_star",
-        "quantum_lock",
-        "shortest_path",
-    ),
-    "induction": ("acre", "list_functions"),
-    "logic": (
-        "aiw",
-        "circuit_logic",
-        "knights_knaves",
-        "propositional_logic",
-        "self_reference",
-        "syllogism",
-        "zebra_puzzles",
-    ),
-    "probability": ("coin_flip",),
+    family: tuple(names)
+    for family, names in json.loads(resources.files(__package__).joinpath("data/rg_families.json").read_text()).items()
 }
 
 # Registered in reasoning-gym but not served, and why.

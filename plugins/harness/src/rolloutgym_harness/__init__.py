@@ -2,11 +2,25 @@
 
 :class:`InterceptionEndpoint` is a local OpenAI/Anthropic-compatible model server that
 records exact tokens; see ``docs/how-to/train-an-agent-harness.md``.
+
+Importing this package is cheap; each name loads its module on first use.
 """
 
 from __future__ import annotations
 
-from .endpoint import CallRecord, InterceptionEndpoint, Session, check_rerender
-from .harness import CommandHarness, harness_trajectory
+from typing import TYPE_CHECKING
 
-__all__ = ["CallRecord", "CommandHarness", "InterceptionEndpoint", "Session", "check_rerender", "harness_trajectory"]
+import lazy_loader
+
+if TYPE_CHECKING:
+    from .endpoint import CallRecord, InterceptionEndpoint, Session, check_rerender
+    from .harness import CommandHarness, harness_trajectory
+
+# Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module.
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "endpoint": ["CallRecord", "InterceptionEndpoint", "Session", "check_rerender"],
+        "harness": ["CommandHarness", "harness_trajectory"],
+    },
+)

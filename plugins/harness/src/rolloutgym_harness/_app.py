@@ -77,7 +77,6 @@ def _anthropic_response(reply: wire.Reply, request: wire.Request) -> Response:
 def _route(
     endpoint: Any, parse: Callable[[Any], wire.Request], answer: Callable[..., Response], anthropic: bool
 ) -> Any:
-    from .endpoint import _Refused
 
     async def handle(request: Request) -> Response:
         try:
@@ -91,7 +90,7 @@ def _route(
             reply = await endpoint.call(parsed, request.path_params.get("session", "default"))
         except ConfigError as exc:
             return _error(400, str(exc), anthropic)
-        except _Refused as exc:
+        except wire.Refused as exc:
             return _error(exc.status, str(exc), anthropic)
         except Exception as exc:  # the model failed: tell the harness, keep serving
             return _error(500, f"the policy failed: {type(exc).__name__}: {exc}", anthropic)

@@ -327,7 +327,9 @@ class InterceptionEndpoint:
         async with session.lock:
             if self.max_calls is not None and len(session.calls) >= self.max_calls:
                 session.stop_reason = "max_calls"
-                raise _Refused(429, f"session {session_name!r} reached max_calls={self.max_calls}; the episode is over")
+                raise wire.Refused(
+                    429, f"session {session_name!r} reached max_calls={self.max_calls}; the episode is over"
+                )
             params = self._params(request.requested)
             started = time.perf_counter()
             handler = self._token_call if self.token_level else self._message_call
@@ -436,12 +438,6 @@ class InterceptionEndpoint:
     def records(self) -> list[dict[str, Any]]:
         """Every call of every session, as JSON-ready dicts."""
         return [call.to_dict() for session in self.sessions.values() for call in session.calls]
-
-
-class _Refused(Exception):
-    def __init__(self, status: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
 
 
 def check_rerender(renderer: Any, calls: Sequence[CallRecord]) -> list[int]:

@@ -18,7 +18,15 @@ from typing import Any
 from rolloutgym.llm.messages import content_text, from_openai_message
 from rolloutgym_protocol.errors import ConfigError
 
-__all__ = ["Reply", "Request", "parse_anthropic", "parse_chat", "parse_responses"]
+__all__ = ["Refused", "Reply", "Request", "parse_anthropic", "parse_chat", "parse_responses"]
+
+
+class Refused(Exception):
+    """A call the endpoint answers with an HTTP error (``status``) instead of sampling."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 @dataclass

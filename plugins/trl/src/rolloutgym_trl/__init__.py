@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from .grpo import TrainResult, train_grpo
     from .offline import train_dpo, train_sft
     from .rollout import RolloutFunction, env_reward, episode_tensors
+    from .vllm import TRLVLLMBatchSampler
 
 # Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
 # so nothing is imported here; each name loads its module on first use.
@@ -40,5 +41,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "grpo": ["TrainResult", "train_grpo"],
         "offline": ["train_dpo", "train_sft"],
         "rollout": ["RolloutFunction", "env_reward", "episode_tensors"],
+        "vllm": ["TRLVLLMBatchSampler"],
     },
 )

@@ -4,7 +4,7 @@ A run executes as ``rolloutgym run`` would, into the run file ``DATA/runs/ORG/RU
 always with ``resume``: a run whose worker died (its lease expired) is claimed again and
 continues that file, so finished groups are neither lost nor run twice. Pushed Python env
 files are imported here, in the worker process, never in the API process. Jobs train through
-the TRL plugin's public functions (``train_sft``, ``train_dpo``, ``train_grpo``).
+the ``rolloutgym train sft|dpo|grpo`` command that the TRL plugin adds, in a child process.
 
 ``python -m rolloutgym.platform.worker --data DIR [--database URL]`` runs one worker.
 """
@@ -15,6 +15,8 @@ import argparse
 import asyncio
 import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 import traceback
@@ -149,23 +151,43 @@ def execute_run(sessions: sessionmaker[Session], data: Path, run: Run, owner: st
     )
 
 
-def _train(job: Job, run_file: Path, out: Path, log_path: Path) -> Any:
-    try:
-        from rolloutgym_trl import offline
-    except ModuleNotFoundError:
-        raise RuntimeError("training needs the TRL plugin on the workers: pip install rolloutgym-trl") from None
-    options = dict(job.options or {})
-    common = {"model": job.base_model, "out": out, "log_path": log_path, "evaluate": False}
-    if job.method == "sft":
-        return offline.train_sft([run_file], steps=options.pop("steps", 10), **common, **options)
-    if job.method == "dpo":
-        return offline.train_dpo([run_file], steps=options.pop("steps", 10), **common, **options)
-    from rolloutgym_trl.grpo import train_grpo
+def _option_flags(options: dict[str, Any]) -> list[str]:
+    """Job options as ``rolloutgym train`` flags: ``learning_rate=1e-5`` -> ``--learning-rate 1e-5``."""
+    flags: list[str] = []
+    for key, value in options.items():
+        flag = "--" + str(key).replace("_", "-")
+        if value is True:
+            flags.append(flag)
+        elif value is False:
+            flags.append("--no-" + flag[2:])
+        elif value is not None:
+            flags += [flag, str(value)]
+    return flags
 
+
+def _train(job: Job, run_file: Path, out: Path, log_path: Path) -> dict[str, Any]:
+    """Train through the ``rolloutgym train METHOD`` command, in its own process.
+
+    The core reaches the trainer the way a user does, through the command a plugin
+    (``rolloutgym-trl``) adds, so the core imports no plugin and a crashed or
+    memory-hungry training frees everything when its process ends.
+    """
     from ..runs import read_header
 
-    env_id = read_header(run_file)["env"]["id"]
-    return train_grpo(env_id, steps=options.pop("steps", 10), **common, **options)
+    options = dict(job.options or {})
+    steps = options.pop("steps", 10)
+    source = read_header(run_file)["env"]["id"] if job.method == "grpo" else str(run_file)
+    command = [sys.executable, "-m", "rolloutgym", "train", job.method, source, "--model", job.base_model]
+    command += ["--out", str(out), "--log", str(log_path), "--no-eval", "--steps", str(steps), *_option_flags(options)]
+    started = time.perf_counter()
+    done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    if done.returncode != 0:
+        lines = [line for line in (done.stderr + done.stdout).strip().splitlines() if line.strip()]
+        if any("No such command 'train'" in line for line in lines):
+            raise RuntimeError("training needs the TRL plugin on the workers: pip install rolloutgym-trl")
+        raise RuntimeError(lines[-1].strip(" │╭╰─") if lines else f"rolloutgym train exited with {done.returncode}")
+    records = [line for line in log_path.read_text().splitlines() if line.strip()] if log_path.exists() else []
+    return {"steps": len(records), "seconds": round(time.perf_counter() - started, 2)}
 
 
 def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: str, lease: float) -> None:
@@ -182,7 +204,7 @@ def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: st
         except Exception as exc:  # the job failed: record why, in one line
             db.finish(sessions, Job, job.id, owner, "failed", error=describe(exc), **heart.values)
             return
-    summary = {"steps": len(result.records), "seconds": round(result.seconds, 2)}
+    summary = result
     db.finish(
         sessions,
         Job,
