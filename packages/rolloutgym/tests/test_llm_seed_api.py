@@ -95,14 +95,26 @@ def test_a_nemo_style_batched_env_runs_through_the_seed_functions(rollout) -> No
     assert batch["total_reward"] == [1.0, 1.0, 1.0, 1.0]
     assert batch["turn_count"] == [2, 2, 2, 2] and batch["idx"] == [0, 1, 2, 3]
     log = batch["message_log"][0]
-    assert [entry["role"] for entry in log] == ["user", "assistant", "environment", "assistant"]
+    assert [entry["role"] for entry in log] == ["user", "assistant", "environment", "assistant", "environment"]
     assert log[1]["content"] == "2" and log[3]["content"] == "3" and log[2]["content"] == "Now above 2."
-    assert all(entry["token_ids"] for entry in log) and "generation_logprobs" in log[1]
+    assert all(entry["token_ids"] for entry in log[:-1]) and "generation_logprobs" in log[1]
+    # the env's last word is appended as the seed does; it never entered the context, so no tokens
+    assert log[-1] == {"role": "environment", "content": "done", "token_ids": []}
+    assert [t for entry in log for t in entry["token_ids"]] == batch["input_ids"][0][: batch["input_lengths"][0]]
     assert sum(env.calls) == 8 and metrics["retokenization_mismatches"] == 0
     if rollout is run_multi_turn_rollout:
         assert env.calls == [4, 4] and generation.sizes == [4, 4]  # one batched env step and one generate per wave
     else:
         assert generation.sizes == [1] * 8  # free-running: each turn sent alone
+
+
+def test_the_turn_budget_ends_the_episode_without_stepping_the_env_again() -> None:
+    env = BiggerEnv()
+    batch, metrics = run_multi_turn_rollout(Batch(), samples([1, 4]), None, {"bigger": env}, 512, 1)
+    assert env.calls == [2]  # the seed's loop stops at the budget: the env never sees an empty answer
+    assert batch["stop_reason"] == ["max_turns", "max_turns"] and batch["max_turns_reached"] == [True, True]
+    assert batch["total_reward"] == [0.0, 0.0] and metrics["max_turns_reached_rate"] == 1.0
+    assert [entry["role"] for entry in batch["message_log"][0]] == ["user", "assistant", "environment"]
 
 
 def test_wrong_answers_score_zero_and_the_penalty_config_applies() -> None:
@@ -183,7 +195,7 @@ def test_generation_helpers_append_to_the_message_log() -> None:
     state, _ = asyncio.run(
         run_sample_multi_turn_rollout(3, samples([4])[0], Batch(), None, {"bigger": BiggerEnv()}, 512)
     )
-    assert state["idx"] == 0 and state["total_reward"] == 1.0 and len(state["message_log"]) == 4
+    assert state["idx"] == 0 and state["total_reward"] == 1.0 and len(state["message_log"]) == 5
 
 
 def test_a_tokenizer_that_encodes_unlike_the_renderer_is_refused() -> None:

@@ -64,8 +64,16 @@ class EpisodeState:
             return tuple(str(item) for item in value)
         return ()
 
-    def end_action(self) -> Any:
-        """The action that ends the episode: a final answer with no tool calls."""
+    def end_action(self, reason: str | None = None) -> Any:
+        """The action that ends the episode: a final answer with no tool calls.
+
+        An env that offers ``policy_ended(reason)`` (a NeMo-style batched env's episode) is
+        told first, so it can end without treating the empty answer as a reply.
+        """
+        if reason is not None:
+            notice = find_attribute(self.environment, "policy_ended")
+            if callable(notice):
+                notice(reason)
         return "" if self.text_action else {"role": "assistant", "content": ""}
 
     def count(self, parsed: ParsedReply) -> None:

@@ -67,7 +67,8 @@ def message_log(trajectory: Trajectory | None) -> list[dict[str, Any]]:
 
     The first entry is the rendered first prompt (``role="user"``, its messages' text as
     ``content``); later env turns have ``role="environment"``; assistant turns carry
-    ``token_ids`` and ``generation_logprobs`` as sampled.
+    ``token_ids`` and ``generation_logprobs`` as sampled. The env's reply to the last
+    assistant turn ends the log (with empty ``token_ids``: the model never saw it).
     """
     if trajectory is None:
         return []
@@ -86,7 +87,26 @@ def message_log(trajectory: Trajectory | None) -> list[dict[str, Any]]:
             if step.policy_logprobs is not None:
                 entry["generation_logprobs"] = list(step.policy_logprobs)
             log.append(entry)
+    final = _final_reply(trajectory)
+    if final is not None:
+        log.append(final)
     return log
+
+
+def _final_reply(trajectory: Trajectory) -> dict[str, Any] | None:
+    """The env's answer to the last assistant turn, as the seed appends it when an episode ends.
+
+    It never entered the model's context, so its ``token_ids`` are empty (the log's token
+    ids stay the trajectory's token sequence). ``None`` when the model did not speak last
+    (the episode was cut by ``max_turns`` or ``max_seq_len``) or the env said nothing.
+    """
+    if not trajectory.steps or not trajectory.steps[-1].policy_tokens:
+        return None
+    messages = _messages(trajectory.steps[-1].next_observation) if trajectory.steps[-1].next_observation else []
+    text = "\n".join(content_text(m.get("content")) for m in messages)
+    if not text:
+        return None
+    return {"role": "environment", "content": text, "token_ids": []}
 
 
 def _messages(observation: Any) -> list[dict[str, Any]]:

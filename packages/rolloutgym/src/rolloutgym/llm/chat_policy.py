@@ -154,7 +154,7 @@ class ChatEpisode(LLMEpisode):
         self.messages.extend(observation_messages(observation))
         if self.max_turns is not None and self.turn >= self.max_turns:
             ended = {**self.counters(), "ended_by": "max_turns"}
-            return PolicyOutput(self.end_action(), ended, (), (), "max_turns")
+            return PolicyOutput(self.end_action("max_turns"), ended, (), (), "max_turns")
         completion = await policy.complete(list(self.messages), self.tools, self._params())
         if completion.message is None and completion.text is None:
             raise PolicyError(f"{type(policy).__name__}.complete() returned a Completion with neither message nor text")

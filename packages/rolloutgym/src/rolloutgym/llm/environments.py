@@ -161,6 +161,8 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
     message to the log, sends it with the sample's ``extra_env_info`` through the shared
     batcher, and returns the env's observation, reward and termination. ``extra_env_info``
     and ``next_stop_strings`` are carried to the next turn; the log is in ``info["message_log"]``.
+    When the policy ends the episode (``max_rollout_turns`` spent, context full) the env is
+    not stepped with the empty answer: the episode is truncated, as the seed's loop stops.
     """
 
     metadata = {"render_modes": [], "nonblocking": True}
@@ -173,6 +175,11 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         self.log: list[dict[str, Any]] = []
         self.env_info: Any = None
         self.next_stop_strings: list[str] | None = None
+        self.ended_by: str | None = None
+
+    def policy_ended(self, reason: str) -> None:
+        """The policy ends the episode (turns or context spent): the next step does not reach the env."""
+        self.ended_by = reason
 
     async def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> Any:
         await super().reset(seed=seed, options=options)
@@ -186,6 +193,8 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         return shown, {}
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        if self.ended_by is not None:  # as in the seed: no env step for a turn the model never took
+            return [], 0.0, False, True, {"extra_env_info": self.env_info, "message_log": list(self.log)}
         content = action.get("content", "") if isinstance(action, Mapping) else str(action)
         self.log.append({"role": "assistant", "content": content_text(content)})
         observation, metadata, stops, reward, terminated, answer = await self.batcher.step(
@@ -197,7 +206,7 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         info: dict[str, Any] = {"extra_env_info": metadata, "message_log": list(self.log)}
         if answer is not None:
             info["answer"] = answer
-        shown = [] if terminated else [{"role": _chat_role(message.get("role")), "content": message.get("content", "")}]
+        shown = [{"role": _chat_role(message.get("role")), "content": content_text(message.get("content", ""))}]
         return shown, reward, terminated, False, info
 
     async def close(self) -> None:

@@ -123,7 +123,7 @@ class TokenEpisode(LLMEpisode):
         info = {**self.counters(), "context_tokens": len(self.context), "ended_by": stop_reason}
         if self.policy.name:
             info["model"] = self.policy.name
-        return PolicyOutput(self.end_action(), info, (), (), stop_reason, observation_tokens)
+        return PolicyOutput(self.end_action(stop_reason), info, (), (), stop_reason, observation_tokens)
 
     def _params(self, max_tokens: int) -> SamplingParams:
         policy = self.policy
