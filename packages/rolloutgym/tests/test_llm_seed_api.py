@@ -16,6 +16,7 @@ import pytest
 from rolloutgym.errors import ConfigError
 from rolloutgym.llm import CharRenderer, ScriptedSampler
 from rolloutgym.llm.environments import EnvironmentInterface, EnvironmentReturn, RolloutgymEnvironment
+from rolloutgym.llm.generation_interface import BatchSamplerGeneration, GenerationInterface, GenerationInterfaceSampler
 from rolloutgym.llm.rollouts import (
     async_generate_response_for_sample_turn,
     calculate_rewards,
@@ -207,3 +208,126 @@ def test_a_tokenizer_that_encodes_unlike_the_renderer_is_refused() -> None:
         run_multi_turn_rollout(Batch(), samples([1]), Other(), {"bigger": BiggerEnv()}, 512)
     batch, _ = run_multi_turn_rollout(Batch(), samples([1]), RENDERER, {"bigger": BiggerEnv()}, 512)
     assert batch["total_reward"] == [1.0]
+
+
+# NeMo-RL's GenerationInterface both ways: a NeMo-style ``policy_generation`` passed to the
+# seed's functions unchanged, and a rolloutgym generation answering ``generate(data, greedy)``.
+# ``EchoGeneration`` answers the way NeMo-RL's generation backends do (right-padded
+# ``output_ids`` holding prompt + generated tokens, ``logprobs`` aligned with them,
+# ``unpadded_sequence_lengths``); the interface is rolloutgym's stand-in with its signature.
+
+
+def _rows(value):
+    return value.tolist() if hasattr(value, "tolist") else list(value)
+
+
+class EchoGeneration(GenerationInterface):
+    """Answers 'Say a number above N' with N + 1 (N - 1 for multiples of 3), NeMo-RL's output shape."""
+
+    def __init__(self) -> None:
+        self.batch_sizes: list[int] = []
+        self.async_rows: list[int] = []
+
+    def prepare_for_generation(self, *args, **kwargs):
+        return True
+
+    def finish_generation(self, *args, **kwargs):
+        return True
+
+    def _reply(self, prompt):
+        target = int(re.findall(r"above (\d+)", RENDERER.decode(prompt))[-1])
+        return RENDERER.encode(f"{target + 1}" if target % 3 else f"{target - 1}") + [CharRenderer.END]
+
+    def _answer(self, data):
+        rows, lengths = _rows(data["input_ids"]), [int(n) for n in _rows(data["input_lengths"])]
+        full = [row[:length] + self._reply(row[:length]) for row, length in zip(rows, lengths, strict=True)]
+        width = max(len(row) for row in full)
+        return {
+            "output_ids": [row + [0] * (width - len(row)) for row in full],
+            "logprobs": [
+                [0.0] * length + [-0.5] * (len(row) - length) + [0.0] * (width - len(row))
+                for row, length in zip(full, lengths, strict=True)
+            ],  # fmt: skip
+            "generation_lengths": [len(row) - length for row, length in zip(full, lengths, strict=True)],
+            "unpadded_sequence_lengths": [len(row) for row in full],
+        }
+
+    def generate(self, data, greedy=False):
+        self.batch_sizes.append(len(_rows(data["input_lengths"])))
+        return self._answer(data)
+
+    async def generate_async(self, data, greedy=False):
+        for index in range(len(_rows(data["input_lengths"]))):
+            self.async_rows.append(index)
+            one = {
+                "input_ids": [_rows(data["input_ids"])[index]],
+                "input_lengths": [_rows(data["input_lengths"])[index]],
+            }
+            yield index, self._answer(one)
+
+
+def test_a_nemo_style_generation_is_passed_unchanged_with_its_tokenizer() -> None:
+    generation = EchoGeneration()
+    batch, metrics = run_multi_turn_rollout(generation, samples([1, 4, 5, 7]), RENDERER, {"bigger": BiggerEnv()}, 512)
+    assert batch["total_reward"] == [1.0, 1.0, 1.0, 1.0] and batch["turn_count"] == [2, 2, 2, 2]
+    assert generation.batch_sizes == [4, 4]  # one generate(data, greedy) per wave
+    assert metrics["retokenization_mismatches"] == 0
+    assert batch["message_log"][0][1]["generation_logprobs"] == [-0.5, -0.5]  # "2" + end of turn
+
+
+def test_async_rollouts_go_through_generate_async() -> None:
+    generation = EchoGeneration()
+    batch, _ = run_async_multi_turn_rollout(generation, samples([1, 4]), RENDERER, {"bigger": BiggerEnv()}, 512)
+    assert batch["total_reward"] == [1.0, 1.0] and generation.batch_sizes == [] and len(generation.async_rows) == 4
+
+
+def test_a_nemo_style_generation_needs_the_tokenizer() -> None:
+    with pytest.raises(ConfigError, match="pass its tokenizer"):
+        run_multi_turn_rollout(EchoGeneration(), samples([1]), None, {"bigger": BiggerEnv()}, 512)
+
+
+def test_a_row_longer_than_the_room_left_is_cut_and_says_length() -> None:
+    # the first prompt leaves room for 4 of the 6 tokens EchoGeneration gives ("12345" + end of turn)
+    prompt = len(RENDERER.render_prompt([{"role": "user", "content": "Say a number above 12344."}], []))
+    sample = {
+        "task_name": "bigger",
+        "message_log": [{"role": "user", "content": "Say a number above 12344."}],
+        "extra_env_info": {"target": 12344, "turn": 0},
+    }
+    batch, _ = run_multi_turn_rollout(EchoGeneration(), [sample], RENDERER, {"bigger": BiggerEnv()}, prompt + 4)
+    assert batch["turn_stop_reasons"][0][0] == "max_seq_len" and batch["gen_tokens"] == [4]
+    assert batch["message_log"][0][1]["content"] == "1234" and batch["stop_reason"] == ["max_seq_len"]
+
+
+def test_a_rolloutgym_generation_answers_generate_like_nemo_rl() -> None:
+    generation = BatchSamplerGeneration(Batch(), max_new_tokens=64)
+    prompts = [RENDERER.render_prompt([{"role": "user", "content": f"Say a number above {n}."}], []) for n in (7, 42)]
+    width = max(map(len, prompts))
+    data = {"input_ids": [p + [0] * (width - len(p)) for p in prompts], "input_lengths": [len(p) for p in prompts]}
+    output = generation.generate(data, greedy=True)
+    ids, lengths = _rows(output["output_ids"]), _rows(output["unpadded_sequence_lengths"])
+    assert RENDERER.decode(ids[0][len(prompts[0]) : lengths[0]]) == "8"
+    assert RENDERER.decode(ids[1][len(prompts[1]) : lengths[1]]) == "41"
+    assert _rows(output["generation_lengths"]) == [2, 3] and ids[0][lengths[0] :] == [0] * (len(ids[0]) - lengths[0])
+    # and back: rolloutgym's loop takes it as a policy_generation again (the sampler behind it)
+    batch, _ = run_multi_turn_rollout(generation, samples([4]), None, {"bigger": BiggerEnv()}, 512)
+    assert batch["total_reward"] == [1.0]
+
+    async def rows():
+        return [index async for index, _ in generation.generate_async(data, greedy=True)]
+
+    assert sorted(asyncio.run(rows())) == [0, 1]
+
+
+def test_generate_responses_takes_a_nemo_style_generation() -> None:
+    log = [{"role": "user", "content": "Say a number above 7."}]
+    prompt = RENDERER.render_prompt(log, [])
+    batch, generated, _ = generate_responses(
+        GenerationInterfaceSampler(EchoGeneration(), RENDERER), {"input_ids": [prompt]}, {"message_log": [log]},
+        None, [len(prompt)],
+    )  # fmt: skip
+    assert batch["message_log"][0][-1]["content"] == "8" and generated[0][-1] == CharRenderer.END
+    batch, _, _ = generate_responses(
+        EchoGeneration(), {"input_ids": [prompt]}, {"message_log": [[]]}, RENDERER, [len(prompt)]
+    )
+    assert batch["message_log"][0][-1]["content"] == "8"

@@ -35,7 +35,8 @@ from rolloutgym_protocol.errors import ConfigError, PolicyError, TaskNotFound, d
 from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, check_tokenizer, finish_batch
 from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig
 from .environments import interface_factory, is_environment_interface
-from .generation import BatchSampler, as_batch_sampler
+from .generation import BatchSampler
+from .generation_interface import is_generation_interface, seed_batch_sampler
 from .renderers import Renderer
 from .rollout_batch import RESULT_COLUMNS, RolloutBatch, batch_columns, batch_metrics
 from .sampling import Sample, SamplingParams
@@ -283,7 +284,8 @@ async def arun_multi_turn_rollout(
     Args:
         generation: a :class:`~rolloutgym.llm.BatchSampler`, a
             :class:`~rolloutgym.llm.TokenPolicy` (e.g. ``rolloutgym.make_policy("hf:tiny")``:
-            batched through its sampler) or a per-request Sampler with ``renderer=``.
+            batched through its sampler), a per-request Sampler with ``renderer=``, or a
+            NeMo-RL-style ``GenerationInterface`` (rendered with ``tokenizer``).
         batch: samples (a list of dicts, a ``datasets.Dataset`` or a dict of columns),
             each with ``task_name`` and ``task`` (an index, id or item of the env);
             other fields come back unchanged.
@@ -318,7 +320,7 @@ async def arun_multi_turn_rollout(
     """
     started = time.perf_counter()
     _check_limits(max_seq_len, max_rollout_turns)
-    sampler, samples, plan = _prepare(generation, batch, task_to_env, renderer=renderer, registry=registry)
+    sampler, samples, plan = _prepare(generation, batch, task_to_env, renderer, registry, tokenizer)
     check_tokenizer(tokenizer, sampler.renderer)
     chosen = dict(max_tokens=max_tokens, temperature=temperature, top_p=top_p, stop=stop, keep_thinking=keep_thinking)
     base = _base_policy(
@@ -339,10 +341,20 @@ async def arun_multi_turn_rollout(
 
 
 def _prepare(
-    generation: Any, batch: Any, task_to_env: Mapping[str, EnvSource], *, renderer: Renderer | None, registry: Any
+    generation: Any,
+    batch: Any,
+    task_to_env: Mapping[str, EnvSource],
+    renderer: Renderer | None,
+    registry: Any,
+    tokenizer: Any = None,
 ) -> tuple[BatchSampler, list[Mapping[str, Any]], list[_Route]]:
-    """The batch sampler, the samples and each sample's route (everything checked before generating)."""
-    sampler = as_batch_sampler(generation, renderer=renderer)
+    """The batch sampler, the samples and each sample's route (everything checked before generating).
+
+    A NeMo-style generation (``generate(data, greedy)``) renders with ``tokenizer`` unless ``renderer`` is given.
+    """
+    if renderer is None and is_generation_interface(generation):
+        renderer = tokenizer
+    sampler = seed_batch_sampler(generation, renderer)
     if registry is None:
         from ..registry import get_registry
 

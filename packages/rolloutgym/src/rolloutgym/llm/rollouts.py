@@ -17,7 +17,9 @@ the seed's semantics:
   -- one generation step over message logs; ``calculate_rewards`` -- one batched env step.
 
 ``policy_generation`` is a rolloutgym generation (a ``BatchSampler``, a ``TokenPolicy`` such
-as ``rolloutgym.make_policy("hf:smollm2")``). ``task_to_env`` values are NeMo-style batched
+as ``rolloutgym.make_policy("hf:smollm2")``) or a NeMo-RL-style ``GenerationInterface``
+(``generate(data, greedy)``, see :mod:`rolloutgym.llm.generation_interface`), rendered with
+the ``tokenizer`` argument. ``task_to_env`` values are NeMo-style batched
 envs (:class:`~rolloutgym.llm.environments.EnvironmentInterface`), rolloutgym env ids or env
 factories. ``max_rollout_turns`` defaults to 999999 as in the seed.
 """
@@ -35,7 +37,7 @@ from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, check_tokenizer
 from .batch import arun_multi_turn_rollout
 from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig
 from .environments import EnvironmentReturn, is_environment_interface
-from .generation import as_batch_sampler
+from .generation_interface import GenerationInterfaceSampler, is_generation_interface, seed_batch_sampler
 from .sampling import SamplingParams
 
 __all__ = [
@@ -47,6 +49,13 @@ __all__ = [
     "run_multi_turn_rollout",
     "run_sample_multi_turn_rollout",
 ]
+
+
+def _free_running(policy_generation: Any, tokenizer: Any) -> Any:
+    """A NeMo-style generation with ``generate_async`` is called through it, as the seed's async rollouts do."""
+    if is_generation_interface(policy_generation) and callable(getattr(policy_generation, "generate_async", None)):
+        return GenerationInterfaceSampler(policy_generation, tokenizer, use_generate_async=True)
+    return policy_generation
 
 
 def _run(coroutine: Any) -> Any:
@@ -99,7 +108,7 @@ def run_async_multi_turn_rollout(
     """Multi-turn rollouts with each sample free-running (synchronous, as in the seed)."""
     return _run(
         arun_multi_turn_rollout(
-            policy_generation,
+            _free_running(policy_generation, tokenizer),
             input_batch,
             task_to_env,
             tokenizer=tokenizer,
@@ -131,7 +140,7 @@ async def run_sample_multi_turn_rollout(
     the full history); ``sample_metrics`` are the rollout metrics of this one sample.
     """
     batch, metrics = await arun_multi_turn_rollout(
-        policy_generation,
+        _free_running(policy_generation, tokenizer),
         [dict(initial_sample_state)],
         task_to_env,
         tokenizer=tokenizer,
@@ -145,6 +154,11 @@ async def run_sample_multi_turn_rollout(
     state = batch.rows()[0]
     state["idx"] = initial_sample_state.get("idx", sample_idx)
     return state, metrics
+
+
+def _sampler(policy_generation: Any, tokenizer: Any) -> Any:
+    """The batch sampler behind ``policy_generation`` (a NeMo-style generation renders with ``tokenizer``)."""
+    return seed_batch_sampler(policy_generation, tokenizer if is_generation_interface(policy_generation) else None)
 
 
 def _prompt_rows(generation_input_data: Mapping[str, Any], input_lengths: Any) -> list[list[int]]:
@@ -173,14 +187,14 @@ async def generate_responses_async(
     ``token_ids`` (verbatim) and, with ``include_logprobs``, ``generation_logprobs``.
     ``structured_cfg`` controls only the decode of the content.
     """
-    sampler = as_batch_sampler(policy_generation)
+    sampler = _sampler(policy_generation, tokenizer)
     check_tokenizer(tokenizer, sampler.renderer)
     prompts = _prompt_rows(generation_input_data, input_lengths)
     stops = generation_input_data.get("stop_strings") or [None] * len(prompts)
     renderer = sampler.renderer
     params = [
         SamplingParams(
-            max_tokens=int(getattr(policy_generation, "max_tokens", 512)),
+            max_tokens=int(getattr(policy_generation, "max_tokens", None) or getattr(sampler, "max_tokens", 512)),
             temperature=0.0 if greedy else float(getattr(policy_generation, "temperature", 1.0)),
             stop=tuple(stop or ()),
             stop_token_ids=tuple(renderer.stop_token_ids),
@@ -237,7 +251,7 @@ async def async_generate_response_for_sample_turn(
     The prompt is the message log rendered by the generation's renderer (the messages'
     own ``token_ids`` are used as they are when every message has them).
     """
-    sampler = as_batch_sampler(policy_generation)
+    sampler = _sampler(policy_generation, tokenizer)
     if all("token_ids" in message for message in sample_message_log):
         prompt = [int(token) for message in sample_message_log for token in message["token_ids"]]
     else:
