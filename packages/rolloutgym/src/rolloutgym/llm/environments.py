@@ -15,6 +15,8 @@ envs. This module adapts each to the other:
   ``global_post_process_and_metrics``, a Ray actor handle included) runs in rolloutgym's
   loops: each sample becomes an :class:`InterfaceEnv` episode over its ``message_log``, and
   the steps of samples that arrive together go to the env in one batched call.
+  :func:`batched_env_factory` makes one a registered env (``EnvSpec`` entry point), so it
+  runs under ``rolloutgym run`` and ``rolloutgym serve`` like any env.
 * :class:`RolloutgymEnvironment` is any rolloutgym env (an id or a factory) as an
   ``EnvironmentInterface``, for a NeMo-RL trainer's ``task_to_env``.
 """
@@ -39,6 +41,7 @@ __all__ = [
     "EnvironmentReturn",
     "InterfaceEnv",
     "RolloutgymEnvironment",
+    "batched_env_factory",
     "is_environment_interface",
 ]
 
@@ -106,23 +109,46 @@ async def _call_step(interface: Any, logs: list[list[dict[str, Any]]], metadata:
 
 
 class _StepBatcher:
-    """Sends the steps of samples that arrive in the same loop turn to the env in one call."""
+    """Sends the steps of samples that arrive in the same loop turn to the env in one call.
 
-    def __init__(self, interface: Any) -> None:
-        self.interface = interface
-        self.pending: list[tuple[list[dict[str, Any]], Any, asyncio.Future[tuple[Any, ...]]]] = []
+    ``interface`` may be a zero-argument callable that builds the env (called once, at the
+    first step). Steps are grouped per event loop, so episodes in different loops never share a call.
+    """
+
+    def __init__(self, interface: Any, *, lazy: bool = False) -> None:
+        self._interface = interface
+        self._lazy = lazy
+        self.pending: dict[asyncio.AbstractEventLoop, list[tuple[Any, Any, asyncio.Future[tuple[Any, ...]]]]] = {}
         self.calls: list[int] = []
+        self._flushes: set[asyncio.Task[None]] = set()
+
+    @property
+    def interface(self) -> Any:
+        if self._lazy:
+            built = self._interface()
+            if not is_environment_interface(built):
+                raise ConfigError(
+                    f"the batched env factory returned a {type(built).__name__}, not an EnvironmentInterface "
+                    "(an object with step(message_log_batch, metadata) and global_post_process_and_metrics)"
+                )
+            self._interface, self._lazy = built, False
+        return self._interface
 
     async def step(self, log: list[dict[str, Any]], metadata: Any) -> tuple[Any, ...]:
         loop = asyncio.get_running_loop()
         future: asyncio.Future[tuple[Any, ...]] = loop.create_future()
-        if not self.pending:
-            loop.call_soon(lambda: loop.create_task(self._flush()))
-        self.pending.append((log, metadata, future))
+        items = self.pending.setdefault(loop, [])
+        if not items:
+            loop.call_soon(self._start_flush, loop)
+        items.append((log, metadata, future))
         return await future
 
-    async def _flush(self) -> None:
-        items, self.pending = self.pending, []
+    def _start_flush(self, loop: asyncio.AbstractEventLoop) -> None:
+        task = loop.create_task(self._flush(self.pending.pop(loop, [])))
+        self._flushes.add(task)
+        task.add_done_callback(self._flushes.discard)
+
+    async def _flush(self, items: list[tuple[Any, Any, asyncio.Future[tuple[Any, ...]]]]) -> None:
         self.calls.append(len(items))
         try:
             result = await _call_step(self.interface, [item[0] for item in items], [item[1] for item in items])
@@ -160,7 +186,8 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
     messages are shown to the model as ``user`` turns); each ``step`` appends the assistant
     message to the log, sends it with the sample's ``extra_env_info`` through the shared
     batcher, and returns the env's observation, reward and termination. ``extra_env_info``
-    and ``next_stop_strings`` are carried to the next turn; the log is in ``info["message_log"]``.
+    and ``next_stop_strings`` are carried to the next turn (``extra_env_info`` is also in each
+    step's ``info``); the episode's message log is :attr:`log`.
     When the policy ends the episode (``max_rollout_turns`` spent, context full) the env is
     not stepped with the empty answer: the episode is truncated, as the seed's loop stops.
     """
@@ -194,7 +221,7 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         if self.ended_by is not None:  # as in the seed: no env step for a turn the model never took
-            return [], 0.0, False, True, {"extra_env_info": self.env_info, "message_log": list(self.log)}
+            return [], 0.0, False, True, {"extra_env_info": self.env_info}
         content = action.get("content", "") if isinstance(action, Mapping) else str(action)
         self.log.append({"role": "assistant", "content": content_text(content)})
         observation, metadata, stops, reward, terminated, answer = await self.batcher.step(
@@ -203,7 +230,7 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         self.env_info, self.next_stop_strings = metadata, stops
         message = dict(observation) if isinstance(observation, Mapping) else {"content": str(observation)}
         self.log.append(message)
-        info: dict[str, Any] = {"extra_env_info": metadata, "message_log": list(self.log)}
+        info: dict[str, Any] = {"extra_env_info": metadata}
         if answer is not None:
             info["answer"] = answer
         shown = [{"role": _chat_role(message.get("role")), "content": content_text(message.get("content", ""))}]
@@ -213,15 +240,55 @@ class InterfaceEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         return None
 
 
-def interface_factory(interface: Any) -> Callable[[Mapping[str, Any]], InterfaceEnv]:
+def interface_factory(interface: Any, *, lazy: bool = False) -> Callable[[Mapping[str, Any]], InterfaceEnv]:
     """``factory(sample) -> env`` for ``task_to_env``: every sample shares one step batcher."""
-    batcher = _StepBatcher(interface)
+    batcher = _StepBatcher(interface, lazy=lazy)
 
     def make(sample: Mapping[str, Any]) -> InterfaceEnv:
         return InterfaceEnv(batcher, sample)
 
     make.batcher = batcher  # type: ignore[attr-defined]
     return make
+
+
+def batched_env_factory(interface: Any) -> Callable[..., InterfaceEnv]:
+    """A NeMo-style batched env as a registered env's factory, for ``rolloutgym run`` and ``serve``.
+
+    Name the result in an :class:`~rolloutgym.EnvSpec` ``entry_point`` and the samples (dicts
+    with ``message_log``, optional ``extra_env_info`` and ``stop_strings``, an ``id`` if you
+    want task ids) in its ``tasks`` loader; every episode built from it is an
+    :class:`InterfaceEnv` over its sample, and the steps of episodes that run concurrently
+    (``--concurrency``, a server's sessions) go to the env in one batched ``step`` call::
+
+        # my_envs.py
+        math_env = batched_env_factory(MathEnvironment)     # the class or factory: built at the first step
+        def samples(): return [{"id": "q0", "message_log": [...], "extra_env_info": {...}}, ...]
+        # plugin: EnvSpec(id="nemo/math-v0", entry_point="my_envs:math_env", tasks="my_envs:samples")
+
+    Args:
+        interface: an ``EnvironmentInterface`` instance (or Ray actor handle), or a
+            zero-argument callable that builds one (called once, when the first episode steps).
+    """
+    lazy = not is_environment_interface(interface)
+    if lazy and not callable(interface):
+        raise ConfigError(
+            "batched_env_factory needs an EnvironmentInterface or a callable that builds one, "
+            f"got {type(interface).__name__}"
+        )
+    make = interface_factory(interface, lazy=lazy)
+
+    def factory(task: Mapping[str, Any] | None = None, **kwargs: Any) -> InterfaceEnv:
+        if not isinstance(task, Mapping):
+            raise ConfigError(
+                "a batched env's task is a sample dict with 'message_log' (and 'extra_env_info'); give the env a "
+                f"tasks loader returning such dicts (EnvSpec(tasks='module:loader')), got {type(task).__name__}"
+            )
+        if kwargs:
+            raise ConfigError(f"a batched env takes no factory arguments, got {', '.join(sorted(kwargs))}")
+        return make(task)
+
+    factory.batcher = make.batcher  # type: ignore[attr-defined]
+    return factory
 
 
 class RolloutgymEnvironment(EnvironmentInterface):
