@@ -2,10 +2,15 @@
 
 Exits non-zero when pytest collects no test at all (pytest's exit code 5), so an empty
 run never passes silently. Extra arguments go to pytest.
+
+Tests run in parallel worker processes (pytest-xdist): one per CPU, at most four, or
+``ROLLOUTGYM_TEST_WORKERS`` (``0`` runs them in this process). Passing ``-n``/``--numprocesses``
+yourself overrides both.
 """
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -23,8 +28,20 @@ def test_paths() -> list[str]:
     return [str(path.relative_to(ROOT)) for path in candidates if path.is_dir() and any(path.rglob("test_*.py"))]
 
 
+def workers(arguments: list[str]) -> list[str]:
+    """The pytest-xdist options, unless the caller chose them."""
+    if any(
+        argument in ("-n", "--numprocesses") or argument.startswith(("-n", "--numprocesses=")) for argument in arguments
+    ):
+        return []
+    count = os.environ.get("ROLLOUTGYM_TEST_WORKERS", "").strip()
+    number = int(count) if count.isdigit() else min(os.cpu_count() or 1, 4)
+    return ["-n", str(number)] if number > 0 else []
+
+
 def main() -> int:
     arguments = sys.argv[1:]
+    arguments = [*workers(arguments), *arguments]
     command = [sys.executable, "-m", "pytest", *test_paths(), *arguments]
     print("+", " ".join(command), flush=True)
     code = subprocess.run(command, cwd=ROOT).returncode
