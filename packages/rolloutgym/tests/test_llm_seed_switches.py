@@ -7,20 +7,29 @@ The model is scripted over the dependency-free CharRenderer, as in test_llm_batc
 from __future__ import annotations
 
 import json
+import re
 import sys
 import warnings
 from pathlib import Path
 
 import pytest
+import rolloutgym as rg
+from rolloutgym.cli import main
 from rolloutgym.errors import ConfigError
 from rolloutgym.llm import (
     CharRenderer,
+    ChatPolicy,
+    Completion,
+    PromptTooLong,
     ScriptedSampler,
     StructuredToolUseConfig,
+    TokenPolicy,
+    context_overflow,
     parse_fenced_tool_calls,
     parse_reply,
     run_multi_turn_rollout,
 )
+from rolloutgym.llm.http import ServerRefused
 
 sys.path.insert(0, str(Path(__file__).parent))
 from test_llm_batch import OPTIONS, TASK_TO_ENV, ScriptedBatch, mixed_batch  # noqa: E402
@@ -108,3 +117,47 @@ def test_a_prompt_longer_than_max_seq_len_is_marked_not_scored() -> None:
     assert all(value is None for value in batch["reward/correct"])
     assert metrics["num_prompt_too_long"] == 2
     assert any("2 of 2 samples" in str(warning.message) and "max_seq_len" in str(warning.message) for warning in caught)
+
+
+class ShortContextChat(ChatPolicy):
+    """Solves toy arithmetic, but refuses a conversation over ``limit`` characters as vLLM's server does."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(max_tokens=8)
+        self.limit = limit
+
+    async def complete(self, messages, tools, params):
+        size = sum(len(str(message.get("content", ""))) for message in messages)
+        if size > self.limit:
+            message = f"This model's maximum context length is {self.limit} tokens. However, you requested {size}."
+            raise ServerRefused("HTTP 400", status=400, server_message=message)
+        a, operator, b = re.search(r"What is (-?\d+) ([-+*]) (-?\d+)\?", messages[-1]["content"]).groups()
+        return Completion(text=str(eval(f"{a}{operator}{b}")))  # noqa: S307 - digits and an operator
+
+
+def test_a_chat_backend_refusing_a_long_prompt_marks_it_and_show_leaves_it_out(tmp_path: Path, capsys) -> None:
+    """The rule of the batch API in ChatPolicy rollouts and run summaries: no answer, no score."""
+    out = tmp_path / "run.jsonl"
+    result = rg.run("toy/arith-v0", policy=ShortContextChat(44), limit=3, out=str(out))  # prompts of 45, 45, 44
+    stops = {group.item_id: [t.stop_reason for t in group.trajectories] for group in result.groups}
+    assert stops == {"arith-00": ["prompt_too_long"], "arith-01": ["prompt_too_long"], "arith-02": ["terminated"]}
+    summary = result.summary
+    assert summary.num_prompt_too_long == 2 and summary.num_trajectories == 1 and summary.pass_rate == 1.0
+    assert main(["show", str(out)]) == 0
+    printed = " ".join(capsys.readouterr().out.split())
+    assert "prompt too long: 2 trajectories ended before the model spoke" in printed and "pass rate 100.0%" in printed
+
+
+def test_a_sampler_refusing_the_first_prompt_ends_the_token_loop_the_same_way() -> None:
+    class Refusing:
+        async def sample(self, prompt_token_ids, params):
+            raise PromptTooLong("the prompt does not fit")
+
+    environment = rg.make("toy/arith-v0", task=0)
+    trajectory = rg.rollout(environment, TokenPolicy(Refusing(), RENDERER))
+    assert trajectory.stop_reason == "prompt_too_long" and not trajectory.steps[-1].policy_tokens
+    prompt = RENDERER.render_prompt(environment.reset(seed=0)[0], [])
+    assert list(trajectory.steps[0].observation_tokens) == prompt  # recorded once
+    assert context_overflow(ServerRefused("x", status=400, server_message="context_length_exceeded"))
+    assert not context_overflow(ServerRefused("x", status=401, server_message="maximum context length"))
+    assert not context_overflow(ValueError("maximum context length"))

@@ -45,6 +45,13 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
     if summary.total_tokens:
         console.print(f"tokens: {summary.total_tokens} total, {summary.generated_tokens} generated")
     console.print(f"time: {summary.total_seconds:.2f} s summed over rollouts")
+    if getattr(summary, "num_prompt_too_long", 0):
+        console.print(
+            f"[yellow]prompt too long: {summary.num_prompt_too_long} trajectories ended before the model spoke "
+            "(the first prompt did not fit in max_seq_len); they are left out of the pass rate and rewards. "
+            "Raise max_seq_len or shorten the prompts.[/]",
+            markup=True,
+        )
     if summary.errors_by_type:
         console.print(
             "errors by type: "

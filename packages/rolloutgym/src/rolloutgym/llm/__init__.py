@@ -35,7 +35,7 @@ from .metrics import TokenSequence, check_provenance, metrics, trajectory_tokens
 from .parsing import ParsedReply, is_thinking_malformed, parse_hermes_tool_calls, parse_reply, strip_thinking
 from .renderers import CHATML_TEMPLATE, ChatTemplateRenderer, Renderer, hermes_tool_prompt
 from .rollout_batch import RolloutBatch
-from .sampling import STOP_REASONS, Completion, Sample, Sampler, SamplingParams
+from .sampling import STOP_REASONS, Completion, PromptTooLong, Sample, Sampler, SamplingParams, context_overflow
 from .testing import CharRenderer, ScriptedSampler
 from .token_policy import TokenEpisode, TokenPolicy
 
@@ -51,6 +51,7 @@ __all__ = [
     "ConcurrentBatchSampler",
     "InvalidActionPenaltyConfig",
     "ParsedReply",
+    "PromptTooLong",
     "Renderer",
     "RolloutBatch",
     "Sample",
@@ -65,6 +66,7 @@ __all__ = [
     "as_batch_sampler",
     "check_provenance",
     "content_text",
+    "context_overflow",
     "env_tools",
     "from_openai_message",
     "hermes_tool_prompt",

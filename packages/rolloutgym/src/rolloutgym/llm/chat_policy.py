@@ -26,7 +26,7 @@ from ._episode import token_digest
 from ._policy import LLMEpisode, LLMPolicy
 from .messages import from_openai_message, observation_messages
 from .parsing import message_problems, parse_reply
-from .sampling import Completion, SamplingParams
+from .sampling import Completion, SamplingParams, context_overflow
 
 __all__ = ["ChatEpisode", "ChatPolicy"]
 
@@ -37,6 +37,10 @@ class ChatPolicy(LLMPolicy, abc.ABC):
     Args:
         max_tokens: the most tokens per reply.
         max_turns: the most assistant turns; then the episode ends with an empty final answer.
+            A backend that refuses a prompt as too long for its context
+            (:class:`~rolloutgym.llm.PromptTooLong`, or a server's HTTP 400 saying so) ends the
+            episode the same way: ``stop_reason="prompt_too_long"`` before the first reply
+            (no answer: left out of rewards and pass rates), ``"max_seq_len"`` later.
         temperature: sampling temperature (``0`` or ``greedy=True``: argmax).
         greedy: argmax decoding.
         top_p: nucleus sampling.
@@ -155,7 +159,15 @@ class ChatEpisode(LLMEpisode):
         if self.max_turns is not None and self.turn >= self.max_turns:
             ended = {**self.counters(), "ended_by": "max_turns"}
             return PolicyOutput(self.end_action("max_turns"), ended, (), (), "max_turns")
-        completion = await policy.complete(list(self.messages), self.tools, self._params())
+        try:
+            completion = await policy.complete(list(self.messages), self.tools, self._params())
+        except Exception as exc:
+            if not context_overflow(exc):
+                raise
+            # The backend refused the prompt as too long: before the model spoke, that is no answer to score.
+            reason = "prompt_too_long" if self.turn == 0 else "max_seq_len"
+            ended = {**self.counters(), "ended_by": reason, "refusal": str(exc)[:300]}
+            return PolicyOutput(self.end_action(reason), ended, (), (), reason)
         if completion.message is None and completion.text is None:
             raise PolicyError(f"{type(policy).__name__}.complete() returned a Completion with neither message nor text")
         action, text, problems, malformed = self._parse(completion)

@@ -19,6 +19,7 @@ from typing import Any
 from rolloutgym_protocol import RolloutError, Trajectory
 from rolloutgym_protocol.errors import ConfigError
 
+from ..runs.stats import UNANSWERED_STOP_REASONS
 from .metrics import metrics as trajectory_metrics
 from .metrics import trajectory_tokens
 
@@ -47,8 +48,9 @@ RESULT_COLUMNS = (
 """The columns every :class:`RolloutBatch` has (plus ``reward/<name>`` per Score component)."""
 
 _TRUNCATED = ("max_seq_len", "truncated", "timeout", "prompt_too_long")
-UNANSWERED = frozenset({"prompt_too_long"})
-"""Stop reasons of episodes that ended before the model spoke: their reward columns are ``None``."""
+UNANSWERED = UNANSWERED_STOP_REASONS
+"""Stop reasons of episodes that ended before the model spoke: their reward columns are ``None``
+(the same set run summaries leave out of pass rates, :mod:`rolloutgym.runs.stats`)."""
 _MAX_TURNS = ("max_turns", "max_steps")
 
 

@@ -8,16 +8,20 @@ own chat template) subclasses :class:`~rolloutgym.llm.ChatPolicy` and returns a
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["STOP_REASONS", "Completion", "Sample", "Sampler", "SamplingParams"]
+from rolloutgym_protocol.errors import PolicyError
 
-STOP_REASONS = ("stop", "length", "max_seq_len", "max_turns", "error")
+__all__ = ["STOP_REASONS", "Completion", "PromptTooLong", "Sample", "Sampler", "SamplingParams", "context_overflow"]
+
+STOP_REASONS = ("stop", "length", "max_seq_len", "max_turns", "prompt_too_long", "error")
 """Stop reasons used by the loop: ``stop`` (an end-of-turn token or a stop string),
 ``length`` (``max_tokens`` reached), ``max_seq_len`` (the context budget was spent),
-``max_turns`` (the turn budget was spent; nothing was sampled)."""
+``max_turns`` (the turn budget was spent; nothing was sampled), ``prompt_too_long`` (the
+first prompt did not fit: the model never spoke)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,3 +124,31 @@ class Completion:
     stop_reason: str | None = None
     usage: Mapping[str, int] = field(default_factory=dict)
     info: Mapping[str, Any] = field(default_factory=dict)
+
+
+class PromptTooLong(PolicyError):
+    """A backend's refusal of a prompt that does not fit in its model's context.
+
+    Raise it from ``Sampler.sample`` or ``ChatPolicy.complete``: the episode then ends as the
+    token loop ends one whose context is full, ``stop_reason="prompt_too_long"`` when the model
+    has not spoken yet (no answer, so no score: left out of rewards and pass rates), else
+    ``"max_seq_len"``. A server's HTTP 400 that says so (vLLM's "maximum context length",
+    OpenAI's ``context_length_exceeded``) counts the same, see :func:`context_overflow`.
+    """
+
+
+_OVERFLOW_WORDS = re.compile(
+    r"maximum context length|context[_ ]length[_ ]exceeded|context window|prompt is too long|input is too long"
+    r"|prompt too long|too many (?:input )?tokens|longer than the model'?s? (?:maximum|max)",
+    re.IGNORECASE,
+)
+
+
+def context_overflow(exc: BaseException) -> bool:
+    """``exc`` says the prompt does not fit in the model's context (:class:`PromptTooLong`, or a
+    server's HTTP 400/413/422 whose message says so)."""
+    if isinstance(exc, PromptTooLong):
+        return True
+    status = getattr(exc, "status", None)
+    message = str(getattr(exc, "server_message", None) or exc)
+    return status in (400, 413, 422) and bool(_OVERFLOW_WORDS.search(message))

@@ -30,7 +30,7 @@ from .configs import StructuredToolUseConfig
 from .messages import observation_messages
 from .parsing import ParsedReply, parse_reply
 from .renderers import Renderer
-from .sampling import Sample, Sampler, SamplingParams
+from .sampling import Sample, Sampler, SamplingParams, context_overflow
 
 __all__ = ["TokenEpisode", "TokenPolicy"]
 
@@ -158,7 +158,13 @@ class TokenEpisode(LLMEpisode):
         self.context.extend(observation_tokens)
         params = self._params(max_tokens)
         digest = token_digest(self.context)
-        sample: Sample = await policy.sampler.sample(tuple(self.context), params)
+        try:
+            sample: Sample = await policy.sampler.sample(tuple(self.context), params)
+        except Exception as exc:
+            if not context_overflow(exc):
+                raise
+            del self.context[len(self.context) - len(observation_tokens) :]  # _end records them once
+            return self._end(observation_tokens, "prompt_too_long" if self.turn == 0 else "max_seq_len")
         mismatch = self._check(sample)
         self.context.extend(sample.token_ids)
         self.last_sample = sample.token_ids

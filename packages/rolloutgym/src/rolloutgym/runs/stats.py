@@ -2,7 +2,10 @@
 
 A trajectory *passes* when its score value reaches the run's ``pass_threshold``
 (default 1.0). Failed members (``RolloutError``) are not trajectories: they are counted
-under ``errors`` and left out of pass rates and rewards, never scored as 0.
+under ``errors`` and left out of pass rates and rewards, never scored as 0. Trajectories that
+ended before the model spoke (``stop_reason`` in :data:`UNANSWERED_STOP_REASONS`: the first
+prompt did not fit in ``max_seq_len``) are not answers either: they are counted under
+``num_prompt_too_long`` and left out of pass rates and rewards the same way.
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from typing import Any
 from rolloutgym_protocol import TrajectoryGroup
 
 __all__ = [
+    "UNANSWERED_STOP_REASONS",
     "GroupFacts",
     "RunSummary",
     "TaskSummary",
@@ -24,6 +28,10 @@ __all__ = [
     "summarize",
     "summary_ks",
 ]
+
+
+UNANSWERED_STOP_REASONS = frozenset({"prompt_too_long"})
+"""Stop reasons of episodes that ended before the model spoke: no answer, so no score to count."""
 
 
 def pass_at_k(n: int, c: int, k: int) -> float:
@@ -117,6 +125,7 @@ class RunSummary:
     total_seconds: float
     tasks: list[TaskSummary] = field(default_factory=list)
     error_examples: dict[str, str] = field(default_factory=dict)
+    num_prompt_too_long: int = 0  # trajectories that ended before the model spoke (not in the rates)
 
     def to_dict(self) -> dict[str, Any]:
         data = {key: value for key, value in self.__dict__.items() if key != "tasks"}
@@ -138,6 +147,7 @@ class GroupFacts:
     total_tokens: int
     generated_tokens: int
     seconds: float
+    unanswered: int = 0  # trajectories that ended before the model spoke (their scores are not in ``scores``)
 
 
 def group_facts(group: TrajectoryGroup) -> GroupFacts:
@@ -162,14 +172,16 @@ def group_facts(group: TrajectoryGroup) -> GroupFacts:
                         total += completion
                     if isinstance(prompt, int):
                         total += prompt
+    answered = [trajectory.stop_reason not in UNANSWERED_STOP_REASONS for trajectory in group.trajectories]
     return GroupFacts(
         group.item_id,
-        tuple(score.value for score in group.scores),
-        tuple(len(trajectory.steps) for trajectory in group.trajectories),
+        tuple(score.value for score, kept in zip(group.scores, answered, strict=True) if kept),
+        tuple(len(trajectory.steps) for trajectory, kept in zip(group.trajectories, answered, strict=True) if kept),
         tuple((error.error_type, error.where, error.error_message[:300]) for error in group.errors),
         total,
         generated,
         sum(float(trajectory.metadata.get("elapsed_seconds", 0.0)) for trajectory in group.trajectories),
+        answered.count(False),
     )
 
 
@@ -191,6 +203,7 @@ def summarize(
     passes = 0
     total_tokens = generated_tokens = 0
     seconds = 0.0
+    unanswered = 0
     sizes = []
     for index, given in zip(indices, groups, strict=True):
         facts = given if isinstance(given, GroupFacts) else group_facts(given)
@@ -218,6 +231,7 @@ def summarize(
         total_tokens += facts.total_tokens
         generated_tokens += facts.generated_tokens
         seconds += facts.seconds
+        unanswered += facts.unanswered
     n = min(sizes) if sizes else 0
     pass_at, pass_hat = _pass_tables(tasks, n)
     return RunSummary(
@@ -237,4 +251,5 @@ def summarize(
         total_seconds=seconds,
         tasks=tasks,
         error_examples=examples,
+        num_prompt_too_long=unanswered,
     )
