@@ -15,6 +15,7 @@ from rolloutgym_protocol.errors import ConfigError
 from ..llm.messages import content_text, observation_messages, to_openai_messages
 from ..mixtures import env_of_group
 from ..runs import Run
+from ..runs.stats import UNANSWERED_STOP_REASONS
 
 __all__ = [
     "ExportRecord",
@@ -101,18 +102,24 @@ def group_advantages(rewards: list[float], *, normalize: bool) -> list[float]:
 
 
 def iter_records(run: Run, *, invalid_action_penalty: float = 0.0, normalize: bool = False) -> Iterator[ExportRecord]:
-    """Every trajectory of ``run`` with its (penalised) reward and group advantage."""
+    """Every answered trajectory of ``run`` with its (penalised) reward and group advantage.
+
+    Trajectories that ended before the model spoke (``stop_reason="prompt_too_long"``) are
+    left out: their score is not a reward for anything the model did (as in the run summary).
+    """
     for group in run.groups:
         env_id = env_of_group(group, run.header)  # each group's own env in a --mix run
-        rewards = [
-            penalized_reward(trajectory, score.value, invalid_action_penalty)
-            for trajectory, score in zip(group.trajectories, group.scores, strict=True)
+        kept = [
+            (index, trajectory, score)
+            for index, (trajectory, score) in enumerate(zip(group.trajectories, group.scores, strict=True))
+            if trajectory.stop_reason not in UNANSWERED_STOP_REASONS
         ]
+        rewards = [penalized_reward(trajectory, score.value, invalid_action_penalty) for _, trajectory, score in kept]
         advantages = group_advantages(rewards, normalize=normalize)
-        for index, (trajectory, score) in enumerate(zip(group.trajectories, group.scores, strict=True)):
+        for position, (index, trajectory, score) in enumerate(kept):
             member = trajectory.metadata.get("member", index)
             yield ExportRecord(
-                env_id, group.item_id, int(member), trajectory, score, rewards[index], advantages[index], group
+                env_id, group.item_id, int(member), trajectory, score, rewards[position], advantages[position], group
             )
 
 
