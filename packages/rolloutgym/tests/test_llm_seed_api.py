@@ -29,6 +29,11 @@ from rolloutgym.llm.rollouts import (
 RENDERER = CharRenderer()
 
 
+def as_list(value):
+    """A seed column as a list (the seed's functions give torch tensors when torch is installed)."""
+    return value.tolist() if hasattr(value, "tolist") else list(value)
+
+
 class BiggerEnv(EnvironmentInterface):
     """Two turns: name a number above the target; the second target comes in extra_env_info."""
 
@@ -93,15 +98,16 @@ def test_a_nemo_style_batched_env_runs_through_the_seed_functions(rollout) -> No
     generation = Batch()
     batch, metrics = rollout(generation, samples([1, 4, 5, 7]), None, {"bigger": env}, 512)
     # second-turn targets 2, 8, 10, 14 (carried in extra_env_info): no multiple of 3, so every answer is right
-    assert batch["total_reward"] == [1.0, 1.0, 1.0, 1.0]
+    assert as_list(batch["total_reward"]) == [1.0, 1.0, 1.0, 1.0]
     assert batch["turn_count"] == [2, 2, 2, 2] and batch["idx"] == [0, 1, 2, 3]
     log = batch["message_log"][0]
     assert [entry["role"] for entry in log] == ["user", "assistant", "environment", "assistant", "environment"]
     assert log[1]["content"] == "2" and log[3]["content"] == "3" and log[2]["content"] == "Now above 2."
-    assert all(entry["token_ids"] for entry in log[:-1]) and "generation_logprobs" in log[1]
+    assert all(len(entry["token_ids"]) for entry in log[:-1]) and "generation_logprobs" in log[1]
     # the env's last word is appended as the seed does; it never entered the context, so no tokens
-    assert log[-1] == {"role": "environment", "content": "done", "token_ids": []}
-    assert [t for entry in log for t in entry["token_ids"]] == batch["input_ids"][0][: batch["input_lengths"][0]]
+    assert (log[-1]["role"], log[-1]["content"], as_list(log[-1]["token_ids"])) == ("environment", "done", [])
+    tokens = [t for entry in log for t in as_list(entry["token_ids"])]
+    assert tokens == batch["input_ids"][0][: batch["input_lengths"][0]]
     assert sum(env.calls) == 8 and metrics["retokenization_mismatches"] == 0
     if rollout is run_multi_turn_rollout:
         assert env.calls == [4, 4] and generation.sizes == [4, 4]  # one batched env step and one generate per wave
@@ -113,9 +119,21 @@ def test_the_turn_budget_ends_the_episode_without_stepping_the_env_again() -> No
     env = BiggerEnv()
     batch, metrics = run_multi_turn_rollout(Batch(), samples([1, 4]), None, {"bigger": env}, 512, 1)
     assert env.calls == [2]  # the seed's loop stops at the budget: the env never sees an empty answer
-    assert batch["stop_reason"] == ["max_turns", "max_turns"] and batch["max_turns_reached"] == [True, True]
-    assert batch["total_reward"] == [0.0, 0.0] and metrics["max_turns_reached_rate"] == 1.0
+    assert batch["stop_reason"] == ["max_turns", "max_turns"] and as_list(batch["max_turns_reached"]) == [True, True]
+    assert as_list(batch["total_reward"]) == [0.0, 0.0] and metrics["max_turns_reached_rate"] == 1.0
     assert [entry["role"] for entry in batch["message_log"][0]] == ["user", "assistant", "environment"]
+
+
+def test_the_seed_functions_give_the_seeds_tensors() -> None:
+    torch = pytest.importorskip("torch")
+    batch, _ = run_multi_turn_rollout(Batch(), samples([1, 4]), None, {"bigger": BiggerEnv()}, 512)
+    assert batch["total_reward"].dtype == torch.float32 and batch["truncated"].dtype == torch.bool
+    assert batch["total_reward"].mean().item() == 1.0  # seed code does tensor arithmetic on it
+    assistant = batch["message_log"][0][1]
+    assert assistant["token_ids"].dtype == torch.int64 and assistant["generation_logprobs"].dtype == torch.float32
+    flat = torch.cat([message["token_ids"] for message in batch["message_log"][0]])  # as the seed flattens logs
+    assert flat.tolist() == batch.columns["input_ids"][0][: batch["input_lengths"][0]]
+    assert batch.columns["total_reward"] == [1.0, 1.0] and batch.to_tensors()["total_reward"].tolist() == [1.0, 1.0]
 
 
 def test_wrong_answers_score_zero_and_the_penalty_config_applies() -> None:
@@ -123,7 +141,7 @@ def test_wrong_answers_score_zero_and_the_penalty_config_applies() -> None:
 
     batch, _ = run_multi_turn_rollout(Batch(), samples([3, 6]), None, {"bigger": BiggerEnv()}, 512)
     # target 3 -> reply 2 (wrong but the first turn is not scored), then target 6 -> 5: wrong
-    assert batch["total_reward"] == [0.0, 0.0]
+    assert as_list(batch["total_reward"]) == [0.0, 0.0]
     config = InvalidActionPenaltyConfig(invalid_action_penalty=0.5)
     assert config.penalty(2, 0) == 1.0 and InvalidActionPenaltyConfig(enabled=False).penalty(3, 3) == 0.0
 
@@ -179,7 +197,7 @@ def test_the_rolloutgym_env_interface_runs_under_the_seed_loop_too() -> None:
     generation = Batch()
     generation.sampler = ScriptedSampler(RENDERER.encode, solve, end_token_id=CharRenderer.END)
     batch, _ = run_multi_turn_rollout(generation, batch_in, None, {"arith": env}, 1024)
-    assert batch["total_reward"] == [1.0, 1.0, 1.0]
+    assert as_list(batch["total_reward"]) == [1.0, 1.0, 1.0]
 
 
 def test_generation_helpers_append_to_the_message_log() -> None:
@@ -189,10 +207,10 @@ def test_generation_helpers_append_to_the_message_log() -> None:
     batch, generated, metrics = generate_responses(
         Batch(), {"input_ids": [prompt + [0, 0]]}, batch, None, [len(prompt)]
     )
-    assert batch["message_log"][0][-1]["content"] == "8" and generated[0][-1] == CharRenderer.END
+    assert batch["message_log"][0][-1]["content"] == "8" and as_list(generated[0])[-1] == CharRenderer.END
     assert metrics["total_generated_tokens"] == len(generated[0])
     updated, tokens, length, _ = asyncio.run(async_generate_response_for_sample_turn(Batch(), log, None, None, 512))
-    assert updated[-1]["token_ids"] == tokens and length == len(prompt)
+    assert as_list(updated[-1]["token_ids"]) == as_list(tokens) and length == len(prompt)
     state, _ = asyncio.run(
         run_sample_multi_turn_rollout(3, samples([4])[0], Batch(), None, {"bigger": BiggerEnv()}, 512)
     )
@@ -207,7 +225,7 @@ def test_a_tokenizer_that_encodes_unlike_the_renderer_is_refused() -> None:
     with pytest.raises(ConfigError, match="encodes text differently"):
         run_multi_turn_rollout(Batch(), samples([1]), Other(), {"bigger": BiggerEnv()}, 512)
     batch, _ = run_multi_turn_rollout(Batch(), samples([1]), RENDERER, {"bigger": BiggerEnv()}, 512)
-    assert batch["total_reward"] == [1.0]
+    assert as_list(batch["total_reward"]) == [1.0]
 
 
 # NeMo-RL's GenerationInterface both ways: a NeMo-style ``policy_generation`` passed to the
@@ -269,16 +287,20 @@ class EchoGeneration(GenerationInterface):
 def test_a_nemo_style_generation_is_passed_unchanged_with_its_tokenizer() -> None:
     generation = EchoGeneration()
     batch, metrics = run_multi_turn_rollout(generation, samples([1, 4, 5, 7]), RENDERER, {"bigger": BiggerEnv()}, 512)
-    assert batch["total_reward"] == [1.0, 1.0, 1.0, 1.0] and batch["turn_count"] == [2, 2, 2, 2]
+    assert as_list(batch["total_reward"]) == [1.0, 1.0, 1.0, 1.0] and batch["turn_count"] == [2, 2, 2, 2]
     assert generation.batch_sizes == [4, 4]  # one generate(data, greedy) per wave
     assert metrics["retokenization_mismatches"] == 0
-    assert batch["message_log"][0][1]["generation_logprobs"] == [-0.5, -0.5]  # "2" + end of turn
+    assert as_list(batch["message_log"][0][1]["generation_logprobs"]) == [-0.5, -0.5]  # "2" + end of turn
 
 
 def test_async_rollouts_go_through_generate_async() -> None:
     generation = EchoGeneration()
     batch, _ = run_async_multi_turn_rollout(generation, samples([1, 4]), RENDERER, {"bigger": BiggerEnv()}, 512)
-    assert batch["total_reward"] == [1.0, 1.0] and generation.batch_sizes == [] and len(generation.async_rows) == 4
+    assert (
+        as_list(batch["total_reward"]) == [1.0, 1.0]
+        and generation.batch_sizes == []
+        and len(generation.async_rows) == 4
+    )
 
 
 def test_a_nemo_style_generation_needs_the_tokenizer() -> None:
@@ -311,7 +333,7 @@ def test_a_rolloutgym_generation_answers_generate_like_nemo_rl() -> None:
     assert _rows(output["generation_lengths"]) == [2, 3] and ids[0][lengths[0] :] == [0] * (len(ids[0]) - lengths[0])
     # and back: rolloutgym's loop takes it as a policy_generation again (the sampler behind it)
     batch, _ = run_multi_turn_rollout(generation, samples([4]), None, {"bigger": BiggerEnv()}, 512)
-    assert batch["total_reward"] == [1.0]
+    assert as_list(batch["total_reward"]) == [1.0]
 
     async def rows():
         return [index async for index, _ in generation.generate_async(data, greedy=True)]
@@ -326,7 +348,7 @@ def test_generate_responses_takes_a_nemo_style_generation() -> None:
         GenerationInterfaceSampler(EchoGeneration(), RENDERER), {"input_ids": [prompt]}, {"message_log": [log]},
         None, [len(prompt)],
     )  # fmt: skip
-    assert batch["message_log"][0][-1]["content"] == "8" and generated[0][-1] == CharRenderer.END
+    assert batch["message_log"][0][-1]["content"] == "8" and as_list(generated[0])[-1] == CharRenderer.END
     batch, _, _ = generate_responses(
         EchoGeneration(), {"input_ids": [prompt]}, {"message_log": [[]]}, RENDERER, [len(prompt)]
     )

@@ -5,25 +5,29 @@
   warning naming the count (their reward columns are ``None``, see ``rollout_batch``);
 * an :class:`~rolloutgym.llm.InvalidActionPenaltyConfig` turns the per-sample counts into a
   reward penalty;
-* the ``message_log`` column: each sample's whole interaction as messages with token ids.
+* the ``message_log`` column: each sample's whole interaction as messages with token ids;
+* :class:`SeedBatch`: what the seed's functions return, whose tensor columns
+  (``total_reward``, ``env_reward``, ``truncated``, the ``message_log`` token ids and logprobs)
+  are ``torch`` tensors as in the seed, when torch is installed.
 """
 
 from __future__ import annotations
 
+import math
 import warnings
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from rolloutgym_protocol import Trajectory
 from rolloutgym_protocol.errors import ConfigError
 
 from .messages import content_text, observation_messages
-from .rollout_batch import UNANSWERED
+from .rollout_batch import UNANSWERED, RolloutBatch
 
 if TYPE_CHECKING:
     from .configs import InvalidActionPenaltyConfig
-    from .rollout_batch import RolloutBatch
 
-__all__ = ["DEFAULT_MAX_ROLLOUT_TURNS", "check_tokenizer", "finish_batch", "message_log"]
+__all__ = ["DEFAULT_MAX_ROLLOUT_TURNS", "SeedBatch", "check_tokenizer", "finish_batch", "message_log", "seed_tensors"]
 
 DEFAULT_MAX_ROLLOUT_TURNS = 999999
 """The seed's default for ``max_rollout_turns`` (no turn limit in practice)."""
@@ -140,3 +144,66 @@ def finish_batch(batch: RolloutBatch, invalid_action_cfg: InvalidActionPenaltyCo
             RuntimeWarning,
             stacklevel=3,
         )
+
+
+def _torch() -> Any:
+    try:
+        import torch
+    except ImportError:
+        return None
+    return torch
+
+
+def seed_tensors(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """A message log with ``token_ids`` (int64) and ``generation_logprobs`` (float32) as torch
+    tensors, as the seed keeps them (unchanged without torch)."""
+    torch = _torch()
+    if torch is None:
+        return log
+    converted = []
+    for message in log:
+        entry = dict(message)
+        if isinstance(entry.get("token_ids"), list):
+            entry["token_ids"] = torch.tensor(entry["token_ids"], dtype=torch.int64)
+        if isinstance(entry.get("generation_logprobs"), list):
+            entry["generation_logprobs"] = torch.tensor(entry["generation_logprobs"], dtype=torch.float32)
+        converted.append(entry)
+    return converted
+
+
+_FLOAT_COLUMNS = ("total_reward", "env_reward")
+_BOOL_COLUMNS = ("truncated", "terminated", "max_turns_reached")
+
+
+@dataclass(frozen=True)
+class SeedBatch(RolloutBatch):
+    """The result of the seed's rollout functions: a :class:`~rolloutgym.llm.RolloutBatch` whose
+    seed columns come as the seed's tensors when torch is installed.
+
+    ``batch["total_reward"]`` and ``batch["env_reward"]`` are float tensors (``NaN`` for a sample
+    that has no reward: failed, or ``prompt_too_long``), ``batch["truncated"]`` (and
+    ``terminated``, ``max_turns_reached``) bool tensors, and each ``batch["message_log"]``
+    entry's ``token_ids`` / ``generation_logprobs`` tensors. Every other column, ``rows()``,
+    ``columns`` and ``to_tensors()`` are the RolloutBatch's own (plain lists).
+    """
+
+    views: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def of(cls, batch: RolloutBatch) -> SeedBatch:
+        return cls(batch.samples, batch.trajectories, batch.errors, batch.columns, batch.metrics, batch.pad_token_id)
+
+    def __getitem__(self, key: str) -> Any:
+        value = super().__getitem__(key)
+        torch = _torch()
+        if torch is None or key not in (*_FLOAT_COLUMNS, *_BOOL_COLUMNS, "message_log"):
+            return value
+        if key not in self.views:
+            if key == "message_log":
+                self.views[key] = [seed_tensors(log) for log in value]
+            elif key in _FLOAT_COLUMNS:
+                numbers = [math.nan if item is None else float(item) for item in value]
+                self.views[key] = torch.tensor(numbers, dtype=torch.float32)
+            else:
+                self.views[key] = torch.tensor([bool(item) for item in value], dtype=torch.bool)
+        return self.views[key]

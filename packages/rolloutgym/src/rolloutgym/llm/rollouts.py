@@ -33,7 +33,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, check_tokenizer
+from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, SeedBatch, check_tokenizer, seed_tensors
 from .batch import arun_multi_turn_rollout
 from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig
 from .environments import EnvironmentReturn, is_environment_interface
@@ -58,6 +58,11 @@ def _free_running(policy_generation: Any, tokenizer: Any) -> Any:
     return policy_generation
 
 
+def _seed(coroutine: Any) -> tuple[SeedBatch, dict[str, Any]]:
+    batch, metrics = _run(coroutine)
+    return SeedBatch.of(batch), metrics
+
+
 def _run(coroutine: Any) -> Any:
     try:
         asyncio.get_running_loop()
@@ -78,8 +83,8 @@ def run_multi_turn_rollout(
     invalid_action_cfg: InvalidActionPenaltyConfig | None = None,
     structured_cfg: StructuredToolUseConfig | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Multi-turn rollouts in waves: returns ``(batch, rollout_metrics)`` (a ``RolloutBatch``)."""
-    return _run(
+    """Multi-turn rollouts in waves: returns ``(batch, rollout_metrics)`` (a :class:`SeedBatch`)."""
+    return _seed(
         arun_multi_turn_rollout(
             policy_generation,
             input_batch,
@@ -105,8 +110,8 @@ def run_async_multi_turn_rollout(
     invalid_action_cfg: InvalidActionPenaltyConfig | None = None,
     structured_cfg: StructuredToolUseConfig | None = None,
 ) -> tuple[Any, dict[str, Any]]:
-    """Multi-turn rollouts with each sample free-running (synchronous, as in the seed)."""
-    return _run(
+    """Multi-turn rollouts with each sample free-running (synchronous, as in the seed): ``(SeedBatch, metrics)``."""
+    return _seed(
         arun_multi_turn_rollout(
             _free_running(policy_generation, tokenizer),
             input_batch,
@@ -152,6 +157,7 @@ async def run_sample_multi_turn_rollout(
         free_running=True,
     )
     state = batch.rows()[0]
+    state["message_log"] = seed_tensors(state["message_log"])
     state["idx"] = initial_sample_state.get("idx", sample_idx)
     return state, metrics
 
@@ -178,13 +184,14 @@ async def generate_responses_async(
     include_logprobs: bool = True,
     greedy: bool = False,
     structured_cfg: StructuredToolUseConfig | None = None,
-) -> tuple[Mapping[str, Any], list[list[int]], dict[str, Any]]:
+) -> tuple[Mapping[str, Any], list[Any], dict[str, Any]]:
     """One generation step: append each sample's reply to ``batch["message_log"]``.
 
     ``generation_input_data`` has ``input_ids`` (rows, padded) and optionally
     ``stop_strings`` per row; ``input_lengths`` gives each row's prompt length. Returns
     ``(batch, generated_ids, metrics)``; the appended assistant messages carry
-    ``token_ids`` (verbatim) and, with ``include_logprobs``, ``generation_logprobs``.
+    ``token_ids`` (verbatim) and, with ``include_logprobs``, ``generation_logprobs`` (torch
+    tensors as in the seed when torch is installed, else lists; ``generated_ids`` likewise).
     ``structured_cfg`` controls only the decode of the content.
     """
     sampler = _sampler(policy_generation, tokenizer)
@@ -205,14 +212,15 @@ async def generate_responses_async(
     samples = list(await result if asyncio.iscoroutine(result) else result)
     skip = structured_cfg is not None and structured_cfg.decode_skip_special_tokens and hasattr(renderer, "decode_text")
     logs = batch["message_log"]
-    generated: list[list[int]] = []
+    generated: list[Any] = []
     for index, sample in enumerate(samples):
         text = renderer.decode_text(sample.token_ids) if skip else renderer.decode(sample.token_ids)
         message: dict[str, Any] = {"role": "assistant", "content": text, "token_ids": list(sample.token_ids)}
         if include_logprobs and sample.logprobs is not None:
             message["generation_logprobs"] = list(sample.logprobs)
+        message = seed_tensors([message])[0]
         logs[index].append(message)
-        generated.append(list(sample.token_ids))
+        generated.append(message["token_ids"])
     lengths = [len(tokens) for tokens in generated]
     metrics = {"mean_generation_length": sum(lengths) / max(1, len(lengths)), "total_generated_tokens": sum(lengths)}
     return batch, generated, metrics
@@ -227,7 +235,7 @@ def generate_responses(
     include_logprobs: bool = True,
     greedy: bool = False,
     structured_cfg: StructuredToolUseConfig | None = None,
-) -> tuple[Mapping[str, Any], list[list[int]], dict[str, Any]]:
+) -> tuple[Mapping[str, Any], list[Any], dict[str, Any]]:
     """The synchronous twin of :func:`generate_responses_async`."""
     return _run(
         generate_responses_async(
@@ -245,7 +253,7 @@ async def async_generate_response_for_sample_turn(
     max_seq_len: int,
     greedy: bool = False,
     structured_cfg: StructuredToolUseConfig | None = None,
-) -> tuple[list[dict[str, Any]], list[int], int, dict[str, Any]]:
+) -> tuple[list[dict[str, Any]], Any, int, dict[str, Any]]:
     """One turn of one sample: ``(updated_message_log, generated_tokens, input_length, metrics)``.
 
     The prompt is the message log rendered by the generation's renderer (the messages'
