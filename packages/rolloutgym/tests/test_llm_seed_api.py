@@ -180,7 +180,7 @@ def test_a_rolloutgym_env_as_an_environment_interface() -> None:
     first["message_log"].append({"role": "assistant", "content": f"The answer is {value}."})
     second["message_log"].append({"role": "assistant", "content": "The answer is -99999."})
     result = calculate_rewards([first, second], {"arith": env})
-    assert result.rewards == [1.0, 0.0] and result.terminateds == [True, True]
+    assert as_list(result.rewards) == [1.0, 0.0] and as_list(result.terminateds) == [True, True]
     assert result.observations[0]["role"] == "environment" and env.live == {}
     with pytest.raises(ConfigError, match="EnvironmentInterface"):
         calculate_rewards([first], {"arith": "toy/arith-v0"})

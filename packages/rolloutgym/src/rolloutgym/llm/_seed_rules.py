@@ -27,7 +27,15 @@ from .rollout_batch import UNANSWERED, RolloutBatch
 if TYPE_CHECKING:
     from .configs import InvalidActionPenaltyConfig
 
-__all__ = ["DEFAULT_MAX_ROLLOUT_TURNS", "SeedBatch", "check_tokenizer", "finish_batch", "message_log", "seed_tensors"]
+__all__ = [
+    "DEFAULT_MAX_ROLLOUT_TURNS",
+    "SeedBatch",
+    "check_tokenizer",
+    "finish_batch",
+    "message_log",
+    "seed_tensors",
+    "torch_or_none",
+]
 
 DEFAULT_MAX_ROLLOUT_TURNS = 999999
 """The seed's default for ``max_rollout_turns`` (no turn limit in practice)."""
@@ -146,7 +154,7 @@ def finish_batch(batch: RolloutBatch, invalid_action_cfg: InvalidActionPenaltyCo
         )
 
 
-def _torch() -> Any:
+def torch_or_none() -> Any:
     try:
         import torch
     except ImportError:
@@ -157,7 +165,7 @@ def _torch() -> Any:
 def seed_tensors(log: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """A message log with ``token_ids`` (int64) and ``generation_logprobs`` (float32) as torch
     tensors, as the seed keeps them (unchanged without torch)."""
-    torch = _torch()
+    torch = torch_or_none()
     if torch is None:
         return log
     converted = []
@@ -195,7 +203,7 @@ class SeedBatch(RolloutBatch):
 
     def __getitem__(self, key: str) -> Any:
         value = super().__getitem__(key)
-        torch = _torch()
+        torch = torch_or_none()
         if torch is None or key not in (*_FLOAT_COLUMNS, *_BOOL_COLUMNS, "message_log"):
             return value
         if key not in self.views:

@@ -33,7 +33,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, SeedBatch, check_tokenizer, seed_tensors
+from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, SeedBatch, check_tokenizer, seed_tensors, torch_or_none
 from .batch import arun_multi_turn_rollout
 from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig
 from .environments import EnvironmentReturn, is_environment_interface
@@ -278,7 +278,8 @@ def calculate_rewards(batch: Mapping[str, Any] | Sequence[Mapping[str, Any]], ta
     """One batched env step for every sample: an :class:`EnvironmentReturn` in sample order.
 
     Samples are grouped by ``task_name``; each env gets one ``step(message_logs, metadata)``
-    call with its samples' ``message_log`` and ``extra_env_info``.
+    call with its samples' ``message_log`` and ``extra_env_info``. ``rewards`` and
+    ``terminateds`` are torch tensors as in the seed when torch is installed, else lists.
     """
     rows = [dict(zip(batch, values, strict=True)) for values in zip(*batch.values(), strict=True)] if isinstance(
         batch, Mapping
@@ -298,8 +299,16 @@ def calculate_rewards(batch: Mapping[str, Any] | Sequence[Mapping[str, Any]], ta
         for field, values in enumerate(result):
             for position, index in enumerate(members):
                 columns[field][index] = None if values is None else values[position]
-    rewards, terminateds = columns[3], columns[4]
+    rewards = [float(_item(value)) for value in columns[3]]
+    terminateds = [bool(_item(value)) for value in columns[4]]
+    torch = torch_or_none()
+    if torch is not None:  # the seed's tensors
+        rewards, terminateds = torch.tensor(rewards, dtype=torch.float32), torch.tensor(terminateds, dtype=torch.bool)
     return EnvironmentReturn(
-        columns[0], columns[1], columns[2], [float(value) for value in rewards], [bool(v) for v in terminateds],
+        columns[0], columns[1], columns[2], rewards, terminateds,
         columns[5] if any(value is not None for value in columns[5]) else None,
     )  # fmt: skip
+
+
+def _item(value: Any) -> Any:
+    return value.item() if hasattr(value, "item") else value
