@@ -21,15 +21,19 @@ that catch ``LookupError`` or ``ValueError`` keep working::
     ├── InvalidStepResult (ValueError)      NaN reward, non-bool flag, bad info
     ├── EnvClosedError (RuntimeError)       a call on a closed environment
     ├── PolicyError (RuntimeError)          a policy adapter failed (server, model, parsing)
-    └── SandboxError (RuntimeError)         an untrusted-code sandbox is missing or broken
+    ├── SandboxError (RuntimeError)         an untrusted-code sandbox is missing or broken
+    └── OutputError (OSError)               an output file cannot be written (full disk, no permission)
 
 Messages name the subject, what exists, and what to do next.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-from collections.abc import Iterable
+import errno
+import os
+from collections.abc import Iterable, Iterator
 
 __all__ = [
     "ConfigError",
@@ -41,6 +45,7 @@ __all__ = [
     "InvalidAction",
     "InvalidStepResult",
     "NotFoundError",
+    "OutputError",
     "PluginLoadError",
     "PolicyError",
     "PolicyNotFound",
@@ -52,6 +57,8 @@ __all__ = [
     "TemplateNotFound",
     "did_you_mean",
     "json_error_text",
+    "output_error",
+    "writing_output",
 ]
 
 
@@ -125,6 +132,60 @@ class PolicyError(RolloutGymError, RuntimeError):
 
 class SandboxError(RolloutGymError, RuntimeError):
     """The sandbox for untrusted code is missing or misconfigured."""
+
+
+class OutputError(RolloutGymError, OSError):
+    """An output file (run file, export, report) cannot be written: a full disk, no permission, no folder."""
+
+    def __str__(self) -> str:  # the message, not OSError's "[Errno N] ..." form
+        return str(self.args[0]) if self.args else ""
+
+
+_OUTPUT_FIXES = {
+    errno.ENOSPC: "free some space on that disk, or choose another --out",
+    errno.EDQUOT: "free some space under your quota, or choose another --out",
+    errno.EFBIG: "the file reached the size limit (ulimit -f); raise it, or choose another --out",
+    errno.EACCES: "choose a folder you can write to (--out)",
+    errno.EPERM: "choose a folder you can write to (--out)",
+    errno.EROFS: "that file system is read-only; choose another --out",
+    errno.ENOENT: "its folder does not exist or cannot hold files; choose another --out",
+    errno.ENOTDIR: "a part of the path is a file, not a folder; choose another --out",
+    errno.EISDIR: "it is a folder; give a file path for --out",
+}
+
+
+def output_error(path: object, error: OSError, *, what: str = "the output file", done: str = "") -> OutputError:
+    """The one-line :class:`OutputError` for ``error`` met writing ``path``: the path, the reason, the fix.
+
+    ``done`` says what is already safe, e.g. "the 3 finished tasks are in it; ... --resume".
+    """
+    if isinstance(error, OutputError):
+        return error
+    reason = error.strerror or str(error) or type(error).__name__
+    fix = _OUTPUT_FIXES.get(error.errno or 0, "check the path, or choose another --out")
+    message = f"cannot write {what} {path}: {reason}; {fix}"
+    if done:
+        message += f" ({done})"
+    result = OutputError(message)
+    result.errno, result.strerror, result.filename = error.errno, reason, str(path)
+    return result
+
+
+@contextlib.contextmanager
+def writing_output(path: object, *, what: str = "the output file", inputs: Iterable[object] = ()) -> Iterator[None]:
+    """Turn an ``OSError`` met while writing ``path`` into its one-line :class:`OutputError`.
+
+    An error whose file name is one of ``inputs`` (a file being read) is left as it is.
+    """
+    try:
+        yield
+    except OutputError:
+        raise
+    except OSError as exc:
+        read = {os.path.abspath(str(item)) for item in inputs}
+        if exc.filename is not None and os.path.abspath(os.fsdecode(exc.filename)) in read:
+            raise
+        raise output_error(path, exc, what=what) from None
 
 
 def did_you_mean(name: str, candidates: Iterable[str], *, limit: int = 3) -> str:

@@ -16,7 +16,7 @@ from rolloutgym_protocol import Trajectory, TrajectoryGroup
 from rolloutgym_protocol.errors import ConfigError
 
 from .rollouts import aclose_env, arollout
-from .runs import Run, RunWriter, read_run
+from .runs import Run, RunWriter, iter_run, read_header
 from .sources import EnvSource, ResolvedEnv, resolve_env
 
 __all__ = ["RescoreResult", "rescore_run"]
@@ -53,12 +53,14 @@ def rescore_run(
     force: bool = False,
     allow_partial_tail: bool = False,
 ) -> RescoreResult:
-    """Re-grade every trajectory of a run file and write a new run file.
+    """Re-grade every trajectory of a run file and write a new run file, group by group (the
+    groups are streamed: memory does not grow with the run).
 
     Raises:
         ConfigError: the env does not declare replayable grading (unless ``force``).
+        OutputError: ``out`` cannot be written (the groups re-graded so far are in it).
     """
-    run: Run = read_run(path, allow_partial_tail=allow_partial_tail)  # a torn last line: the task is left out
+    run = Run(Path(path), read_header(path))  # groups are streamed below, not held
     env_kwargs = dict(run.header.get("options", {}).get("env_kwargs") or {})
     # A --mix run lists its envs under "mixture"; each task position maps to (env, task index).
     targets: dict[int, tuple[ResolvedEnv, int]] = {}
@@ -88,10 +90,10 @@ def rescore_run(
     header = dict(run.header, rescored_from=str(path))
     changed = mismatched = total = 0
 
-    async def regrade() -> list[tuple[int, TrajectoryGroup]]:
+    async def regrade(writer: RunWriter) -> None:
         nonlocal changed, mismatched, total
-        regraded = []
-        for task_index, group in zip(run.task_indices, run.groups, strict=True):
+        # A torn last line (a killed run) is left out with allow_partial_tail: that task is not re-graded.
+        for task_index, group in iter_run(path, allow_partial_tail=allow_partial_tail):
             trajectories = []
             for old in group.trajectories:
                 target, target_index = targets.get(task_index, (resolved, task_index))
@@ -104,16 +106,9 @@ def rescore_run(
                 if new.score != old.score:
                     changed += 1
                 trajectories.append(new)
-            regraded.append(
-                (
-                    task_index,
-                    TrajectoryGroup(group.item, group.item_id, tuple(trajectories), (), group.errors, group.metadata),
-                )
-            )
-        return regraded
+            regraded = TrajectoryGroup(group.item, group.item_id, tuple(trajectories), (), group.errors, group.metadata)
+            writer.write_group(task_index, regraded)
 
-    groups = asyncio.run(regrade())
     with RunWriter(out_path, header) as writer:
-        for task_index, group in groups:
-            writer.write_group(task_index, group)
+        asyncio.run(regrade(writer))
     return RescoreResult(out_path, total, changed, mismatched)

@@ -10,7 +10,9 @@ The path of a run: :func:`arun` resolves the env and the policy once
 (:mod:`rolloutgym.sources`, with the one registry it was given), picks the tasks, writes the
 run file's header, and hands the resolved env, the built policy and one :class:`GroupJob`
 per task to an executor; the executor runs each member (:func:`rolloutgym.rollouts.run_member`)
-and reports finished groups, which are appended to the run file as they arrive.
+and reports finished groups, which are appended to the run file as they arrive. With a run
+file, the run keeps only each group's :class:`~rolloutgym.runs.GroupFacts` in memory (the
+summary's numbers); :attr:`RunResult.groups` reads the groups back from the file when asked.
 """
 
 from __future__ import annotations
@@ -33,7 +35,7 @@ from rolloutgym_protocol.errors import ConfigError
 from .executors import Executor, GroupJob, get_executor
 from .registry import get_registry, task_split
 from .rollouts import planned_seeds
-from .runs import FORMAT_VERSION, RunSummary, RunWriter, summarize
+from .runs import FORMAT_VERSION, GroupFacts, RunSummary, RunWriter, group_facts, summarize
 from .sources import EnvSource, PolicySource, ResolvedEnv, resolve_env, resolve_policy
 
 __all__ = ["RunConfig", "RunResult", "arun", "run", "select_tasks"]
@@ -101,14 +103,74 @@ class RunConfig:
 
 @dataclass
 class RunResult:
-    """The finished run: its file (if any), header, groups in task order, and summary."""
+    """The finished run: its file (if any), header, groups in task order, and summary.
+
+    ``groups`` is read back from the run file on first use (a run does not hold its groups
+    in memory); a run without a file (``out=None``) holds them.
+    """
 
     path: Path | None
     header: dict[str, Any]
-    groups: list[TrajectoryGroup]
+    held_groups: list[TrajectoryGroup] | None
     task_indices: list[int]
     summary: RunSummary
     retried: list[int] = field(default_factory=list)  # tasks --resume re-ran: their groups held only errors
+
+    @property
+    def groups(self) -> list[TrajectoryGroup]:
+        """The finished groups in task order (from the run file, read once)."""
+        if self.held_groups is None:
+            from .runs import iter_run
+
+            assert self.path is not None
+            by_index = dict(iter_run(self.path, allow_partial_tail=True))
+            self.held_groups = [by_index[index] for index in self.task_indices if index in by_index]
+        return self.held_groups
+
+
+class _Finished:
+    """The groups a run has finished, by task index: only their facts when a run file holds them."""
+
+    def __init__(self, writer: RunWriter | None) -> None:
+        self.writer = writer
+        self.facts: dict[int, GroupFacts] = dict(writer.facts) if writer is not None else {}
+        self.groups: dict[int, TrajectoryGroup] = {}
+
+    def __contains__(self, index: object) -> bool:
+        return index in self.facts
+
+    def add(self, index: int, group: TrajectoryGroup) -> None:
+        if self.writer is not None:
+            self.writer.write_group(index, group)
+            self.facts[index] = self.writer.facts[index]
+        else:
+            self.groups[index] = group
+            self.facts[index] = group_facts(group)
+
+    def result(self, config: RunConfig, header: dict[str, Any], order: list[int], retried: list[int]) -> RunResult:
+        summary = summarize([self.facts[index] for index in order], header=header, task_indices=order)
+        held = None if self.writer is not None else [self.groups[index] for index in order]
+        path = Path(config.out) if config.out is not None else None
+        return RunResult(path, header, held, order, summary, retried)
+
+
+async def _run_jobs(run: Any, writer: RunWriter | None) -> None:
+    """Await the executor's ``run``; a run-file write that failed ends the run with its own one-line error."""
+    from rolloutgym_protocol.errors import OutputError
+
+    try:
+        await run
+    except BaseExceptionGroup as group:
+        matched, _ = group.split(OutputError)
+        if matched is None:
+            raise
+        first: BaseException = matched
+        while isinstance(first, BaseExceptionGroup):
+            first = first.exceptions[0]
+        raise first from None
+    finally:
+        if writer is not None:
+            writer.close()
 
 
 def select_tasks(resolved: ResolvedEnv, config: RunConfig) -> list[tuple[int, str]]:
@@ -234,32 +296,25 @@ async def arun(
         raise ConfigError(f"executor must be 'local', 'ray' or an rolloutgym Executor, got {type(chosen).__name__}")
     header["options"]["executor"] = getattr(chosen, "name", config.executor)
     writer = RunWriter(config.out, header, resume=config.resume) if config.out is not None else None
-    finished: dict[int, TrajectoryGroup] = {}
+    finished = _Finished(writer)
     if writer is not None:
         header = writer.header
-        finished.update({index: group for index, group in writer.groups})
     jobs = [job for job in _jobs(config, resolved, tasks) if job.task_index not in finished]
     if on_start is not None:
         on_start(header, len(jobs))
 
     def record(job: GroupJob, group: TrajectoryGroup) -> None:
-        finished[job.task_index] = group
-        if writer is not None:
-            writer.write_group(job.task_index, group)
+        finished.add(job.task_index, group)
         if on_group is not None:
             on_group(job.task_index, group)
 
-    try:
-        if jobs:
-            await chosen.run(resolved, resolved_policy, jobs, concurrency=config.concurrency, on_group=record)
-    finally:
-        if writer is not None:
-            writer.close()
+    if jobs:
+        work = chosen.run(resolved, resolved_policy, jobs, concurrency=config.concurrency, on_group=record)
+        await _run_jobs(work, writer)
+    elif writer is not None:
+        writer.close()
     order = [index for index, _ in tasks if index in finished]
-    groups = [finished[index] for index in order]
-    summary = summarize(groups, header=header, task_indices=order)
-    retried = list(writer.retried) if writer is not None else []
-    return RunResult(Path(config.out) if config.out is not None else None, header, groups, order, summary, retried)
+    return finished.result(config, header, order, list(writer.retried) if writer is not None else [])
 
 
 def _mixture_header(
@@ -328,7 +383,7 @@ def _mixture_jobs(
     resolved: list[ResolvedEnv],
     chosen: dict[str, list],
     position_of: dict[tuple[str, int], int],
-    finished: dict[int, TrajectoryGroup],
+    finished: _Finished,
 ) -> dict[str, list[GroupJob]]:
     """The groups still to run, per env; seeds follow the run order, as in a one-env run."""
     jobs: dict[str, list[GroupJob]] = {}
@@ -363,10 +418,9 @@ async def _arun_mixture(
     header["options"]["executor"] = getattr(runner, "name", config.executor)
     header["options"]["mix"] = header["env"]["id"]
     writer = RunWriter(config.out, header, resume=config.resume) if config.out is not None else None
-    finished: dict[int, TrajectoryGroup] = {}
+    finished = _Finished(writer)
     if writer is not None:
         header = writer.header
-        finished.update({index: group for index, group in writer.groups})
     position_of = {(env, chosen[env][k][0]): position for position, (env, k) in enumerate(order)}
     jobs = _mixture_jobs(config, resolved, chosen, position_of, finished)
     if on_start is not None:
@@ -376,15 +430,13 @@ async def _arun_mixture(
         def record(job: GroupJob, group: TrajectoryGroup) -> None:
             position = position_of[(env_id, job.task_index)]
             group.metadata["env_id"] = env_id
-            finished[position] = group
-            if writer is not None:
-                writer.write_group(position, group)
+            finished.add(position, group)
             if on_group is not None:
                 on_group(position, group)
 
         return record
 
-    try:
+    async def every_env() -> None:
         # Envs run one after another, each with the run's concurrency (an executor runs one env at a time).
         for env in resolved:
             if jobs.get(env.env_id):
@@ -395,13 +447,10 @@ async def _arun_mixture(
                     concurrency=config.concurrency,
                     on_group=recorder(env.env_id),
                 )
-    finally:
-        if writer is not None:
-            writer.close()
+
+    await _run_jobs(every_env(), writer)
     indices = [position for position in range(len(order)) if position in finished]
-    groups = [finished[position] for position in indices]
-    summary = summarize(groups, header=header, task_indices=indices)
-    return RunResult(Path(config.out) if config.out is not None else None, header, groups, indices, summary)
+    return finished.result(config, header, indices, [])
 
 
 def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunResult:

@@ -51,7 +51,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         error_console.print("interrupted")
         return 130
+    except OSError as exc:
+        # The last net: a file or system error no command turned into its own message (they do for
+        # their --out files). One line with the file, never a traceback.
+        error_console.print(f"[bold red]error:[/] {markup_safe(os_error_text(exc))}", markup=True)
+        return 1
     return 0
+
+
+def os_error_text(exc: OSError) -> str:
+    """``OSError`` as one line: the reason, the file(s) it names, and what to check."""
+    reason = exc.strerror or str(exc) or type(exc).__name__
+    files = [str(name) for name in (exc.filename, exc.filename2) if name is not None]
+    where = f" ({' -> '.join(files)})" if files else ""
+    return f"{reason}{where}; check that path (its folder, permissions and free space) and try again"
 
 
 _plugin_commands_added = False

@@ -90,10 +90,16 @@ def output_path(path: Any, option: str) -> Any:
     path = Path(path)
     if path.is_dir():
         fail(f"{option} {path} is a folder; give a file path, e.g. {path / 'run.jsonl'}")
+    blocking = next((folder for folder in path.parents if folder.exists() and not folder.is_dir()), None)
+    if blocking is not None:
+        fail(f"cannot write {option} {path}: {blocking} is a file, not a folder; choose another {option}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        fail(f"cannot write {option} {path}: cannot create the folder {path.parent} ({exc.strerror or exc})")
+        fail(
+            f"cannot write {option} {path}: cannot create the folder {path.parent} ({exc.strerror or exc}); "
+            f"choose another {option}"
+        )
     if not os.access(path.parent, os.W_OK):
         fail(f"cannot write {option} {path}: the folder {path.parent} is not writable")
     if path.exists() and not os.access(path, os.W_OK):

@@ -342,8 +342,11 @@ def export_command(
     run = _load(run_file)
     target = output_path(out or run_file.with_name(f"{run_file.stem}.{format}{spec.extension}"), "--out")
     existed = target.exists()
+    from rolloutgym_protocol.errors import writing_output
+
     try:
-        written = export(run, target, **parse_key_values(options, "--option"))
+        with writing_output(target, what=f"the {format} export", inputs=[run_file]):
+            written = export(run, target, **parse_key_values(options, "--option"))
     except BaseException:
         if not existed and target.is_file():
             target.unlink()  # a failed export leaves no half-written or empty file behind

@@ -20,7 +20,7 @@ from html import escape
 from pathlib import Path
 from typing import IO, Any
 
-from rolloutgym_protocol.errors import ConfigError
+from rolloutgym_protocol.errors import ConfigError, writing_output
 
 from ..runs.training_log import TrainingLog, TrainingLogError, file_kind, read_training_log
 from . import _plots
@@ -160,8 +160,18 @@ def build_report(
     runs = [path for path in paths if file_kind(path) == "run"]
     logs = [read_training_log(path) for path in paths if path not in runs]
     _plots._matplotlib()  # fail before reading gigabytes when the extra is missing
+    with writing_output(target, what="the report", inputs=paths):
+        digests = _build_into(target, runs, logs, title)
+    seconds = time.perf_counter() - started
+    return ReportResult(target, tuple(digests), target.stat().st_size if target.is_file() else 0, seconds, tuple(logs))
+
+
+def _build_into(target: Path, runs: list[Path], logs: list[Any], title: str | None) -> list[RunDigest]:
+    """Write the page to ``target``: through a temporary file and a rename, or straight into a
+    target that exists and is not a regular file (a device or pipe is never replaced by a file)."""
     target.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryFile("w+", encoding="ascii", dir=target.parent, prefix=".rolloutgym-report-") as blobs:
+    scratch = target.parent if not target.exists() or target.is_file() else None
+    with tempfile.TemporaryFile("w+", encoding="ascii", dir=scratch, prefix=".rolloutgym-report-") as blobs:
         digests = [collect_run(path, blobs, run_number=number) for number, path in enumerate(runs)]
         tabs, sections, comparisons = _run_views(digests)
         if logs:
@@ -172,6 +182,9 @@ def build_report(
             "runs": [_run_data(digest) for digest in digests],
             "comparisons": comparisons,
         }
+        if scratch is None:
+            _write_page(target, title or _default_title(digests, logs), tabs, sections, data, blobs)
+            return digests
         temporary = target.with_name(f".{target.name}.tmp")
         try:
             _write_page(temporary, title or _default_title(digests, logs), tabs, sections, data, blobs)
@@ -179,8 +192,7 @@ def build_report(
             temporary.unlink(missing_ok=True)
             raise
         os.replace(temporary, target)
-    seconds = time.perf_counter() - started
-    return ReportResult(target, tuple(digests), target.stat().st_size, seconds, tuple(logs))
+    return digests
 
 
 def build_training_report(

@@ -1,11 +1,15 @@
 """Run files: a JSONL header line, then one line per finished ``TrajectoryGroup``.
 
 Lines are appended and flushed as groups finish, so a killed run loses only the groups
-in flight; ``RunWriter(..., resume=True)`` continues a file, skipping finished tasks.
+in flight; ``RunWriter(..., resume=True)`` continues a file, skipping finished tasks. The
+writer keeps only a few numbers per finished group (:class:`GroupFacts`), not the groups:
+a run's memory does not grow with its length. A write that fails (full disk, no permission)
+raises :class:`OutputError`: one line with the path, the reason, what is safe and the fix.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator
@@ -15,10 +19,11 @@ from typing import Any
 
 from pydantic import ValidationError
 from rolloutgym_protocol import TrajectoryGroup
-from rolloutgym_protocol.errors import RunFileError, json_error_text
+from rolloutgym_protocol.errors import RunFileError, json_error_text, output_error
 
 from ._schema import FORMAT_VERSION, HeaderLine
 from ._schema import GroupLine as _GroupSchema
+from .stats import GroupFacts, group_facts
 
 __all__ = ["FORMAT_VERSION", "GroupLine", "Run", "RunWriter", "iter_group_lines", "iter_run", "read_header", "read_run"]
 
@@ -178,6 +183,12 @@ class RunWriter:
         retry_errors: with ``resume``, a group whose members all failed (e.g. the model
             server was down) is not done: its line is removed and its task runs again
             (``retried`` lists those task indices).
+
+    ``facts`` holds the :class:`GroupFacts` of every finished group (resumed or written), by
+    task index; the groups themselves are only in the file (:meth:`read_groups`).
+
+    Raises:
+        OutputError: the file cannot be created or written (the message names the path and the fix).
     """
 
     def __init__(
@@ -186,8 +197,9 @@ class RunWriter:
         self.path = Path(path)
         self.header = header
         self.done: set[int] = set()
-        self.groups: list[tuple[int, TrajectoryGroup]] = []
+        self.facts: dict[int, GroupFacts] = {}
         self.retried: list[int] = []
+        self._handle: Any = None
         if resume and self.path.exists() and self.path.stat().st_size > 0:
             existing = read_header(self.path)
             self._check_resumable(existing)
@@ -197,20 +209,46 @@ class RunWriter:
                     self.retried.append(task_index)
                     continue
                 self.done.add(task_index)
-                self.groups.append((task_index, group))
-            self._truncate_partial_tail()
-            if self.retried:
-                self._drop_lines(set(self.retried))
-            self._handle = self.path.open("a", encoding="utf-8")
+                self.facts[task_index] = group_facts(group)
+            with self._guard():
+                self._truncate_partial_tail()
+                if self.retried:
+                    self._drop_lines(set(self.retried))
+                self._handle = self.path.open("a", encoding="utf-8")
         else:
             if self.path.exists() and self.path.stat().st_size > 0 and not resume:
                 raise RunFileError(
                     f"run file '{self.path}' already exists; continue it with --resume (resume=True from Python) "
                     "or choose another --out (out=...)"
                 )
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            self._handle = self.path.open("w", encoding="utf-8")
-            self._write(header)
+            with self._guard():
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                self._handle = self.path.open("w", encoding="utf-8")
+                self._write(header)
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[None]:
+        """Turn an ``OSError`` of the file into an :class:`OutputError` that says what is safe and the fix."""
+        try:
+            yield
+        except OSError as exc:
+            if self._handle is not None:
+                self._abandon_handle()
+            done = ""
+            if self.done:
+                done = (
+                    f"the {len(self.done)} finished task(s) before it are in the file; once it can be written, "
+                    f"continue with --out {self.path} --resume"
+                )
+            raise output_error(self.path, exc, what="the run file", done=done) from None
+
+    def _abandon_handle(self) -> None:
+        """Close a handle whose buffered line cannot be written (--resume cuts a torn last line)."""
+        handle, self._handle = self._handle, None
+        try:
+            handle.close()
+        except OSError:
+            pass
 
     def _check_resumable(self, existing: dict[str, Any]) -> None:
         if existing["env"]["id"] != self.header["env"]["id"]:
@@ -249,15 +287,25 @@ class RunWriter:
         self._handle.flush()
 
     def write_group(self, task_index: int, group: TrajectoryGroup) -> None:
-        """Append one finished group and flush it to disk."""
-        self._write({"kind": "group", "task_index": task_index, **group.to_dict()})
+        """Append one finished group and flush it to disk (only its :class:`GroupFacts` stay in memory)."""
+        if self._handle is None:
+            raise RunFileError(f"the run file {self.path} is closed (a write to it failed)")
+        with self._guard():
+            self._write({"kind": "group", "task_index": task_index, **group.to_dict()})
         self.done.add(task_index)
-        self.groups.append((task_index, group))
+        self.facts[task_index] = group_facts(group)
+
+    def read_groups(self) -> dict[int, TrajectoryGroup]:
+        """The groups in the file by task index (read back: the writer does not hold them)."""
+        return dict(iter_run(self.path, allow_partial_tail=True))
 
     def close(self) -> None:
-        if not self._handle.closed:
+        if self._handle is None or self._handle.closed:
+            return
+        with self._guard():
             self._handle.flush()
-            os.fsync(self._handle.fileno())
+            if self.path.is_file():  # fsync of a device (/dev/null) or pipe is refused
+                os.fsync(self._handle.fileno())
             self._handle.close()
 
     def __enter__(self) -> RunWriter:
