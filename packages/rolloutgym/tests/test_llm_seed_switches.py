@@ -146,6 +146,7 @@ def test_a_chat_backend_refusing_a_long_prompt_marks_it_and_show_leaves_it_out(t
     assert main(["show", str(out)]) == 0
     printed = " ".join(capsys.readouterr().out.split())
     assert "prompt too long: 2 trajectories ended before the model spoke" in printed and "pass rate 100.0%" in printed
+    assert "1 trajectories (+2 unanswered: prompt too long)" in printed
     from rolloutgym.export._common import iter_records  # what every training-data exporter reads
     from rolloutgym.runs import read_run
 

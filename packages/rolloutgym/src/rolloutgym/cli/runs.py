@@ -17,6 +17,11 @@ def _fmt(value: float) -> str:
     return "-" if value != value else f"{value:.3f}"  # NaN-safe
 
 
+def _unanswered(summary: Any) -> str:
+    count = getattr(summary, "num_prompt_too_long", 0)
+    return f" (+{count} unanswered: prompt too long)" if count else ""
+
+
 def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = False) -> None:
     from ..mixtures import env_breakdown, is_mixture, position_envs
 
@@ -25,7 +30,8 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
     console.print(
         f"[bold]{markup_safe(env.get('id'))}[/] ({markup_safe(version)}) · policy "
         f"[bold]{markup_safe(header.get('policy'))}[/] · "
-        f"{summary.num_tasks} tasks · {summary.num_trajectories} trajectories · n={header.get('num_rollouts')}",
+        f"{summary.num_tasks} tasks · {summary.num_trajectories} trajectories{_unanswered(summary)} · "
+        f"n={header.get('num_rollouts')}",
         markup=True,
     )
     console.print(
@@ -340,6 +346,8 @@ def export_command(
     spec = registry.exporter(format)
     export = import_entry_point(spec.entry_point, what=f"exporter {format}")
     run = _load(run_file)
+    if not run_file.exists():  # a remote run id: the export goes to the current folder, not the download cache
+        run_file = Path(run_file.name + ".jsonl")
     target = output_path(out or run_file.with_name(f"{run_file.stem}.{format}{spec.extension}"), "--out")
     existed = target.exists()
     from rolloutgym_protocol.errors import writing_output
