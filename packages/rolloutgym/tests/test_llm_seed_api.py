@@ -186,6 +186,21 @@ def test_a_rolloutgym_env_as_an_environment_interface() -> None:
         calculate_rewards([first], {"arith": "toy/arith-v0"})
 
 
+def test_a_rolloutgym_env_steps_like_a_nemo_rl_env() -> None:
+    """What NeMo-RL's loop does with a step's return: add the rewards to a tensor, mask with the terminateds."""
+    torch = pytest.importorskip("torch")
+    env = RolloutgymEnvironment("toy/arith-v0")
+    batch = [env.initial_sample(task, task_name="arith") for task in range(2)]
+    for sample in batch:
+        sample["message_log"].append({"role": "assistant", "content": "The answer is -99999."})
+    result = env.step([sample["message_log"] for sample in batch], [sample["extra_env_info"] for sample in batch])
+    total_rewards = torch.zeros(2)
+    total_rewards[torch.arange(2)] += result.rewards
+    assert total_rewards.tolist() == [0.0, 0.0] and bool(result.terminateds.all())
+    assert [observation["role"] for observation in result.observations] == ["environment", "environment"]
+    assert env.global_post_process_and_metrics(batch) == (batch, {})
+
+
 def test_the_rolloutgym_env_interface_runs_under_the_seed_loop_too() -> None:
     env = RolloutgymEnvironment("toy/arith-v0")
     batch_in = [env.initial_sample(task, task_name="arith") for task in range(3)]

@@ -33,6 +33,7 @@ from typing import Any, NamedTuple
 from rolloutgym_protocol import AsyncEnv, spaces
 from rolloutgym_protocol.errors import ConfigError
 
+from ._seed_rules import torch_or_none
 from .messages import content_text, observation_messages
 from .parsing import parse_reply
 
@@ -298,7 +299,11 @@ class RolloutgymEnvironment(EnvironmentInterface):
     observation, its ``extra_env_info`` names the live episode). ``step`` parses each
     sample's last assistant message into the env's action (text, or Hermes / fenced tool
     calls), steps that sample's env and returns the next observation as one
-    ``environment`` message. Episodes are closed when they end and by :meth:`shutdown`.
+    ``environment`` message; ``rewards`` and ``terminateds`` are torch tensors, as NeMo-RL's
+    envs return them, when torch is installed. Episodes are closed when they end and by
+    :meth:`shutdown`. In a NeMo-RL trainer, which calls ``env.step.remote(...)``, make it a Ray
+    actor: ``ray.remote(RolloutgymEnvironment).remote("sql/shop-v0")`` (its episodes then live
+    in the actor; build samples with ``actor.initial_sample.remote(...)``).
 
     Args:
         env: a registered env id, or ``factory(task) -> env`` (sync envs).
@@ -359,8 +364,16 @@ class RolloutgymEnvironment(EnvironmentInterface):
 
     def step(self, message_log_batch: list[list[dict[str, Any]]], metadata: list[Any]) -> EnvironmentReturn:
         results = [self._step_one(log, info) for log, info in zip(message_log_batch, metadata, strict=True)]
-        columns = list(zip(*results, strict=True)) if results else [[], [], [], [], []]
-        return EnvironmentReturn(*(list(column) for column in columns))
+        observations, infos, stops, rewards, done = (
+            [list(column) for column in zip(*results, strict=True)] if results else [[], [], [], [], []]
+        )
+        torch = torch_or_none()
+        if torch is None:
+            return EnvironmentReturn(observations, infos, stops, rewards, done)
+        # NeMo-RL's loop adds the rewards to a tensor and masks with the terminateds: tensors, as its envs give
+        return EnvironmentReturn(
+            observations, infos, stops, torch.tensor(rewards, dtype=torch.float32), torch.tensor(done, dtype=torch.bool)
+        )
 
     def shutdown(self) -> None:
         for environment in self.live.values():
