@@ -1,18 +1,22 @@
-"""Code environments: a sandboxed hidden-test run against a plain subprocess pytest run.
+"""Code environments: a sandboxed grading run against a plain subprocess pytest run.
 
 For a few ``code/pybugs-v0`` tasks (buggy and fixed repository), time
 
 * baseline: write the files to a fresh temp directory and run
-  ``python3 -I -B -m pytest ...`` there as a plain subprocess (same interpreter, same
-  flags, same JUnit report), then read the report and delete the directory;
-* rolloutgym: ``run_pytest`` through each local sandbox provider (``bwrap``, and
-  ``unshare`` when running as root): namespaces, rlimits, the uid drop, the bounded output
-  reader, and the hardened verdict (a trusted supervisor process that starts the pytest
-  worker and accepts only its authenticated result batch; the worker's audit hook and
-  integrity checks). ``--grading`` times grading runs instead (hidden tests read-only
-  outside the workspace, exact-type assertions, expected-test check).
+  ``python -I -B -m pytest ...`` on the hidden tests there as a plain subprocess (the
+  interpreter that grades, i.e. this one; ``--baseline-python`` for another), then read
+  the JUnit report and delete the directory;
+* rolloutgym (default): a grading run across the boundary (``_boundary.run_across_boundary``,
+  what ``grade_repository`` does with the built-in providers): the agent's files in the
+  sandbox behind the bridge server, the hidden tests (exact-type assertions) with pytest in
+  a trusted host process against proxies of the agent's modules;
+* ``--in-sandbox``: the in-sandbox harness instead (``run_pytest`` with the hidden tests as
+  trusted files: supervisor, pytest worker, authenticated batch), which providers without
+  ``start()`` use.
 
-Samples are interleaved and the median per task is compared (target: sandboxed <= 1.3x).
+Samples are interleaved and the median per task is compared (target: sandboxed <= 1.3x on
+a quiet machine). The load average is printed with the figures: on a busy machine the
+sandbox's extra processes wait longer for a core than the baseline's single one.
 
 Run: ``python benchmarks/code_sandbox.py`` (``--repeats`` for more samples).
 """
@@ -24,20 +28,23 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 
+from rolloutgym_code._boundary import module_names, run_across_boundary
+from rolloutgym_code._hardening import harden_test_source
 from rolloutgym_code.sandbox import SandboxUnavailable, get_sandbox
 from rolloutgym_code.tasks import pybugs_tasks
 from rolloutgym_code.testrun import run_pytest
 from rolloutgym_code.workspace import Workspace
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable
 CONFIG_NAME = "pytest.ini"
 CONFIG = "[pytest]\naddopts =\njunit_family = xunit1\npythonpath = . src\n"
 
 
-def plain_run(files: dict[str, bytes], paths: list[str]) -> float:
+def plain_run(files: dict[str, bytes], paths: list[str], python: str = PYTHON) -> float:
     """The baseline: the same pytest command in a temp directory, no sandbox."""
     started = time.perf_counter()
     directory = tempfile.mkdtemp(prefix="bench-plain-")
@@ -48,7 +55,7 @@ def plain_run(files: dict[str, bytes], paths: list[str]) -> float:
             with open(target, "wb") as handle:
                 handle.write(data)
         command = [
-            PYTHON,
+            python,
             "-I",
             "-B",
             "-m",
@@ -78,14 +85,19 @@ def plain_run(files: dict[str, bytes], paths: list[str]) -> float:
     return time.perf_counter() - started
 
 
-def sandboxed_run(sandbox, files: dict[str, bytes], paths: list[str], trusted=None) -> float:
+def sandboxed_run(sandbox, case: dict, in_sandbox: bool) -> float:
     started = time.perf_counter()
-    if trusted is None:
-        result = run_pytest(sandbox, files, paths)
+    if in_sandbox:
+        result = run_pytest(sandbox, case["workspace"], case["paths"], trusted_tests=case["trusted"])
     else:
-        workspace = {path: data for path, data in files.items() if path not in trusted}
-        result = run_pytest(sandbox, workspace, paths, trusted_tests=trusted)
-    assert result.sandbox is not None and result.cases, result.problem
+        result = run_across_boundary(
+            sandbox,
+            case["workspace"],
+            case["paths"],
+            trusted_tests=case["trusted"],
+            front=module_names(case["workspace"]),
+        )
+    assert result.cases and result.problem is None, result.problem
     return time.perf_counter() - started
 
 
@@ -102,7 +114,8 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=5)
     parser.add_argument("--tasks", type=int, default=4)
-    parser.add_argument("--grading", action="store_true", help="time grading runs (hidden tests as trusted files)")
+    parser.add_argument("--in-sandbox", action="store_true", help="time the in-sandbox harness instead")
+    parser.add_argument("--baseline-python", default=PYTHON, help="interpreter of the plain pytest baseline")
     options = parser.parse_args()
 
     providers = []
@@ -118,19 +131,25 @@ def main() -> int:
     for task in pybugs_tasks()[: options.tasks]:
         paths = sorted(task.hidden_tests)
         for label, repository in (("buggy", dict(task.files)), ("fixed", fixed_files(task))):
-            files = {path: content.encode() for path, content in {**repository, **task.hidden_tests}.items()}
-            trusted = {path: files[path] for path in paths} if options.grading else None
-            cases.append((f"{task.id} ({label})", files, paths, trusted))
+            workspace = {path: content.encode() for path, content in repository.items()}
+            trusted = {path: harden_test_source(task.hidden_tests[path]).encode() for path in paths}
+            plain = {**workspace, **{path: task.hidden_tests[path].encode() for path in paths}}
+            cases.append({"label": f"{task.id} ({label})", "workspace": workspace, "trusted": trusted, "paths": paths,
+                          "plain": plain})  # fmt: skip
 
+    load_before = os.getloadavg()
     timings: dict[str, dict[str, list[float]]] = {
-        case[0]: {"plain": []} | {p.name: [] for p in providers} for case in cases
+        case["label"]: {"plain": []} | {p.name: [] for p in providers} for case in cases
     }
     for _ in range(options.repeats):
-        for label, files, paths, trusted in cases:
-            timings[label]["plain"].append(plain_run(files, paths))
+        for case in cases:
+            timings[case["label"]]["plain"].append(plain_run(case["plain"], case["paths"], options.baseline_python))
             for sandbox in providers:
-                timings[label][sandbox.name].append(sandboxed_run(sandbox, files, paths, trusted))
+                timings[case["label"]][sandbox.name].append(sandboxed_run(sandbox, case, options.in_sandbox))
 
+    mode = "in-sandbox harness" if options.in_sandbox else "grading across the boundary"
+    print(f"{mode}; baseline: plain pytest with {options.baseline_python}")
+    print(f"load average before {load_before[0]:.2f}, after {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores")
     print(f"median of {options.repeats} interleaved runs per case (seconds); ratio = sandboxed / plain subprocess")
     ratios: dict[str, list[float]] = {sandbox.name: [] for sandbox in providers}
     for label, by_kind in timings.items():

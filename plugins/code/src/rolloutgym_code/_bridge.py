@@ -32,13 +32,14 @@ Only the standard library is used: this file is copied next to the trusted runne
 """
 
 import builtins
-import collections
 import datetime
 import decimal
 import fractions
 import importlib.abc
 import importlib.machinery
 import json
+import keyword
+import operator
 import os
 import select
 import sys
@@ -139,6 +140,7 @@ class Session:
                 data = data[os.write(self.write_fd, data[:65536]) :]
 
     def _receive(self):
+        self._remaining()  # a flood of ready lines must not outlast the deadline either
         while b"\n" not in self.buffer:
             if len(self.buffer) > MAX_LINE:
                 raise RemoteError("the code under test sent a message over 8 MiB")
@@ -299,9 +301,11 @@ class Session:
         name, fields = _str(data.get("n"))[:100], tuple(_str(field)[:100] for field in _list(data.get("f")))
         key = (name, fields)
         if key not in self.namedtuples:
-            self.namedtuples[key] = collections.namedtuple(name, fields)
-        values = [self._decode(item, depth + 1) for item in _list(data.get("v"))]
-        return self.namedtuples[key](*values)
+            self.namedtuples[key] = _namedtuple_class(name, fields)
+        values = tuple(self._decode(item, depth + 1) for item in _list(data.get("v")))
+        if len(values) != len(fields):
+            raise TypeError("a namedtuple with the wrong number of values")
+        return tuple.__new__(self.namedtuples[key], values)
 
     def _proxy(self, data):
         rid, kind, name = data.get("id"), data.get("k"), _str(data.get("n", ""))[:200]
@@ -340,6 +344,20 @@ class Session:
                 except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError wants five arguments
                     continue
         return RemoteError(message)
+
+
+def _namedtuple_class(name, fields):
+    """A tuple subclass with named fields, made without ``collections.namedtuple`` (which
+    compiles code from the names): comparison, hashing and truth are ``tuple``'s."""
+    if not name.isidentifier() or keyword.iskeyword(name) or len(fields) > 100 or len(set(fields)) != len(fields):
+        raise TypeError("a namedtuple with an invalid name or fields")
+    if not all(field.isidentifier() and not keyword.iskeyword(field) and not field.startswith("_") for field in fields):
+        raise TypeError("a namedtuple with an invalid field name")
+    namespace = {"__slots__": (), "_fields": fields, "__module__": "code_under_test"}
+    namespace.update({field: property(operator.itemgetter(index)) for index, field in enumerate(fields)})
+    namespace["__repr__"] = lambda self: f"{name}{tuple.__repr__(self)}"
+    namespace["_asdict"] = lambda self: dict(zip(fields, self, strict=True))
+    return type(name, (tuple,), namespace)
 
 
 def _list(value):
@@ -413,9 +431,6 @@ def _builtin_exception(name):
     if isinstance(cls, type) and issubclass(cls, Exception):
         return cls
     return None
-
-
-_PROXIED = set()
 
 
 def _standard_exception(standard):
@@ -626,6 +641,5 @@ class _Finder(importlib.abc.MetaPathFinder):
 def install(session, front, back):
     """Make the modules named in ``front`` (before every other finder: the task's own
     modules) and ``back`` (after them: modules only the code under test defines) proxies."""
-    _PROXIED.update(front, back)
     sys.meta_path.insert(0, _Finder(session, front))
     sys.meta_path.append(_Finder(session, back))

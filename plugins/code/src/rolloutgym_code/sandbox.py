@@ -8,7 +8,11 @@ That small contract is all a container or remote sandbox has to implement; regis
 with :func:`register_sandbox` or an entry point in group ``rolloutgym_code.sandboxes``.
 A provider may also accept ``trusted_files=`` (files mounted read-only at its
 ``trusted_dir``, next to its ``workdir``): test runs then keep hidden tests out of the code's
-reach; without it they travel inside the workspace.
+reach; without it they travel inside the workspace. A provider with
+``start(command, files=..., limits=...)`` (returning an object with ``to_sandbox`` and
+``from_sandbox`` descriptors, ``release_channel()`` and ``close()``, like
+:class:`rolloutgym_code._namespace_sandbox.SandboxProcess`) gets grading across the boundary:
+hidden tests on the trusted side, the code under test behind a server in the sandbox.
 
 The built-in providers, both Linux namespaces (in :mod:`rolloutgym_code._namespace_sandbox`):
 

@@ -1,5 +1,10 @@
 """Running pytest in a sandbox with a verdict that the code under test cannot forge.
 
+This is the in-sandbox harness: the agent's ``run_tests``, and grading with a provider
+that has no ``start()``, use it. Grading with the built-in providers crosses a process
+boundary instead (:mod:`rolloutgym_code._boundary`), so that the code under test never
+shares a process with the tests or the verdict.
+
 The sandbox runs a trusted *supervisor* (:mod:`rolloutgym_code._supervisor`), in which the
 code under test never runs; it starts one pytest *worker* (:mod:`rolloutgym_code._worker`)
 and accepts from it exactly one result batch authenticated with a key the worker received
