@@ -32,7 +32,7 @@ from typing import Any
 from rolloutgym_protocol import TrajectoryGroup
 from rolloutgym_protocol.errors import ConfigError
 
-from .executors import Executor, GroupJob, get_executor
+from .executors import Executor, GroupJob, get_executor, reports_members
 from .registry import get_registry, task_split
 from .rollouts import planned_seeds
 from .runs import FORMAT_VERSION, GroupFacts, RunSummary, RunWriter, group_facts, summarize
@@ -154,6 +154,15 @@ class _Finished:
         return RunResult(path, header, held, order, summary, retried)
 
 
+def _member_hook(
+    executor: Executor, on_member: Callable[[int, int], None] | None, position: Callable[[GroupJob], int]
+) -> dict[str, Any]:
+    """The ``on_member`` keyword for ``executor.run``: each ended episode as ``(task position, member)``."""
+    if on_member is None or not reports_members(executor):
+        return {}
+    return {"on_member": lambda job, member: on_member(position(job), member)}
+
+
 async def _run_jobs(run: Any, writer: RunWriter | None) -> None:
     """Await the executor's ``run``; a run-file write that failed ends the run with its own one-line error."""
     from rolloutgym_protocol.errors import OutputError
@@ -271,6 +280,7 @@ async def arun(
     executor: Executor | None = None,
     on_start: Callable[[dict[str, Any], int], None] | None = None,
     on_group: Callable[[int, TrajectoryGroup], None] | None = None,
+    on_member: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     """Run ``config`` and return the result; writes ``config.out`` group by group.
 
@@ -279,11 +289,13 @@ async def arun(
             in-process executor; ``config.policy`` is still recorded as its name).
         on_start: called with the header and the number of groups still to run.
         on_group: called with each finished group's task index.
+        on_member: called with ``(task index, member)`` as each episode ends, when the
+            executor reports episodes (the local one does; see ``executors.reports_members``).
     """
     config.validate()
     registry = registry if registry is not None else get_registry()
     if config.mix is not None:
-        return await _arun_mixture(config, registry, policy, executor, on_start, on_group)
+        return await _arun_mixture(config, registry, policy, executor, on_start, on_group, on_member)
     resolved = resolve_env(EnvSource(config.env, dict(config.env_kwargs)), registry)
     tasks = select_tasks(resolved, config)
     header = _header(config, resolved, tasks)
@@ -309,7 +321,14 @@ async def arun(
             on_group(job.task_index, group)
 
     if jobs:
-        work = chosen.run(resolved, resolved_policy, jobs, concurrency=config.concurrency, on_group=record)
+        work = chosen.run(
+            resolved,
+            resolved_policy,
+            jobs,
+            concurrency=config.concurrency,
+            on_group=record,
+            **_member_hook(chosen, on_member, lambda job: job.task_index),
+        )
         await _run_jobs(work, writer)
     elif writer is not None:
         writer.close()
@@ -405,6 +424,7 @@ async def _arun_mixture(
     executor: Executor | str | None,
     on_start: Callable[[dict[str, Any], int], None] | None,
     on_group: Callable[[int, TrajectoryGroup], None] | None,
+    on_member: Callable[[int, int], None] | None = None,
 ) -> RunResult:
     """A run over an env mixture (``config.mix``): one run file, groups tagged with their env."""
     entries, resolved, chosen, order = _plan_mixture(config, registry)
@@ -446,6 +466,9 @@ async def _arun_mixture(
                     jobs[env.env_id],
                     concurrency=config.concurrency,
                     on_group=recorder(env.env_id),
+                    **_member_hook(
+                        runner, on_member, lambda job, env_id=env.env_id: position_of[(env_id, job.task_index)]
+                    ),
                 )
 
     await _run_jobs(every_env(), writer)
@@ -465,10 +488,14 @@ def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunR
             ``tasks``, ``split``, ``seed``, ``concurrency``, ``max_steps``, ``timeout``, ``out``,
             ``resume``, ``env_kwargs``, ``policy_options``, ``executor``, ``executor_options``,
             ``pass_threshold``, ``mix``) when ``config`` is not a RunConfig; ``policy`` may also
-            be a policy object. Hooks: ``registry``, ``executor``, ``on_start``, ``on_group``.
+            be a policy object. Hooks: ``registry``, ``executor``, ``on_start``, ``on_group``, ``on_member``.
             An existing ``out`` file is continued with ``resume=True``.
     """
-    hooks = {key: overrides.pop(key) for key in ("registry", "executor", "on_start", "on_group") if key in overrides}
+    hooks = {
+        key: overrides.pop(key)
+        for key in ("registry", "executor", "on_start", "on_group", "on_member")
+        if key in overrides
+    }
     policy_object = overrides.pop("policy_object", None)
     if "policy" in overrides and not isinstance(overrides["policy"], str):
         policy_object = overrides.pop("policy")  # a policy object, not a "provider:model" reference
@@ -494,7 +521,7 @@ def _run_signature() -> inspect.Signature:
             continue
         default = item.default if item.default is not dataclasses.MISSING else item.default_factory()  # type: ignore[misc]
         parameters.append(inspect.Parameter(item.name, keyword, default=default, annotation=item.type))
-    for name in ("registry", "on_start", "on_group"):
+    for name in ("registry", "on_start", "on_group", "on_member"):
         parameters.append(inspect.Parameter(name, keyword, default=None))
     return inspect.Signature(parameters, return_annotation="RunResult")
 

@@ -164,17 +164,18 @@ def _run_and_report(config: Any, *, show: bool) -> None:
 
 
 async def _run_with_progress(config: Any, *, show: bool) -> Any:
+    """Run ``config`` under a progress bar that counts episodes (tasks x -n), as each one ends."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..runner import arun
 
-    state = {"passes": 0, "trajectories": 0, "errors": 0}
+    state = {"passes": 0, "trajectories": 0, "errors": 0, "members": 0}
     threshold = config.pass_threshold
     progress = Progress(
         TextColumn("{task.description}", style="bold", markup=False),
         BarColumn(),
         MofNCompleteColumn(),
-        TextColumn("pass {task.fields[rate]}  errors {task.fields[errors]}"),
+        TextColumn("episodes  pass {task.fields[rate]}  errors {task.fields[errors]}"),
         TextColumn("left"),
         TimeRemainingColumn(),
         console=error_console,
@@ -184,17 +185,25 @@ async def _run_with_progress(config: Any, *, show: bool) -> Any:
     handle: dict[str, Any] = {}
 
     def on_start(header: dict[str, Any], remaining: int) -> None:
-        handle["task"] = progress.add_task(header["env"]["id"], total=remaining, rate="-", errors=0)
+        episodes = remaining * int(header.get("num_rollouts") or 1)
+        handle["task"] = progress.add_task(header["env"]["id"], total=episodes, rate="-", errors=0)
+
+    def on_member(task_index: int, member: int) -> None:
+        state["members"] += 1
+        progress.update(handle["task"], advance=1)
 
     def on_group(task_index: int, group: Any) -> None:
         state["passes"] += sum(score.value >= threshold for score in group.scores)
         state["trajectories"] += len(group.scores)
         state["errors"] += len(group.errors)
         rate = f"{state['passes'] / state['trajectories']:.0%}" if state["trajectories"] else "-"
-        progress.update(handle["task"], advance=1, rate=rate, errors=state["errors"])
+        ended = len(group.scores) + len(group.errors)
+        # An executor that does not report episodes (ray) moves the bar a group at a time.
+        counted, state["members"] = min(state["members"], ended), max(0, state["members"] - ended)
+        progress.update(handle["task"], advance=ended - counted, rate=rate, errors=state["errors"])
 
     with progress:
-        return await arun(config, on_start=on_start, on_group=on_group)
+        return await arun(config, on_start=on_start, on_group=on_group, on_member=on_member)
 
 
 @app.command("play")

@@ -10,7 +10,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-from .base import Executor, GroupJob, OnGroup
+from .base import Executor, GroupJob, OnGroup, OnMember, reports_members
 from .local import LocalExecutor
 
 __all__ = [
@@ -18,7 +18,9 @@ __all__ = [
     "GroupJob",
     "LocalExecutor",
     "OnGroup",
+    "OnMember",
     "get_executor",
+    "reports_members",
 ]
 
 

@@ -19,7 +19,7 @@ from rolloutgym_protocol import TrajectoryGroup
 
 from ..sources import ResolvedEnv, ResolvedPolicy
 
-__all__ = ["Executor", "GroupJob", "OnGroup"]
+__all__ = ["Executor", "GroupJob", "OnGroup", "OnMember", "reports_members"]
 
 
 @dataclass
@@ -36,6 +36,18 @@ class GroupJob:
 
 
 OnGroup = Callable[[GroupJob, TrajectoryGroup], Awaitable[None] | None]
+OnMember = Callable[[GroupJob, int], None]
+"""Called with ``(job, member)`` as each episode ends (progress); an executor may take it as ``on_member``."""
+
+
+def reports_members(executor: Any) -> bool:
+    """Whether ``executor.run`` takes the optional ``on_member`` keyword (it reports each episode)."""
+    import inspect
+
+    try:
+        return "on_member" in inspect.signature(executor.run).parameters
+    except (TypeError, ValueError):
+        return False
 
 
 class Executor(abc.ABC):

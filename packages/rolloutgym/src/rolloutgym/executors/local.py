@@ -10,7 +10,7 @@ from typing import Any
 
 from ..rollouts import LOOP_TURN_SECONDS, GroupCollector, run_member
 from ..sources import ResolvedEnv, ResolvedPolicy
-from .base import Executor, GroupJob, OnGroup
+from .base import Executor, GroupJob, OnGroup, OnMember
 
 __all__ = ["LocalExecutor"]
 
@@ -35,6 +35,7 @@ class LocalExecutor(Executor):
         *,
         concurrency: int,
         on_group: OnGroup,
+        on_member: OnMember | None = None,
     ) -> None:
         if concurrency < 1:
             raise ValueError("concurrency must be at least 1")
@@ -74,6 +75,8 @@ class LocalExecutor(Executor):
                     timeout=job.timeout,
                     metadata={"task_id": job.task_id},
                 )
+                if on_member is not None:
+                    on_member(job, member)
                 group = collector.add(position, member, outcome)
                 if group is not None:
                     reported = on_group(job, group)
