@@ -1,8 +1,8 @@
 """code/humaneval-v0: the oracle (canonical solution) and the null policy on all 164 problems.
 
 For every problem, plays the completion-mode env with the oracle action (the canonical
-solution, graded by the benchmark's check in the sandbox with the hardened verdict) and the
-null action (an empty completion), and prints how many score 1.0 and 0.0 and the time per
+solution, graded by the benchmark's check on the trusted side against the solution in the
+sandbox) and the null action (an empty completion), and prints how many score 1.0 and 0.0 and the time per
 grading. Target: oracle 164/164 = 1.0, null 0/164.
 
 Run: ``python benchmarks/humaneval_oracle.py`` (``--mode agent`` for the tool mode,

@@ -572,3 +572,106 @@ def test_code_that_never_answers_fails_within_the_time_limit(sandbox):
     assert score.value == 0.0
     assert time.monotonic() - started < 4 + 20  # the limit, plus the runner's start on a loaded machine
     assert "time limit" in score.feedback or "stopped answering" in score.feedback, score.feedback
+
+
+SHADOWS = {
+    "pytest.py": "def fail(*args, **kwargs):\n    pass\nskip = fail\n",
+    "rolloutgym_sandbox_guard.py": "def plain(left, right):\n    return 1, 1\nmember = plain\ntruth = bool\n",
+    "_rolloutgym_bridge.py": "raise SystemExit(0)\n",
+    "conftest.py": "import pytest\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_call(item):\n    return True\n",
+    "tests/conftest.py": "collect_ignore_glob = ['*']\n",
+    "sitecustomize.py": "import os\nos._exit(0)\n",
+    "tests/test_pagination_hidden.py": "def test_first_page():\n    pass\n",
+}
+
+
+def test_files_named_like_trusted_modules_change_nothing():
+    """The agent's files never reach the trusted side: a ``pytest.py``, a fake guard or
+    bridge module, ``conftest.py`` files, ``sitecustomize.py`` and a file named like the
+    hidden test, next to the wrong code, still score 0 (on both providers)."""
+    from rolloutgym.registry import get_registry
+    from rolloutgym_code.grading import GradingInput, grade_repository
+
+    _, task = get_registry().resolve_task("code/pybugs-v0", "paginate-first-page")
+    final = {**task.files, **SHADOWS, "pagination.py": PAGINATE_WRONG}
+    grading = GradingInput(task.files, final, task.hidden_tests, task.visible_tests, task.expected_files)
+    for name in PROVIDERS:
+        score = grade_repository(grading, _provider(name))
+        assert score.value == 0.0 and score.components["hidden_tests"].metadata["total"] == 4, score.feedback
+
+
+# -- the trusted side's parser, against a scripted sandbox -------------------------------------
+
+HOSTILE_REPLIES = {
+    "an unknown tag": {"$": "pickle", "v": "gASVAAAA"},
+    "a namedtuple with code in its field names": {"$": "nt", "n": "P", "f": ["x=__import__('os')"], "v": [1]},
+    "a namedtuple with too few values": {"$": "nt", "n": "P", "f": ["x", "y"], "v": [1]},
+    "a handle of an unknown kind": {"$": "ref", "id": 1, "k": "module-of-mine", "n": "x"},
+    "a set of lists": {"$": "set", "v": [[1], [2]]},
+    "a dict with a list key": {"$": "d", "v": [[[1], 2]]},
+    "bytes that are not latin-1": {"$": "b", "v": "\u20ac"},
+    "a reference to a value never given": {"$": "m", "id": 99},
+    "a date that is not one": {"$": "date", "v": "yesterday"},
+    "a fraction over zero": {"$": "frac", "v": [1, 0]},
+}
+_deep: list = []
+for _ in range(100):
+    _deep = [_deep]
+HOSTILE_REPLIES["a value nested 100 deep"] = _deep
+HOSTILE_LINES = {
+    "an integer of 5000 digits": b'{"re": 1, "r": ' + b"7" * 5000 + b"}\n",
+    "a reply to another request": b'{"re": 7, "r": true}\n',
+    "a line that is not JSON": b"ROLLOUTGYM-VERDICT 0 {}\n",
+    "a JSON value that is not a message": b"[true]\n",
+    "a callback never given": b'{"op": "cb", "n": -1, "id": 5, "a": [], "k": {}}\n',
+    "an exception that is not one": b'{"re": 1, "e": {"ref": null, "b": "KeyboardInterrupt", "m": "stop"}}\n',
+    "nothing (the sandbox exits)": b"",
+}
+
+
+def _answer(line: bytes):
+    """A session whose sandbox answers the first request with ``line`` and then hangs up."""
+    import threading
+    import time
+
+    from rolloutgym_code._bridge import Session
+
+    to_trusted_read, to_trusted_write = os.pipe()
+    to_sandbox_read, to_sandbox_write = os.pipe()
+
+    def sandbox():
+        os.read(to_sandbox_read, 1 << 16)
+        os.write(to_trusted_write, line)
+        os.close(to_trusted_write)
+
+    thread = threading.Thread(target=sandbox)
+    thread.start()
+    session = Session(to_trusted_read, to_sandbox_write, time.monotonic() + 10)
+    try:
+        return session, session.request("get", id=1, name="x")
+    finally:
+        thread.join()
+        for descriptor in (to_trusted_read, to_sandbox_read, to_sandbox_write):
+            os.close(descriptor)
+
+
+@pytest.mark.parametrize("name", sorted(HOSTILE_REPLIES) + sorted(HOSTILE_LINES))
+def test_the_trusted_side_accepts_only_plain_data(name):
+    import json
+
+    from rolloutgym_code._bridge import RemoteError
+
+    if name in HOSTILE_LINES:
+        line = HOSTILE_LINES[name]
+    else:
+        line = (json.dumps({"re": 1, "r": HOSTILE_REPLIES[name]}) + "\n").encode()
+    with pytest.raises(RemoteError):
+        _answer(line)
+
+
+def test_a_plain_reply_is_rebuilt_with_exact_types():
+    import json
+
+    line = {"re": 1, "r": {"$": "t", "v": [[1, 2.5, "a", None, True], {"$": "b", "v": "\u00ff"}]}}
+    _, value = _answer((json.dumps(line) + "\n").encode())
+    assert value == ([1, 2.5, "a", None, True], b"\xff") and type(value) is tuple and type(value[0]) is list
