@@ -1,5 +1,9 @@
 """Code under test that tries to forge its own verdict must score 0, on every local sandbox.
 
+Grading with the local providers crosses the boundary (``test_code_boundary_attacks.py``);
+a few of these attacks also run against the in-sandbox harness that providers without
+``start()`` get (``test_the_in_sandbox_harness_still_refuses_forgeries``).
+
 Each attack is the task's *buggy* module (``code/pybugs-v0`` paginate-first-page, whose
 hidden tests fail on it) with hostile code added: at import time (when pytest collects the
 hidden tests) or inside the function the tests call. The families come from an adversarial
@@ -448,3 +452,37 @@ def test_honest_code_using_the_standard_library_passes(provider):
         expected=["tests/test_honest.py::test_work"],
     )
     assert run.all_passed, (run.summary(), run.failure_report())
+
+
+IN_SANDBOX_SAMPLE = [
+    "patch Function.runtest on import",
+    "forged batch on every descriptor, then os._exit(0)",
+    "an object whose __eq__ is always true",
+    "walk frames to the test and replace its code",
+    "a thread that keeps forging results",
+]
+
+
+class _WithoutStart:
+    """The bubblewrap provider without ``start()``: grading uses the in-sandbox harness."""
+
+    def __init__(self, sandbox):
+        self._sandbox = sandbox
+        self.name, self.python = "bwrap-in-sandbox", sandbox.python
+        self.workdir, self.trusted_dir = sandbox.workdir, sandbox.trusted_dir
+
+    def run(self, *arguments, **keywords):
+        return self._sandbox.run(*arguments, **keywords)
+
+
+def test_the_in_sandbox_harness_still_refuses_forgeries():
+    from rolloutgym_code.sandbox import get_sandbox
+
+    require_sandbox("bwrap")
+    provider = _WithoutStart(get_sandbox("bwrap"))
+    fixed = BUGGY.replace("start = page * per_page", "start = (page - 1) * per_page")
+    assert _grade(provider, fixed).value == 1.0
+    for attack in IN_SANDBOX_SAMPLE:
+        source = ATTACKS[attack] if ATTACKS[attack].startswith(_FORGE) else textwrap.dedent(ATTACKS[attack])
+        module = BUGGY + "\n" + source if "def paginate" in source else source + "\n" + BUGGY
+        assert _grade(provider, module).value == 0.0, attack
