@@ -26,6 +26,9 @@ env's first tool with no arguments (the env answers: a schema, or a tool error),
 episode goes on until the turn budget ends it (``stop_reason="max_steps"``). The envs do
 their real work on every step.
 
+Last, the free-running schedule (``run_async_multi_turn_rollout``) against waves with a
+model whose latency varies per sample (the measurement of ``free_running.py``).
+
     python benchmarks/batch_rollout.py [--samples 64] [--turns 4] [--max-tokens 32]
 """
 
@@ -217,5 +220,21 @@ def timings(
         )
 
 
+def free_running_section(samples: int, turns: int) -> None:
+    """Free-running vs wave-synchronised under per-sample latency (``free_running.py``, same numbers)."""
+    import free_running
+
+    free_running.Turns.turns = turns
+    table = free_running.latencies(samples, turns, 0.005, 0.05)
+    waves = free_running.measure(samples, table, free_running=False)
+    free = free_running.measure(samples, table, free_running=True)
+    print(
+        f"free-running vs waves ({samples} x {turns} turns, scripted model, latency 5-50 ms per sample and turn): "
+        f"{waves[0] / free[0]:.2f}x faster (wall {waves[0]:.2f} s vs {free[0]:.2f} s); loop CPU "
+        f"{free[1] / sum(table.values()) * 100:.1f} % of generation"
+    )
+
+
 if __name__ == "__main__":
     main()
+    free_running_section(64, 4)
