@@ -111,16 +111,18 @@ def _batched(columns: dict[str, Any]) -> Any:
     return BatchedDataDict(tensors)
 
 
-def _row(output: Mapping[str, Any], row: int) -> dict[str, Any]:
+def _split(output: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """One dict per row of a generation output (``output_ids``, ``logprobs``, ``unpadded_sequence_lengths``)."""
     missing = [key for key in ("output_ids", "unpadded_sequence_lengths") if key not in output]
     if missing:
         raise PolicyError(f"the generation's output has no {', '.join(missing)} (NeMo-RL's GenerationOutputSpec)")
+    ids, lengths = _rows(output["output_ids"]), _rows(output["unpadded_sequence_lengths"])
     logprobs = output.get("logprobs")
-    return {
-        "output_ids": _rows(output["output_ids"])[row],
-        "logprobs": None if logprobs is None else _rows(logprobs)[row],
-        "unpadded_sequence_lengths": _rows(output["unpadded_sequence_lengths"])[row],
-    }
+    values = _rows(logprobs) if logprobs is not None else [None] * len(ids)
+    return [
+        {"output_ids": row, "logprobs": logprob, "unpadded_sequence_lengths": length}
+        for row, logprob, length in zip(ids, values, lengths, strict=True)
+    ]
 
 
 def _stop_reason(tokens: Sequence[int], text: str, params: SamplingParams) -> str:
@@ -185,10 +187,13 @@ class GenerationInterfaceSampler:
                 output = await call(data, greedy)
             else:
                 output = await asyncio.to_thread(call, data, greedy)
-            return [_row(output, row) for row in range(count)]
+            rows = _split(output)
+            if len(rows) != count:
+                raise PolicyError(f"{self.name}.generate gave {len(rows)} rows for {count} prompts")
+            return rows
         found: dict[int, dict[str, Any]] = {}
         async for index, output in self.generation.generate_async(data, greedy):
-            found[int(index)] = _row(output, 0)
+            found[int(index)] = _split(output)[0]
         missing = sorted(set(range(count)) - set(found))
         if missing:
             raise PolicyError(f"{self.name}.generate_async gave no output for rows {missing}")
