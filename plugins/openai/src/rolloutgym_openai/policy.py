@@ -10,6 +10,7 @@ usage come from :class:`rolloutgym.llm.ChatPolicy`; this module sends the reques
 from __future__ import annotations
 
 import inspect
+import json
 import logging
 import os
 import re
@@ -18,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from urllib.parse import urlparse
 
-from rolloutgym.llm import ChatPolicy, Completion, SamplingParams, to_openai_messages
+from rolloutgym.llm import ChatPolicy, Completion, SamplingParams, parse_reply, to_openai_messages
 from rolloutgym.llm.http import RetrySettings, ServerRefused
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
@@ -32,6 +33,53 @@ _log = logging.getLogger("rolloutgym.openai")
 # Requests that offered tools, answered without any tool call, before the adapter warns
 # that the server may ignore tools.
 TOOLS_IGNORED_WARN_AFTER = 4
+_LLAMA_CPP_FINGERPRINT = re.compile(r"^b\d+")  # llama.cpp's server: "system_fingerprint": "b5000-1a2b3c"
+_TEXT_TOOL_CALL = re.compile(r"<tool_call>|<\|tool_call|\[TOOL_CALLS\]|<function[=>]")
+
+
+def _calls_tools(message: Mapping[str, Any] | None) -> bool:
+    """The env gets a tool call from this reply: ``tool_calls``, or ``<tool_call>`` blocks in the text
+    (which the chat policy reads itself)."""
+    if not message:
+        return False
+    if message.get("tool_calls"):
+        return True
+    return _reads_hermes_calls(message.get("content"))
+
+
+def _reads_hermes_calls(content: Any) -> bool:
+    """``content`` holds ``<tool_call>`` blocks the chat policy turns into calls."""
+    if not isinstance(content, str) or "<tool_call>" not in content:
+        return False
+    return bool(parse_reply(content, text_action=False).action.get("tool_calls"))
+
+
+def _looks_like_llama_cpp(response: Mapping[str, Any]) -> bool:
+    """llama.cpp's server by its answer: a ``timings`` object, or a ``b<build>`` system fingerprint."""
+    fingerprint = response.get("system_fingerprint")
+    return isinstance(response.get("timings"), Mapping) or (
+        isinstance(fingerprint, str) and bool(_LLAMA_CPP_FINGERPRINT.match(fingerprint))
+    )
+
+
+def _tool_call_as_text(content: Any, tools: Sequence[Mapping[str, Any]]) -> str | None:
+    """The text of a reply that writes a tool call instead of sending ``tool_calls`` (a server that
+    does not parse tool calls for this model), or None."""
+    if not isinstance(content, str) or not content.strip() or _reads_hermes_calls(content):
+        return None
+    if _TEXT_TOOL_CALL.search(content):
+        return content.strip()[:80]
+    names = {str((tool.get("function") or tool).get("name")) for tool in tools if isinstance(tool, Mapping)}
+    start = content.find("{")
+    if start < 0:
+        return None
+    try:
+        data, _ = json.JSONDecoder().raw_decode(content[start:])
+    except json.JSONDecodeError:
+        return None
+    if isinstance(data, Mapping) and data.get("name") in names and ("arguments" in data or "parameters" in data):
+        return content.strip()[:80]
+    return None
 
 
 def _is_openai(base_url: str) -> bool:
@@ -57,7 +105,10 @@ class OpenAIChatPolicy(ChatPolicy):
         top_logprobs: alternatives per token asked for with ``logprobs`` (default 1).
         tool_choice: sent as is when the env has tools (``"auto"``, ``"required"``, ...).
             The adapter warns once when tools were offered in several requests and the
-            server never called one (a server whose chat format ignores tools).
+            server never called one (a server whose chat format ignores tools), and at
+            once when a reply writes a tool call as text. A llama.cpp server (known by its
+            answer's ``timings``) that answers offered tools without a call while no
+            tool_choice is set is asked again with ``"auto"``, and from then on (with a warning).
         parallel_tool_calls: sent when not None and the env has tools.
         return_token_ids: ask vLLM's server for the sampled and prompt token ids
             (``return_token_ids``); then steps record tokens, not only logprobs.
@@ -129,6 +180,8 @@ class OpenAIChatPolicy(ChatPolicy):
         self._tool_requests_without_calls = 0
         self._tools_called = False
         self._tools_warned = False
+        self._text_calls_warned = False
+        self._tool_choice_switched = False
         self.tool_choice = tool_choice
         self.parallel_tool_calls = parallel_tool_calls
         self.return_token_ids = return_token_ids
@@ -190,9 +243,47 @@ class OpenAIChatPolicy(ChatPolicy):
                 raise
             self._ask_logprobs = False  # the server does not offer logprobs: stop asking
             response = await self.client.post("/chat/completions", self.request_body(messages, tools, params))
+        if self._tools_dropped_by_llama_cpp(response, tools):
+            # llama.cpp answers tools without tool_choice with plain text: ask again with "auto".
+            response = await self.client.post("/chat/completions", self.request_body(messages, tools, params))
         completion = parse_response(response, self.base_url, latency=time.perf_counter() - started)
         self._notice(completion, offered_tools=bool(tools))
+        if tools and not self._tools_called and not self._text_calls_warned:
+            written = _tool_call_as_text((completion.message or {}).get("content"), tools)
+            if written is not None:
+                self._text_calls_warned = True
+                _log.warning(
+                    "openai:%s: the server at %s wrote a tool call as text (%r) instead of sending tool_calls, so "
+                    "the env sees no call; start the server with tool-call parsing for this model (llama.cpp: "
+                    "--jinja; vLLM: --enable-auto-tool-choice --tool-call-parser NAME) or pass --policy-arg "
+                    "tool_choice=auto",
+                    self.model,
+                    self.base_url,
+                    written,
+                )
         return completion
+
+    def _tools_dropped_by_llama_cpp(self, response: Mapping[str, Any], tools: Sequence[Mapping[str, Any]]) -> bool:
+        """True (once) when a llama.cpp server answered offered tools without a call and no
+        ``tool_choice`` was set: from then on the adapter sends ``tool_choice="auto"`` and says so."""
+        if not tools or self.tool_choice is not None or self._tools_called or self._tool_choice_switched:
+            return False
+        if not _looks_like_llama_cpp(response):
+            return False
+        choices = response.get("choices")
+        message = choices[0].get("message") if isinstance(choices, list) and choices else None
+        if not isinstance(message, Mapping) or message.get("tool_calls"):
+            return False
+        self._tool_choice_switched = True
+        self.tool_choice = "auto"
+        _log.warning(
+            "openai:%s: the llama.cpp server at %s answered without calling the offered tools (llama.cpp drops "
+            "them when no tool_choice is sent); sending tool_choice=auto from now on (pass --policy-arg "
+            "tool_choice=VALUE to choose another)",
+            self.model,
+            self.base_url,
+        )
+        return True
 
     def _notice(self, completion: Completion, *, offered_tools: bool) -> None:
         """Warn once about silent degradations: logprobs never returned, tools never called."""
@@ -208,7 +299,7 @@ class OpenAIChatPolicy(ChatPolicy):
             )
         if not offered_tools or self._tools_called:
             return
-        if (completion.message or {}).get("tool_calls"):
+        if _calls_tools(completion.message):
             self._tools_called = True
             return
         self._tool_requests_without_calls += 1
