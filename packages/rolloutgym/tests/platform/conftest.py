@@ -1,10 +1,13 @@
-"""Fixtures of the platform tests: a real ``rolloutgym platform serve`` on 127.0.0.1 over a tmp data folder."""
+"""Fixtures of the platform tests: a real ``rolloutgym platform serve`` on 127.0.0.1 over a tmp data folder, on
+SQLite (in the data folder) and on PostgreSQL (a private cluster that the tests initdb and start on 127.0.0.1)."""
 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import time
@@ -45,40 +48,186 @@ class Server:
             self.process.wait(timeout=30)
 
 
-def start_server(data: Path, database: str | None = None, workers: int = 2, lease: float = 20.0) -> Server:
+def start_server(
+    data: Path,
+    database: str | None = None,
+    workers: int = 2,
+    lease: float = 20.0,
+    *,
+    env: dict[str, str] | None = None,
+    new_session: bool = False,
+) -> Server:
+    """``rolloutgym platform serve`` on a free port; ``new_session`` puts it and its workers in their own
+    process group (so a test can kill the whole platform at once)."""
     port = free_port()
     command = [sys.executable, "-m", "rolloutgym", "platform", "serve", "--data", str(data), "--port", str(port)]
     command += ["--workers", str(workers), "--lease", str(lease)] + (["--database", database] if database else [])
     data.mkdir(parents=True, exist_ok=True)
-    with open(data.parent / f"serve-{port}.log", "w") as log:
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT)
+    log_path = data.parent / f"serve-{port}.log"
+    with open(log_path, "w") as log:
+        process = subprocess.Popen(
+            command,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, **(env or {})),
+            start_new_session=new_session,
+        )
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 90
     while time.monotonic() < deadline:
         if process.poll() is not None:
-            raise RuntimeError(f"the platform exited: {(data.parent / f'serve-{port}.log').read_text()}")
+            raise RuntimeError(f"the platform exited: {log_path.read_text()}")
         try:
             if httpx.get(f"{url}/api/health", timeout=1).status_code == 200:
                 return Server(url, data, database, process)
         except httpx.TransportError:
             time.sleep(0.2)
     process.kill()
-    raise RuntimeError("the platform did not answer within 60 s")
+    raise RuntimeError("the platform did not answer within 90 s")
 
 
-@pytest.fixture(scope="module")
-def platform_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
-    root = tmp_path_factory.mktemp("platform")
+SLOW_PLUGIN = """
+import time
+
+from rolloutgym.builtin.toy import ArithmeticEnv
+from rolloutgym_protocol import EnvSpec, hookimpl
+
+
+class SlowArithmeticEnv(ArithmeticEnv):
+    def evaluate(self, action):
+        time.sleep(0.25)  # a slow grader: a run of a few tasks lasts long enough to be interrupted
+        return super().evaluate(action)
+
+
+@hookimpl
+def rolloutgym_envs():
+    return [EnvSpec(id="slowtest/arith-v0", entry_point="rolloutgym_slowtest:SlowArithmeticEnv",
+                    tasks="rolloutgym.builtin.toy:arith_tasks", description="toy/arith-v0, graded slowly",
+                    max_steps=1, replayable=True)]
+"""
+
+
+@pytest.fixture(scope="session")
+def slow_plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """An installed plugin (a dist-info on PYTHONPATH) with ``slowtest/arith-v0``: the environment variables
+    that make it visible to a platform's API and workers."""
+    root = tmp_path_factory.mktemp("slow-plugin")
+    (root / "rolloutgym_slowtest.py").write_text(SLOW_PLUGIN)
+    dist = root / "rolloutgym_slowtest-0.1.0.dist-info"
+    dist.mkdir()
+    (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: rolloutgym-slowtest\nVersion: 0.1.0\n")
+    (dist / "entry_points.txt").write_text("[rolloutgym]\nslowtest = rolloutgym_slowtest\n")
+    return {"PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+
+
+def postgres_binaries() -> Path | None:
+    """The folder holding initdb and postgres: on PATH, else Debian's /usr/lib/postgresql/N/bin (newest)."""
+    found = shutil.which("initdb")
+    candidates = [Path(found).resolve().parent] if found else []
+    candidates += sorted(
+        Path("/usr/lib/postgresql").glob("*/bin"), key=lambda path: int(path.parent.name), reverse=True
+    )
+    return next((folder for folder in candidates if (folder / "postgres").exists()), None)
+
+
+@dataclass
+class PostgresCluster:
+    """A private PostgreSQL cluster on 127.0.0.1 (trust auth, superuser ``postgres``)."""
+
+    port: int
+    process: subprocess.Popen
+    created: int = 0
+
+    def new_database(self) -> str:
+        import psycopg
+
+        self.created += 1
+        name = f"platform_{os.getpid()}_{self.created}"
+        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{self.port}/postgres", autocommit=True) as connection:
+            connection.execute(f"CREATE DATABASE {name}")
+        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
+
+
+def _as_postgres_user(folder: Path) -> list[str]:
+    """The command prefix that runs PostgreSQL unprivileged: postgres refuses to run as root, so a root test
+    process hands the cluster to ``nobody`` (the data folder is owned by it; its parents get search rights)."""
+    if os.geteuid() != 0:
+        return []
+    os.chown(folder, 65534, 65534)
+    parent = folder.parent
+    while parent != parent.parent and parent != Path("/tmp"):  # pytest makes its temp folders 0700
+        parent.chmod(parent.stat().st_mode | stat.S_IXOTH)
+        parent = parent.parent
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+
+
+@pytest.fixture(scope="session")
+def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresCluster]:
+    binaries = postgres_binaries()
+    if binaries is None:
+        pytest.skip("PostgreSQL is not installed (apt-get install postgresql; CI installs it)")
+    folder = tmp_path_factory.mktemp("postgres")
+    prefix = _as_postgres_user(folder)
+    data = folder / "cluster"
+    initdb = [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8"]
+    subprocess.run(prefix + initdb, check=True, capture_output=True, cwd=folder)
+    port = free_port()
+    settings = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
+    settings += ["-c", "max_connections=300", "-c", "shared_buffers=32MB", "-k", str(folder)]
+    command = prefix + [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port), *settings]
+    with open(folder / "postgres.log", "w") as log:
+        os.chown(log.name, 65534, 65534) if prefix else None
+        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
+    cluster = PostgresCluster(port, process)
+    _wait_for_postgres(cluster, folder / "postgres.log")
+    yield cluster
+    process.send_signal(signal.SIGINT)  # fast shutdown
+    try:
+        process.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+
+
+def _wait_for_postgres(cluster: PostgresCluster, log: Path) -> None:
+    import psycopg
+
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if cluster.process.poll() is not None:
+            raise RuntimeError(f"postgres exited: {log.read_text()}")
+        try:
+            psycopg.connect(f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres", connect_timeout=2).close()
+            return
+        except psycopg.OperationalError:
+            time.sleep(0.2)
+    raise RuntimeError(f"postgres did not start within 60 s: {log.read_text()}")
+
+
+def database_for(request: pytest.FixtureRequest) -> str | None:
+    """None (SQLite in the data folder) or a fresh PostgreSQL database, by the fixture's parameter."""
+    if request.param == "sqlite":
+        return None
+    return request.getfixturevalue("postgres").new_database()
+
+
+def _platform(root: Path, database: str | None, workers: int = 2, lease: float = 20.0) -> Server:
     data = root / "data"
     from rolloutgym.platform import db
 
-    keys = {"all": mint(data, "all", "run,push,train", "acme")}  # through the CLI; the others in-process
-    sessions = db.open_database(data)
+    keys = {"all": mint(data, "all", "run,push,train", "acme", database)}  # through the CLI; the others in-process
+    sessions = db.open_database(data, database)
     keys["run_only"] = db.create_key(sessions, name="runner", scopes=["run"], org="acme")
     keys["other_org"] = db.create_key(sessions, name="other", scopes=["run", "push", "train"], org="globex")
     sessions.kw["bind"].dispose()
-    server = start_server(data)
+    server = start_server(data, database, workers=workers, lease=lease)
     server.keys = keys
+    return server
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgresql"])
+def platform_server(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """The platform on SQLite, then on PostgreSQL (one each per test session): a test that uses it runs on both."""
+    server = _platform(tmp_path_factory.mktemp(f"platform-{request.param}"), database_for(request))
     yield server
     server.stop()
 

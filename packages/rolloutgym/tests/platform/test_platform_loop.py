@@ -1,6 +1,8 @@
-"""The platform's whole loop against a real ``rolloutgym platform serve`` (SQLite, 2 worker processes) on 127.0.0.1:
-login, push (content-hash versions), remote runs, show/compare of remote ids, improve (hf:tiny SFT, a few steps),
-a run with the trained model (``--policy job:ID``), jobs/job; and the same through ``Client`` / ``AsyncClient``."""
+"""The platform's whole loop against a real ``rolloutgym platform serve`` (2 worker processes) on 127.0.0.1, on
+SQLite and on PostgreSQL: login, push (content-hash versions), remote runs, show/compare of remote ids, improve
+(hf:tiny SFT, a few steps), a run with the trained model (``--policy job:ID``), jobs/job through the CLI (SQLite);
+the same loop through ``Client`` (PostgreSQL), training on the chosen rollouts only; errors, scopes and orgs on
+both databases."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ import json
 import re
 import shutil
 import stat
+import time
 from pathlib import Path
 
 import pytest
@@ -23,6 +26,7 @@ def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, captured.out, captured.err
 
 
+@pytest.mark.parametrize("platform_server", ["sqlite"], indirect=True)
 def test_cli_loop_push_run_improve_run_compare(platform_server, user_home, tmp_path, capsys) -> None:
     code, out, _ = cli(capsys, "login", platform_server.url, "--key", platform_server.keys["all"])
     assert code == 0 and "org acme" in out
@@ -57,6 +61,10 @@ def test_cli_loop_push_run_improve_run_compare(platform_server, user_home, tmp_p
     assert baseline in out and "refund-agent" in out
     code, out, _ = cli(capsys, "show", baseline)
     assert code == 0 and "toy/arith-v0" in out and "6 trajectories" in out
+    code, out, _ = cli(capsys, "report", baseline)  # remote ids: downloaded on demand, written here
+    assert code == 0 and (tmp_path / f"{baseline}.html").is_file()
+    code, out, _ = cli(capsys, "export", baseline)
+    assert code == 0 and len((tmp_path / f"{baseline}.jsonl.jsonl").read_text().splitlines()) == 6
 
     code, out, _ = cli(capsys, "run", "toy/arith-v0", "--remote", "-n", "2", "--limit", "3")  # oracle: all pass
     oracle = re.search(r"run (run_\w+) succeeded", out).group(1)
@@ -70,6 +78,10 @@ def test_cli_loop_push_run_improve_run_compare(platform_server, user_home, tmp_p
     assert job in out and "succeeded" in out
     code, out, _ = cli(capsys, "job", job)
     assert "succeeded" in out and '"step": 2' in out
+    from rolloutgym import Client
+
+    with Client() as remote:
+        assert remote.get_job(job)["result"]["steps"] == 2  # optimizer steps, from the training log's step lines
 
     code, out, _ = cli(capsys, "run", "toy/arith-v0", "--remote", "-n", "2", "--limit", "3", "--policy", f"job:{job}")
     assert code == 0, out
@@ -155,3 +167,80 @@ def _sdk_calls(client, other, runner, wait) -> None:
             assert any(env["slug"] == "toy/arith-v0" for env in await remote.list_envs())
 
     asyncio.run(twin())
+
+
+@pytest.mark.parametrize("platform_server", ["postgresql"], indirect=True)
+def test_client_loop_trains_on_the_chosen_rollouts(platform_server, user_home, wait, capsys, monkeypatch) -> None:
+    from rolloutgym import Client
+    from rolloutgym.platform import PlatformError
+
+    with Client(platform_server.url, platform_server.keys["all"]) as client:
+        client.push("toy/arith-v0")
+        baseline = wait(client, client.create_run(env_slug="toy/arith-v0", model="null", n=1, limit=3)["runId"])
+        source = wait(client, client.create_run(env_slug="toy/arith-v0", model="oracle", n=2, limit=3)["runId"])
+        ids = client.passing_rollout_ids(source["runId"])
+        assert len(ids) == 6
+        with pytest.raises(PlatformError, match="has no rollout 9:0"):
+            client.create_training_job(source_run_id=source["runId"], rollout_ids=["9:0"], base_model="hf:tiny")
+        chosen = ["0:1", "2:0"]
+        job = client.create_training_job(
+            source_run_id=source["runId"], rollout_ids=chosen, base_model="hf:tiny", method="sft", suffix="v1", steps=1
+        )
+        while job["state"] in ("queued", "running"):
+            time.sleep(0.5)
+            job = client.get_job(job["id"])
+        assert job["state"] == "succeeded", job
+        assert job["result"]["examples"] == 2 and job["result"]["steps"] == 1 and job["rolloutIds"] == chosen
+        selected = platform_server.data / "models" / "acme" / job["id"] / "rollouts.jsonl"
+        groups = [json.loads(line) for line in selected.read_text().splitlines()[1:]]
+        assert [(group["task_index"], len(group["trajectories"])) for group in groups] == [(0, 1), (2, 1)]
+        improved = client.create_run(env_slug="toy/arith-v0", model=f"job:{job['id']}", n=1, limit=3)
+        improved = wait(client, improved["runId"])
+        assert improved["state"] == "succeeded" and improved["policy"] == f"job:{job['id']}"
+    monkeypatch.setenv("ROLLOUTGYM_ENDPOINT", platform_server.url)
+    monkeypatch.setenv("ROLLOUTGYM_API_KEY", platform_server.keys["all"])
+    code, out, _ = cli(capsys, "compare", baseline["runId"], improved["runId"])
+    assert code == 0 and "arith-00" in out and "overall pass rate" in out
+    _pages_in_chromium(platform_server, source["runId"], job["id"])
+
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
+
+
+def _pages_in_chromium(server, run_id: str, job_id: str) -> None:
+    """The read-only pages in real Chromium: a key once by ?key= (kept in a cookie), envs and versions, runs and
+    a run's report, jobs and a job's curves; no key: 401; another organisation's run or job: 404."""
+    import importlib.util
+    import os
+
+    if importlib.util.find_spec("playwright") is None or not CHROMIUM.exists():
+        if os.environ.get("CI") == "true":
+            pytest.fail("the platform's pages test needs Playwright and /usr/bin/chromium under CI")
+        pytest.skip("Playwright or /usr/bin/chromium is missing")
+    from playwright.sync_api import sync_playwright
+
+    problems: list[str] = []
+    with sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, headless=True)
+        page = browser.new_page()
+        page.on("pageerror", lambda error: problems.append(str(error)))
+        assert page.goto(f"{server.url}/runs").status == 401 and "?key=" in page.locator("#error").inner_text()
+        answer = page.goto(f"{server.url}/envs?key={server.keys['all']}")
+        assert answer.status == 200 and "key=" not in page.url  # the key went into a cookie, out of the address
+        page.locator("#envs a", has_text="toy/arith-v0").click()
+        assert page.locator("#versions tbody tr").count() == 1 and page.locator(f"#runs a:text('{run_id}')").count()
+        page.goto(f"{server.url}/runs")
+        page.locator(f"#runs a:text('{run_id}')").click()
+        assert page.locator("#run-0").is_visible()  # the run's HTML report
+        page.goto(f"{server.url}/jobs")
+        page.locator(f"#jobs a:text('{job_id}')").click()
+        assert page.locator('#training figure[data-metric="loss"] svg').is_visible()  # its training curves
+        other = browser.new_page()
+        other.goto(f"{server.url}/runs?key={server.keys['other_org']}")
+        assert other.locator(f"a:text('{run_id}')").count() == 0
+        assert other.goto(f"{server.url}/runs/{run_id}").status == 404
+        assert other.goto(f"{server.url}/jobs/{job_id}").status == 404
+        assert other.goto(f"{server.url}/envs/toy/arith-v0").status == 404  # it pushed none
+        browser.close()
+    assert not problems, problems

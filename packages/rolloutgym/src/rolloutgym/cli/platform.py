@@ -38,11 +38,14 @@ def serve_command(
     port: int = typer.Option(8600, "--port"),
     workers: int = typer.Option(2, "--workers", help="Local worker processes (0: API only)."),
     lease: float = typer.Option(30.0, "--lease", help="Seconds a worker holds work without renewing its lease."),
+    ray: Optional[str] = typer.Option(
+        None, "--ray", help="Run the workers' rollouts on this Ray cluster (e.g. auto or ray://HOST:10001)."
+    ),
 ) -> None:
-    """Start the platform: HTTP API, database (migrated on start) and workers."""
+    """Start the platform: HTTP API, database (migrated on start) and workers; pages at /envs, /runs, /jobs."""
     _db, server = _server_modules()
-    console.print(f"platform on http://{host}:{port} (data {data}); Ctrl-C stops")
-    server.serve(data, database=database, host=host, port=port, workers=workers, lease=lease)
+    console.print(f"platform on http://{host}:{port} (data {data}); pages need ?key=rk_... once; Ctrl-C stops")
+    server.serve(data, database=database, host=host, port=port, workers=workers, lease=lease, ray=ray)
 
 
 @keys_app.command("create")

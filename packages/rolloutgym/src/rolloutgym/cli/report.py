@@ -14,8 +14,12 @@ from ._app import app, console, error_console, fail, output_path
 def _build(run_files: list[Path], out: Optional[Path], title: Optional[str]) -> Path:
     from ..report import build_report
     from ..runs import file_kind
+    from .platform import local_run_file
     from .runs import torn_tail, warn_torn_tail
 
+    if out is None and run_files and not run_files[0].exists() and local_run_file(run_files[0]) != run_files[0]:
+        out = Path(f"{run_files[0].name}.html")  # a remote run id first: the report goes to the current folder
+    run_files = [local_run_file(run_file) for run_file in run_files]  # remote run ids: downloaded on demand
     for run_file in run_files:
         if file_kind(run_file) == "run" and torn_tail(run_file):
             warn_torn_tail(run_file)

@@ -25,6 +25,7 @@ from . import db
 from .envfiles import SLUG, content_version, env_slug
 from .errors import PlatformError
 from .models import ApiKey, EnvVersion, Job, Run
+from .pages import ROUTES
 
 METHODS = ("sft", "dpo", "grpo")
 
@@ -121,6 +122,7 @@ def job_json(job: Job) -> dict[str, Any]:
         "status": job.state,
         "error": job.error,
         "model": f"job:{job.id}" if job.state == "succeeded" else None,
+        "rolloutIds": job.rollout_ids,
         "result": job.result,
         "options": job.options,
         "createdAt": _stamp(job.created_at),
@@ -321,18 +323,41 @@ def run_file(request: Request) -> FileResponse:
     return FileResponse(path, media_type="application/x-ndjson", filename=path.name)
 
 
-def passing_rollouts(request: Request) -> JSONResponse:
+def rollout_scores(path: Path) -> dict[str, float]:
+    """Every scored rollout of a run file by its id ``TASK:MEMBER`` (task index, position in its group)."""
     from ..runs import iter_run
 
-    path = _run_file(request)
-    threshold = float(request.query_params.get("threshold", "1.0"))
-    ids = [
-        f"{task_index}:{member}"
+    return {
+        f"{task_index}:{member}": score.value
         for task_index, group in iter_run(path, allow_partial_tail=True)
         for member, score in enumerate(group.scores)
-        if score.value >= threshold
-    ]
-    return JSONResponse(ids)
+    }
+
+
+def passing_rollouts(request: Request) -> JSONResponse:
+    path = _run_file(request)
+    try:
+        threshold = float(request.query_params.get("threshold", "1.0"))
+    except ValueError:
+        raise ApiError(400, "threshold must be a number, e.g. 1.0") from None
+    return JSONResponse([rollout for rollout, value in rollout_scores(path).items() if value >= threshold])
+
+
+def _check_rollout_ids(platform: Platform, run: Run, rollout_ids: Any) -> list[str] | None:
+    """The job's ``rollout_ids``: a list of ids of the run's rollouts (as ``passing_rollout_ids`` gives them)."""
+    if rollout_ids is None:
+        return None
+    if not isinstance(rollout_ids, list) or not all(isinstance(item, str) for item in rollout_ids):
+        raise ApiError(400, "rollout_ids must be a list of ids like '0:1' (from passing_rollout_ids)")
+    known = rollout_scores(platform.data / run.path)
+    unknown = [item for item in rollout_ids if item not in known]
+    if unknown:
+        raise ApiError(
+            400, f"run {run.id} has no rollout {', '.join(unknown[:5])}; take the ids from passing_rollout_ids"
+        )
+    if not rollout_ids:
+        raise ApiError(400, f"rollout_ids is empty: run {run.id} gave no rollouts to train on")
+    return rollout_ids
 
 
 async def create_job(request: Request) -> JSONResponse:
@@ -355,7 +380,7 @@ async def create_job(request: Request) -> JSONResponse:
             method=method,
             base_model=base_model,
             suffix=body.get("suffix"),
-            rollout_ids=body.get("rollout_ids"),
+            rollout_ids=_check_rollout_ids(_platform(request), run, body.get("rollout_ids", body.get("rolloutIds"))),
             options=dict(body.get("options") or {}),
             state="queued",
             attempts=0,
@@ -427,6 +452,7 @@ def create_app(data: str | Path, database: str | None = None) -> Starlette:
         Route("/api/jobs", list_jobs),
         Route("/api/jobs/{job_id}", get_job),
         Route("/api/stats", count_rows),
+        *ROUTES,
     ]
     app = Starlette(routes=routes, exception_handlers={ApiError: _api_error})
     app.state.platform = Platform(Path(data).resolve(), db.open_database(data, database))

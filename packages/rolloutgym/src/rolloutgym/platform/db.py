@@ -144,10 +144,12 @@ def renew(
     return changed == 1
 
 
-def finish(sessions: sessionmaker[Session], model: Any, row_id: str, owner: str, state: str, **values: Any) -> None:
+def finish(sessions: sessionmaker[Session], model: Any, row_id: str, owner: str, state: str, **values: Any) -> bool:
+    """End ``owner``'s work on the row; False (and nothing written) when another worker holds it now."""
     with sessions.begin() as session:
-        session.execute(
+        changed = session.execute(
             update(model)
-            .where(model.id == row_id, model.lease_owner == owner)
+            .where(model.id == row_id, model.lease_owner == owner, model.state == "running")
             .values(state=state, lease_until=None, finished_at=utcnow(), **values)
-        )
+        ).rowcount
+    return changed == 1

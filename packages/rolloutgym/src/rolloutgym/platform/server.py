@@ -8,12 +8,18 @@ import sys
 from pathlib import Path
 
 
-def start_workers(data: Path, database: str | None, count: int, lease: float) -> list[subprocess.Popen]:
-    """Start ``count`` worker processes (``python -m rolloutgym.platform.worker``)."""
+def worker_command(data: Path, database: str | None, lease: float, ray: str | None = None) -> list[str]:
+    """The command line of one worker process (``python -m rolloutgym.platform.worker``)."""
     command = [sys.executable, "-m", "rolloutgym.platform.worker", "--data", str(data), "--lease", str(lease)]
-    command += ["--parent", str(os.getpid())]
-    if database:
-        command += ["--database", database]
+    command += ["--parent", str(os.getpid())] + (["--ray", ray] if ray else [])
+    return command + (["--database", database] if database else [])
+
+
+def start_workers(
+    data: Path, database: str | None, count: int, lease: float, ray: str | None = None
+) -> list[subprocess.Popen]:
+    """Start ``count`` worker processes."""
+    command = worker_command(data, database, lease, ray)
     return [subprocess.Popen(command) for _ in range(count)]
 
 
@@ -26,15 +32,17 @@ def serve(
     workers: int = 2,
     lease: float = 30.0,
     log_level: str = "warning",
+    ray: str | None = None,
 ) -> None:
-    """Migrate the database, start the workers, and serve the API until interrupted."""
+    """Migrate the database, start the workers (their rollouts on the Ray cluster ``ray`` when given), and serve
+    the API until interrupted."""
     import uvicorn
 
     from .app import create_app
 
     data = Path(data).resolve()
     app = create_app(data, database)  # migrates before any worker starts
-    processes = start_workers(data, database, workers, lease)
+    processes = start_workers(data, database, workers, lease, ray)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level)
     finally:

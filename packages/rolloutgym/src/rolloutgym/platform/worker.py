@@ -64,7 +64,16 @@ class Heartbeat:
         self._thread.join()
 
     def beat(self) -> None:
-        if not db.renew(self.sessions, self.model, self.row_id, self.owner, self.lease, **dict(self.values)):
+        """Renew the lease now; once it is lost it stays lost (another worker may hold the row)."""
+        from sqlalchemy.exc import SQLAlchemyError
+
+        if self.lost:
+            return
+        try:
+            renewed = db.renew(self.sessions, self.model, self.row_id, self.owner, self.lease, **dict(self.values))
+        except SQLAlchemyError:  # the database is unreachable for now: the next beat tries again
+            return
+        if not renewed:
             self.lost = True
 
     def _loop(self) -> None:
@@ -83,7 +92,8 @@ def _policy(sessions: sessionmaker[Session], data: Path, policy: str) -> str:
     return f"hf:{data / job.model_path}"
 
 
-def _run_config(sessions: sessionmaker[Session], data: Path, run: Run, out: Path) -> Any:
+def _run_config(sessions: sessionmaker[Session], data: Path, run: Run, out: Path, ray: str | None = None) -> Any:
+    """The run's :class:`~rolloutgym.runner.RunConfig`: its rollouts on the Ray cluster ``ray`` when given."""
     from ..runner import RunConfig
 
     with sessions() as session:
@@ -97,21 +107,47 @@ def _run_config(sessions: sessionmaker[Session], data: Path, run: Run, out: Path
         num_rollouts=run.n,
         out=out,
         resume=True,
+        **({"executor": "ray", "executor_options": {"address": ray}} if ray else {}),
         **options,
     )
 
 
-def execute_run(sessions: sessionmaker[Session], data: Path, run: Run, owner: str, lease: float) -> None:
+def attempt_path(run: Run) -> Path:
+    """This attempt's run file, relative to DATA: ``runs/ORG/RUN_ID.jsonl``, then ``RUN_ID.attempt-N.jsonl``.
+
+    Each claim of a run writes its own file, seeded with the finished groups of the file the
+    previous attempt recorded; the database points at the file of the attempt that finishes.
+    A worker that lost its lease but still runs (stalled, not dead) therefore only ever
+    appends to its own, abandoned file: it cannot write a group twice into the recorded one.
+    """
+    name = f"{run.id}.jsonl" if run.attempts <= 1 else f"{run.id}.attempt-{run.attempts}.jsonl"
+    return Path("runs") / run.org / name
+
+
+def seed_from_previous(data: Path, previous: str | None, target: Path) -> None:
+    """Copy the complete lines of the previous attempt's run file (a line cut off mid-write is left out)."""
+    if not previous or not (data / previous).is_file() or (data / previous) == target:
+        return
+    content = (data / previous).read_bytes()
+    target.write_bytes(content[: content.rfind(b"\n") + 1])
+
+
+def execute_run(
+    sessions: sessionmaker[Session], data: Path, run: Run, owner: str, lease: float, ray: str | None = None
+) -> None:
     from ..runner import arun
 
-    relative = Path("runs") / run.org / f"{run.id}.jsonl"
+    relative = attempt_path(run)
     out = data / relative
     out.parent.mkdir(parents=True, exist_ok=True)
+    seed_from_previous(data, run.path, out)
     with Heartbeat(sessions, Run, run.id, owner, lease) as heart:
         heart.values = {"path": str(relative)}
         heart.beat()
+        if heart.lost:
+            return
         try:
-            config = _run_config(sessions, data, run, out)
+            config = _run_config(sessions, data, run, out, ray)
             counts = {"done": 0, "passes": 0, "trajectories": 0, "errors": 0}
 
             def on_start(header: dict[str, Any], remaining: int) -> None:
@@ -129,13 +165,12 @@ def execute_run(sessions: sessionmaker[Session], data: Path, run: Run, owner: st
                 heart.values = dict(heart.values, **counts)
 
             result = asyncio.run(arun(config, on_start=on_start, on_group=on_group))
-        except LeaseLost:
-            return
-        except Exception as exc:  # the run failed: record why, in one line
-            db.finish(sessions, Run, run.id, owner, "failed", error=describe(exc), **heart.values)
+        except Exception as exc:  # the run failed: record why, in one line (unless another worker holds it now)
+            if not heart.lost:
+                db.finish(sessions, Run, run.id, owner, "failed", error=describe(exc), **heart.values)
             return
     summary = result.summary
-    db.finish(
+    finished = db.finish(
         sessions,
         Run,
         run.id,
@@ -149,6 +184,10 @@ def execute_run(sessions: sessionmaker[Session], data: Path, run: Run, owner: st
         errors=summary.num_errors,
         pass_rate=summary.pass_rate,
     )
+    if finished and relative.name != f"{run.id}.jsonl":
+        for stale in out.parent.glob(f"{run.id}.*jsonl"):  # earlier attempts' files: superseded
+            if stale != out:
+                stale.unlink(missing_ok=True)
 
 
 def _option_flags(options: dict[str, Any]) -> list[str]:
@@ -165,46 +204,108 @@ def _option_flags(options: dict[str, Any]) -> list[str]:
     return flags
 
 
-def _train(job: Job, run_file: Path, out: Path, log_path: Path) -> dict[str, Any]:
+def select_rollouts(run_file: Path, rollout_ids: list[str], target: Path) -> int:
+    """Write ``target``: the run file with only the rollouts ``TASK:MEMBER`` named in ``rollout_ids``.
+
+    The ids are those of ``passing_rollout_ids`` (task index, then the position among the
+    group's scored trajectories). Groups with none of them are left out; returns how many
+    rollouts were kept.
+    """
+    import json
+
+    chosen: dict[int, set[int]] = {}
+    for rollout_id in rollout_ids:
+        task, _, member = str(rollout_id).partition(":")
+        chosen.setdefault(int(task), set()).add(int(member))
+    kept = 0
+    with run_file.open(encoding="utf-8") as source, target.open("w", encoding="utf-8") as out:
+        out.write(source.readline())
+        for line in source:
+            if not line.endswith("\n"):
+                break  # cut off mid-write
+            group = json.loads(line)
+            members = sorted(chosen.get(group.get("task_index"), set()) & set(range(len(group["trajectories"]))))
+            if not members:
+                continue
+            group["trajectories"] = [group["trajectories"][index] for index in members]
+            group["scores"] = [group["scores"][index] for index in members]
+            group["errors"] = []
+            kept += len(members)
+            out.write(json.dumps(group) + "\n")
+    return kept
+
+
+def _train_command(job: Job, source: str, out: Path, log_path: Path) -> list[str]:
+    options = dict(job.options or {})
+    steps = options.pop("steps", 10)
+    command = [sys.executable, "-m", "rolloutgym", "train", job.method, source, "--model", job.base_model]
+    command += ["--out", str(out), "--log", str(log_path), "--no-eval", "--steps", str(steps)]
+    return command + _option_flags(options)
+
+
+def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -> dict[str, Any]:
     """Train through the ``rolloutgym train METHOD`` command, in its own process.
 
     The core reaches the trainer the way a user does, through the command a plugin
     (``rolloutgym-trl``) adds, so the core imports no plugin and a crashed or
-    memory-hungry training frees everything when its process ends.
+    memory-hungry training frees everything when its process ends. The child is stopped
+    when this worker loses the job's lease (another worker trains it now).
     """
-    from ..runs import read_header
+    from ..runs import read_training_log
 
-    options = dict(job.options or {})
-    steps = options.pop("steps", 10)
-    source = read_header(run_file)["env"]["id"] if job.method == "grpo" else str(run_file)
-    command = [sys.executable, "-m", "rolloutgym", "train", job.method, source, "--model", job.base_model]
-    command += ["--out", str(out), "--log", str(log_path), "--no-eval", "--steps", str(steps), *_option_flags(options)]
     started = time.perf_counter()
-    done = subprocess.run(command, capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
-    if done.returncode != 0:
-        lines = [line for line in (done.stderr + done.stdout).strip().splitlines() if line.strip()]
+    with subprocess.Popen(
+        _train_command(job, source, out, log_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    ) as child:
+        reader = threading.Thread(target=lambda: setattr(child, "output", child.stdout.read()), daemon=True)
+        reader.start()
+        while child.poll() is None:
+            if heart.lost:
+                child.kill()
+                child.wait()
+                raise LeaseLost(job.id)
+            time.sleep(0.2)
+        reader.join()
+    if child.returncode != 0:
+        lines = [line for line in getattr(child, "output", "").strip().splitlines() if line.strip()]
         if any("No such command 'train'" in line for line in lines):
             raise RuntimeError("training needs the TRL plugin on the workers: pip install rolloutgym-trl")
-        raise RuntimeError(lines[-1].strip(" │╭╰─") if lines else f"rolloutgym train exited with {done.returncode}")
-    records = [line for line in log_path.read_text().splitlines() if line.strip()] if log_path.exists() else []
-    return {"steps": len(records), "seconds": round(time.perf_counter() - started, 2)}
+        raise RuntimeError(lines[-1].strip(" │╭╰─") if lines else f"rolloutgym train exited with {child.returncode}")
+    log = read_training_log(log_path)
+    steps = [record["step"] for record in log.steps if isinstance(record.get("step"), int)]
+    result = {"steps": max(steps, default=0), "seconds": round(time.perf_counter() - started, 2)}
+    if "examples" in log.header:
+        result["examples"] = log.header["examples"]
+    return result
 
 
 def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: str, lease: float) -> None:
+    from ..runs import read_header
+
     with sessions() as session:
         run = session.get(Run, job.source_run_id)
-    folder = Path("models") / job.org / job.id
+    folder = Path("models") / job.org / job.id / (f"attempt-{job.attempts}" if job.attempts > 1 else "")
     log_relative = folder / "training.jsonl"
     (data / folder).mkdir(parents=True, exist_ok=True)
     with Heartbeat(sessions, Job, job.id, owner, lease) as heart:
         heart.values = {"log_path": str(log_relative)}
         heart.beat()
         try:
-            result = _train(job, data / run.path, data / folder / "model", data / log_relative)
-        except Exception as exc:  # the job failed: record why, in one line
-            db.finish(sessions, Job, job.id, owner, "failed", error=describe(exc), **heart.values)
+            source = str(data / run.path)
+            if job.method == "grpo":
+                source = read_header(data / run.path)["env"]["id"]
+            elif job.rollout_ids is not None and job.method == "sft":
+                source = str(data / folder / "rollouts.jsonl")  # SFT on the chosen rollouts only
+                select_rollouts(data / run.path, list(job.rollout_ids), Path(source))
+            result = _train(job, source, data / folder / "model", data / log_relative, heart)
+        except Exception as exc:  # the job failed: record why, in one line (unless another worker holds it now)
+            if not heart.lost:
+                db.finish(sessions, Job, job.id, owner, "failed", error=describe(exc), **heart.values)
             return
-    summary = result
     db.finish(
         sessions,
         Job,
@@ -213,15 +314,15 @@ def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: st
         "succeeded",
         model_path=str(folder / "model"),
         log_path=str(log_relative),
-        result=summary,
+        result=result,
     )
 
 
-def work_once(sessions: sessionmaker[Session], data: Path, owner: str, lease: float) -> bool:
+def work_once(sessions: sessionmaker[Session], data: Path, owner: str, lease: float, ray: str | None = None) -> bool:
     """Claim and execute one run (else one job); False when nothing was queued."""
     run = db.claim(sessions, Run, owner, lease)
     if run is not None:
-        execute_run(sessions, data, run, owner, lease)
+        execute_run(sessions, data, run, owner, lease, ray)
         return True
     job = db.claim(sessions, Job, owner, lease)
     if job is not None:
@@ -231,14 +332,25 @@ def work_once(sessions: sessionmaker[Session], data: Path, owner: str, lease: fl
 
 
 def work(
-    data: str | Path, database: str | None = None, *, lease: float = 30.0, poll: float = 0.2, parent: int | None = None
+    data: str | Path,
+    database: str | None = None,
+    *,
+    lease: float = 30.0,
+    poll: float = 0.2,
+    parent: int | None = None,
+    ray: str | None = None,
 ) -> None:
-    """Execute queued work until the process is stopped (or its ``parent`` process is gone)."""
+    """Execute queued work until the process is stopped (or its ``parent`` process is gone).
+
+    With ``ray`` (a Ray address such as ``auto`` or ``ray://HOST:10001``) each run's rollouts
+    execute on that Ray cluster through rolloutgym's Ray executor; this process still claims
+    the run, writes its run file and trains jobs.
+    """
     data = Path(data).resolve()
     sessions = db.open_database(data, database)
     owner = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns() % 1_000_000}"
     while parent is None or os.getppid() == parent:
-        if not work_once(sessions, data, owner, lease):
+        if not work_once(sessions, data, owner, lease, ray):
             time.sleep(poll)
 
 
@@ -247,10 +359,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--database", default=None)
     parser.add_argument("--lease", type=float, default=30.0)
+    parser.add_argument("--ray", default=None, help="Run the rollouts on this Ray cluster (e.g. auto).")
     parser.add_argument("--parent", type=int, default=None, help="Exit when this process (the server) is gone.")
     arguments = parser.parse_args(argv)
     try:
-        work(arguments.data, arguments.database, lease=arguments.lease, parent=arguments.parent)
+        work(arguments.data, arguments.database, lease=arguments.lease, parent=arguments.parent, ray=arguments.ray)
     except KeyboardInterrupt:
         pass
 
