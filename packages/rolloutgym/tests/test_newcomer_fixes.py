@@ -56,3 +56,63 @@ def test_a_models_own_tool_call_id_is_kept() -> None:
     calls, problems, _ = parse_hermes_tool_calls(text)
     assert problems == []
     assert [call["id"] for call in calls] == ["functions.guess:0", "call_1"]
+
+
+@pytest.mark.parametrize(
+    ("keyword", "meant"),
+    [("instructions", "instruction"), ("hiddenGroundTruth", "hidden_ground_truth"), ("splt", "split")],
+)
+def test_a_wrong_task_keyword_names_the_field_meant_and_the_line(keyword: str, meant: str) -> None:
+    """Issue 32: ``Task(instructions=...)`` was a bare TypeError without file, line or did-you-mean."""
+    from rolloutgym.declarative._task import TaskFieldError
+
+    arguments = {"instruction": "x", keyword: "y"} if keyword != "instructions" else {keyword: "y"}
+    with pytest.raises(TaskFieldError) as caught:
+        Task(**arguments)
+    message = str(caught.value)
+    assert f"{__file__}:" in message and f"Did you mean '{meant}'?" in message and "Its fields: instruction" in message
+    assert isinstance(caught.value, TypeError) and isinstance(caught.value, EnvFileError)
+
+
+def test_a_task_without_instruction_says_what_is_missing() -> None:
+    with pytest.raises(EnvFileError, match=r"needs an 'instruction'"):
+        Task()  # type: ignore[call-arg]
+    assert Task("positional", split="train").split == "train"  # positional and keyword use still work
+
+
+def _play(lines: str) -> tuple[object, str]:
+    import asyncio
+    import io
+
+    from rolloutgym.builtin.policies import HumanPolicy
+    from rolloutgym.registry import get_registry
+    from rolloutgym.rollouts import arollout
+
+    out = io.StringIO()
+    policy = HumanPolicy(io.StringIO(lines), out)
+
+    async def episode() -> object:
+        environment = get_registry().make("toy/guess-v0", task=0)
+        try:
+            return await arollout(environment, policy, seed=0, max_steps=8)
+        finally:
+            environment.close()
+
+    try:
+        return asyncio.run(episode()), out.getvalue()
+    except EOFError:
+        return None, out.getvalue()
+
+
+def test_play_help_and_unknown_commands_are_not_answers() -> None:
+    """Issue 32: in ``play``, ``/help`` was taken as the final answer and revealed the target."""
+    trajectory, shown = _play('/help\n/hlep\n/call guess {"number": 5}\n/quit\n')
+    assert trajectory is None  # /quit stops; nothing was answered
+    assert "/call NAME {json arguments}" in shown and "tools: guess" in shown
+    assert "unknown command /hlep" in shown and "target was" not in shown
+    assert shown.count("[tool]") == 1  # only the /call reached the env
+
+
+def test_play_double_slash_sends_a_slash_answer() -> None:
+    trajectory, shown = _play("//help\n")
+    assert trajectory is not None and trajectory.steps[0].action["content"] == "/help"

@@ -112,12 +112,36 @@ def _render_observation(observation: Any, out: TextIO) -> None:
         out.write(json.dumps(observation, default=repr, indent=2) + "\n")
 
 
+_PLAY_HELP = """commands:
+  /call NAME {json arguments}   call a tool (tools: {tools})
+  /help                         this list
+  /quit                         stop the episode
+  //text                        answer with text that starts with a slash
+anything else is your answer (or the action, as JSON, when the env takes no text)
+"""
+
+
+def _player_command(line: str, tools: list[Any], out: TextIO) -> bool:
+    """Handle a ``/`` command of ``play`` that is not an action; True when the line was one."""
+    word = line.strip().split(" ", 1)[0]
+    if not word.startswith("/") or word.startswith("//") or word == "/call":
+        return False
+    if word in ("/help", "/?", "/h"):
+        out.write(_PLAY_HELP.replace("{tools}", ", ".join(map(str, tools)) or "none"))
+        return True
+    if word in ("/quit", "/exit", "/q"):
+        raise EOFError("the player quit")
+    out.write(f"error: unknown command {word}; /help lists the commands (type //{line[1:]} to send it as text)\n")
+    return True
+
+
 class HumanPolicy:
     """You play at the terminal.
 
     For chat environments type a reply, or call a tool with
     ``/call NAME {"arg": value}``; for text actions type the answer; otherwise type
-    the action as JSON.
+    the action as JSON. ``/help`` lists the commands and ``/quit`` stops; they are never
+    sent to the env as an answer (type ``//`` to start an answer with a slash).
     """
 
     def __init__(self, input_stream: TextIO | None = None, output_stream: TextIO | None = None) -> None:
@@ -132,7 +156,11 @@ class HumanPolicy:
         names = [tool.get("function", tool).get("name") for tool in tools if isinstance(tool, dict)]
         out = self.output_stream
         if names:
-            out.write(f"tools: {', '.join(names)}  (call one with /call NAME {{json arguments}})\n")
+            out.write(
+                f"tools: {', '.join(names)}  (call one with /call NAME {{json arguments}}; /help lists commands)\n"
+            )
+        else:
+            out.write("type your answer; /help lists the commands\n")
         counter = iter(range(1_000_000))
 
         def act(observation: Any) -> Any:
@@ -144,6 +172,9 @@ class HumanPolicy:
                 if not line:
                     raise EOFError("input ended")
                 line = line.rstrip("\n")
+                if _player_command(line, names, out):
+                    continue
+                line = line[1:] if line.startswith("//") else line
                 try:
                     return self._parse(line, space, next(counter))
                 except ValueError as exc:

@@ -220,3 +220,44 @@ def _check_reference_action(action: Any, where: str) -> None:
         raise EnvFileError(f"{where}: a tool call needs a 'name'")
     if not isinstance(action.get("arguments", {}), dict):
         raise EnvFileError(f"{where}: tool call 'arguments' must be a JSON object")
+
+
+class TaskFieldError(EnvFileError, TypeError):
+    """``Task(...)`` called with a keyword that is no field (or without ``instruction``)."""
+
+
+_SNAKE = {"hiddenGroundTruth": "hidden_ground_truth", "referenceActions": "reference_actions"}
+_SNAKE["referenceAnswer"] = "reference_answer"
+
+
+def _checked_init(dataclass_init: Any) -> Any:
+    """Wrap the dataclass ``__init__``: a wrong keyword names the file and line, the field meant and
+    every field, instead of a bare ``TypeError``."""
+    import functools
+    import inspect
+
+    fields = [name for name in inspect.signature(dataclass_init).parameters if name != "self"]
+
+    @functools.wraps(dataclass_init)
+    def __init__(self: Task, *args: Any, **kwargs: Any) -> None:
+        from rolloutgym_protocol.errors import did_you_mean
+
+        unknown = [name for name in kwargs if name not in fields]
+        missing = not args and "instruction" not in kwargs
+        if unknown or missing:
+            caller = sys._getframe(1)
+            where = f"{caller.f_code.co_filename}:{caller.f_lineno}"
+            if unknown:
+                name = unknown[0]
+                hint = f" Did you mean '{_SNAKE[name]}'?" if name in _SNAKE else did_you_mean(name, fields)
+                problem = f"Task() has no field {name!r}.{hint}"
+            else:
+                problem = "Task() needs an 'instruction' (what the agent is asked to do)."
+            raise TaskFieldError(f"{where}: {problem} Its fields: {', '.join(fields)}")
+        dataclass_init(self, *args, **kwargs)
+
+    __init__.__signature__ = inspect.signature(dataclass_init)  # type: ignore[attr-defined]
+    return __init__
+
+
+Task.__init__ = _checked_init(Task.__init__)  # type: ignore[method-assign]
