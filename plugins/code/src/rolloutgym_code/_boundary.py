@@ -136,15 +136,18 @@ def _run_runner(directory: str, process, test_paths, limits: SandboxLimits, fron
         "args": [
             "-q", "-p", "no:cacheprovider", "-p", "no:junitxml", "-p", "no:legacypath",
             "-c", os.path.join(directory, "support", "pytest.ini"), f"--rootdir={os.path.join(directory, 'tests')}",
+            f"--confcutdir={os.path.join(directory, 'tests')}",
             "--tb=short", *[os.path.join(directory, "tests", path) for path in test_paths],
         ],
     }  # fmt: skip
+    os.mkdir(os.path.join(directory, "tmp"))
     config_path = os.path.join(directory, "config.json")
     with open(config_path, "w", encoding="utf-8") as handle:
         json.dump(config, handle)
     environment = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": directory,
+        "TMPDIR": os.path.join(directory, "tmp"),  # tmp_path and tempfile stay in the private folder
         "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1",
         "PYTHONDONTWRITEBYTECODE": "1",
         "LANG": "C.UTF-8",
