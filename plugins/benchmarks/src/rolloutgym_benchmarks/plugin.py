@@ -63,7 +63,69 @@ def rolloutgym_envs() -> list[EnvSpec]:
         *_mmath_specs(),
         *_math_specs(),
         *_agentdojo_specs(),
+        *_ifeval_specs(),
+        *_scienceworld_specs(),
     ]
+
+
+def _ifeval_specs() -> list[EnvSpec]:
+    from ._ifeval_tasks import CHECKERS, NEEDS_NLTK_DATA, TOPICS
+    from .ifeval_envs import INSTALL_HINT, LICENCE, PACKAGE, SIZE
+    from .ifeval_envs import package_version as ifeval_version
+
+    version = ifeval_version()
+    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {INSTALL_HINT})"
+    return [
+        EnvSpec(
+            id="ifeval/instructions-v0",
+            entry_point="rolloutgym_benchmarks.ifeval_envs:make_env",
+            tasks="rolloutgym_benchmarks.ifeval_envs:tasks_all",
+            description=(
+                f"IFEval-style instruction following on rolloutgym's own prompts ({len(TOPICS)} writing requests x "
+                f"{len(CHECKERS)} of the package's IFEval checkers = {SIZE} tasks; not IFEval's prompts). Single "
+                "turn; graded by if-verifiable's IFEval checkers: reward 1 when every instruction is followed "
+                "(strict, prompt level). Components: strict, loose, instructions (fraction) and one per checker. "
+                f"Not served: {', '.join(NEEDS_NLTK_DATA)} (need NLTK data). Splits: train 368, test 92. "
+                f"{source}; licence {LICENCE}."
+            ),
+            tags=("benchmark", "ifeval", "instruction-following", "single-turn", "text"),
+            splits=("train", "test"),
+            max_steps=1,
+            replayable=True,
+        )
+    ]
+
+
+def _scienceworld_specs() -> list[EnvSpec]:
+    from .scienceworld_envs import CATALOGUE, INSTALL_HINT, LICENCE, PACKAGE, STEP_LIMIT, loader_name
+    from .scienceworld_envs import package_version as scienceworld_version
+
+    version = scienceworld_version()
+    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {INSTALL_HINT})"
+    specs = []
+    for name, entry in CATALOGUE.items():
+        sizes = {split: sum(stop - start for start, stop in entry[split]) for split in ("train", "dev", "test")}
+        specs.append(
+            EnvSpec(
+                id=f"scienceworld/{name}-v0",
+                entry_point="rolloutgym_benchmarks.scienceworld_envs:make_env",
+                tasks=f"rolloutgym_benchmarks.scienceworld_envs:{loader_name(name)}",
+                description=(
+                    f"ScienceWorld task {entry['task_id']} ({entry['topic']}: {entry['task']}), {entry['variations']} "
+                    f"variations. Multi-turn text: one simulator command per step; ends when the simulator completes "
+                    f"or fails the task or after step_limit moves (default {STEP_LIMIT}); reward = the simulator's "
+                    "final score / 100 (negative: 0). Components: score, completed. Needs Java 17. Splits: "
+                    f"train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']} (the package's). "
+                    f"{source}; licence {LICENCE}."
+                ),
+                tags=("benchmark", "scienceworld", "multi-turn", "text", "simulator"),
+                splits=("train", "dev", "test"),
+                max_steps=2 * STEP_LIMIT,
+                kwargs={"task_name": name},
+                replayable=True,
+            )
+        )
+    return specs
 
 
 def _mmath_specs() -> list[EnvSpec]:

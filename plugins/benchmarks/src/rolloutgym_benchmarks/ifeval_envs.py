@@ -1,0 +1,180 @@
+"""IFEval-style instruction following: rolloutgym's own prompts, graded by ``if-verifiable`` 0.1.2.
+
+IFEval's prompts are not shipped by the package (it downloads them from a hub), so the task set
+is ours (``_ifeval_tasks``: 20 writing requests x 23 of the package's IFEval checkers = 460
+tasks; topics 16-19 are the test split). Grading is the package's
+``if_verifiable.common.evaluate_instructions`` with its IFEval registry: the reward is its
+prompt-level strict verdict (``binary_strict``, every instruction followed by the reply as
+written); the loose verdict and the instruction-level fraction are components.
+
+Differences from the package, each a hole a policy could train into:
+
+* langdetect is seeded (``DetectorFactory.seed = 0``) so the language verdict is the same on
+  every call (unseeded, langdetect samples at random and may flip on short text);
+* a reply with no letters at all fails ``language:response_language`` (the package passes any
+  text langdetect cannot read, e.g. ``"1234"``);
+* a reply holding more than one of the options fails ``detectable_format:constrained_response``
+  (the package passes "My answer is yes. My answer is no.": a hedge).
+
+Not served: the two checkers that need NLTK's punkt data (``_ifeval_tasks.NEEDS_NLTK_DATA``).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import re
+import threading
+from dataclasses import dataclass, field
+from typing import Any
+
+from rolloutgym_protocol import Score, SingleTurnEnv, spaces
+from rolloutgym_protocol.errors import ConfigError
+
+from ._ifeval_tasks import CHECKERS, FLOOR_WORDS, FLOORED, TEST_TOPICS, TOPICS, WORD_FLOOR, build
+
+__all__ = ["IFEvalEnv", "IFEvalTask", "grade", "load_tasks", "make_env", "package_verdict", "package_version"]
+
+PACKAGE = "if-verifiable"
+PINNED = "0.1.2"
+LICENCE = "Apache-2.0 (if-verifiable and IFEval's checkers); the prompts are rolloutgym's own (MIT)"
+INSTALL_HINT = f"install the ifeval extra of rolloutgym-benchmarks (pip install {PACKAGE}=={PINNED})"
+SIZE = len(TOPICS) * len(CHECKERS)
+_SEED_LOCK = threading.Lock()
+OPTIONS = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
+
+
+@dataclass(frozen=True)
+class IFEvalTask:
+    """One prompt: our request plus instructions, with the package's checker ids and arguments."""
+
+    id: str
+    prompt: str = field(repr=False)
+    instruction_id_list: tuple[str, ...] = ()
+    kwargs: tuple[dict[str, Any], ...] = field(default=(), repr=False)
+    oracle: str = field(default="", repr=False)
+    near_miss: str = field(default="", repr=False)
+    split: str = "train"
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def package_version() -> str | None:
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def _task(index: int) -> IFEvalTask:
+    topic_number, checker, built = build(index)
+    topic = TOPICS[topic_number]
+    ids, kwargs, instructions = [checker], [built.kwargs], [built.instruction]
+    if checker in FLOORED:
+        ids.append(WORD_FLOOR)
+        kwargs.append({"num_words": FLOOR_WORDS, "relation": "at least"})
+        instructions.append(f"Answer with at least {FLOOR_WORDS} words.")
+    return IFEvalTask(
+        id=f"ifeval-{index:03d}-{checker.split(':')[1]}",
+        prompt=f"{topic['request']} {' '.join(instructions)}",
+        instruction_id_list=tuple(ids),
+        kwargs=tuple(kwargs),
+        oracle=built.oracle,
+        near_miss=built.near_miss,
+        split="test" if topic_number in TEST_TOPICS else "train",
+    )
+
+
+@functools.cache
+def load_tasks() -> tuple[IFEvalTask, ...]:
+    """The 460 tasks, in index order (train and test)."""
+    return tuple(_task(index) for index in range(SIZE))
+
+
+def tasks_all() -> list[IFEvalTask]:
+    """Every task of ifeval/instructions-v0 (split in each task's ``split``)."""
+    return list(load_tasks())
+
+
+@functools.cache
+def _evaluator() -> tuple[Any, Any]:
+    try:
+        import langdetect
+        from if_verifiable.common import evaluate_instructions
+        from if_verifiable.ifeval.instructions_registry import INSTRUCTION_DICT
+    except ImportError as error:
+        raise ConfigError(f"the ifeval envs are graded by {PACKAGE}, which is not installed: {INSTALL_HINT}") from error
+    langdetect.DetectorFactory.seed = 0
+    return evaluate_instructions, INSTRUCTION_DICT
+
+
+def package_verdict(task: IFEvalTask, response: str) -> tuple[list[Any], Any]:
+    """The package's own (per-instruction results, scores) for ``response`` (langdetect seeded)."""
+    evaluate, registry = _evaluator()
+    with _SEED_LOCK:  # langdetect's seeded sampler is shared state
+        return evaluate(response, list(task.instruction_id_list), [dict(k) for k in task.kwargs], task.prompt, registry)
+
+
+def grade(task: IFEvalTask, response: str) -> Score:
+    """The env's score: the package's strict prompt-level verdict, with the two guards of the module doc."""
+    results, scores = package_verdict(task, response)
+    passed = {result.instruction_id: result.strict_pass for result in results}
+    if "language:response_language" in passed and not re.search(r"[^\W\d_]", response):
+        passed["language:response_language"] = False
+    if "detectable_format:constrained_response" in passed and sum(option in response for option in OPTIONS) > 1:
+        passed["detectable_format:constrained_response"] = False
+    strict = bool(passed) and all(passed.values())
+    components = {"strict": float(strict), "loose": float(scores.binary_loose)}
+    components["instructions"] = sum(passed.values()) / len(passed) if passed else 0.0
+    components.update({name: float(value) for name, value in passed.items()})
+    failed = [name for name, value in passed.items() if not value]
+    if not passed:
+        feedback = "Empty reply (after any <think> block): no instruction followed."
+    elif failed:
+        feedback = "Not followed: " + ", ".join(failed) + "."
+    else:
+        feedback = "Every instruction followed."
+    meta = {"source": f"{PACKAGE} {package_version()}", "partial_loose": scores.partial_loose}
+    return Score(float(strict), components, meta, feedback=feedback)
+
+
+class IFEvalEnv(SingleTurnEnv[list[dict[str, Any]], str]):
+    """One prompt with verifiable instructions; the action is the reply text."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(self, task: IFEvalTask) -> None:
+        self.task = task
+        self.observation_space = spaces.messages.chat(min_length=0)
+        self.action_space = spaces.text.text()
+
+    def initial_observation(self, *, options: dict[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        info = {"task_id": self.task.id, "instructions": list(self.task.instruction_id_list)}
+        return [{"role": "user", "content": self.task.prompt}], info
+
+    def terminal_observation(self, action: Any) -> list[dict[str, Any]]:
+        return []
+
+    def evaluate(self, action: Any) -> Score:
+        text = action.get("content") if isinstance(action, dict) else action
+        if not isinstance(text, str):
+            feedback = f"the reply must be text (a str or an assistant message), got {type(action).__name__}"
+            return Score(0.0, {"strict": 0.0, "loose": 0.0, "instructions": 0.0}, feedback=feedback)
+        return grade(self.task, text)
+
+    def oracle_action(self) -> str:
+        return self.task.oracle
+
+    def null_action(self) -> str:
+        return ""
+
+
+def make_env(task: IFEvalTask | None = None) -> IFEvalEnv:
+    """The factory of ``ifeval/instructions-v0``."""
+    if task is None:
+        task = load_tasks()[0]
+    if not isinstance(task, IFEvalTask):
+        raise ConfigError(f"task must be an IFEvalTask, got {type(task).__name__}")
+    _evaluator()
+    return IFEvalEnv(task)
