@@ -2,14 +2,14 @@
 
 For each of the 30 task types, ``--variations`` seeded variations (all splits): the oracle
 (the package's gold action sequence) through our env with the default step limit (100 moves,
-the package's default) and with ``--long-limit``; the null policy ("look around") with a
+the package's default) and with ``--long-limit``; the null policy ("wait1") with a
 10-move limit. For the first variation of each type, the gold path and a failing variant (its
 first ``focus on`` aimed at the air) are replayed through the package's ``ScienceWorldEnv.step``
 (its infos' valid-action list left empty: no part of the score) and every step's observation,
 score and end are compared with ours. Prints per-type figures, the agreement, and the cost of
 one step: ours against the package's full ``step`` (with its valid-action list), measured here.
 
-    python -P benchmarks/scienceworld_oracle.py --variations 1
+    python -P benchmarks/scienceworld_oracle.py --variations 1 [--types 30]
 """
 
 from __future__ import annotations
@@ -75,6 +75,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variations", type=int, default=1)
     parser.add_argument("--long-limit", type=int, default=1000)
+    parser.add_argument("--types", type=int, default=30, help="a seeded sample of this many task types")
     arguments = parser.parse_args()
     from rolloutgym_benchmarks.scienceworld_envs import CATALOGUE, POOL, load_tasks, make_env, package_version
 
@@ -82,7 +83,7 @@ def main() -> None:
     simulator = POOL.acquire()
     POOL.release(simulator)
     totals = {"episodes": 0, "oracle": 0.0, "long": 0.0, "null": 0.0, "compared": 0, "agreed": 0}
-    for name in CATALOGUE:
+    for name in sorted(random.Random(28).sample(list(CATALOGUE), arguments.types)):
         started = time.perf_counter()
         tasks = random.Random(f"sw-{name}").sample(load_tasks(name), arguments.variations)
         rows = []
@@ -91,7 +92,7 @@ def main() -> None:
             reward, steps, moves = play(env, None, 100)
             gold = list(env._gold or [])
             long_reward = play(env, gold, arguments.long_limit)[0] if reward < 1.0 else reward
-            null = play(env, ["look around"], 10)[0]
+            null = play(env, [env.null_action()], 10)[0]
             if index == 0:
                 focus = next((i for i, action in enumerate(gold) if action.startswith("focus on")), None)
                 variants = [gold] + ([[*gold[:focus], "focus on air", *gold[focus + 1 :]]] if focus is not None else [])

@@ -6,7 +6,8 @@ so that listing starts no JVM). The observation is the task description and the 
 "look around"; each action is one text command for the simulator. The episode ends as the
 package's ``ScienceWorldEnv.step`` ends it: the simulator says the task is completed, the score
 is negative (a failed task), or the moves exceed the step limit (option ``step_limit``,
-default 100 as the package's). Intermediate rewards are 0; the last step's reward is the
+default 100 as the package's; free commands such as "look around" take no move, so an
+episode is also cut after twice that many commands). Intermediate rewards are 0; the last step's reward is the
 simulator's score over 100 (0 when negative), with components ``score`` and ``completed``
 (1 when the score is 100). During the episode ``info["progress"]`` is the simulator's score so
 far (the package's infos give it too).
@@ -129,6 +130,8 @@ class _Pool:
         for simulator in simulators:
             try:
                 simulator.close()
+                # Wait for the JVM, so that the package's __del__ finds it gone and writes nothing.
+                simulator._gateway.java_process.wait(timeout=10)
             except Exception:  # noqa: BLE001 - the JVM may already be gone at exit
                 pass
 
@@ -197,7 +200,9 @@ class ScienceWorldEnv(gym.Env[str, str]):
         self._steps += 1
         score, moves = self._progress(), int(server.getNumMoves())
         terminated = bool(server.getCompleted()) or score < 0
-        truncated = not terminated and moves > self._limit
+        # The package cuts at envStepLimit moves; free commands ("look around") take no move, so
+        # an episode is also cut after twice that many commands.
+        truncated = not terminated and (moves > self._limit or self._steps >= 2 * self._limit)
         info: dict[str, Any] = {"progress": score, "moves": moves}
         if not (terminated or truncated):
             return observation, 0.0, False, False, info
@@ -224,7 +229,7 @@ class ScienceWorldEnv(gym.Env[str, str]):
         return self._gold[index] if index < len(self._gold) else "look around"
 
     def null_action(self) -> str:
-        return "look around"
+        return "wait1"
 
     def close(self) -> None:
         if self._simulator is not None:
