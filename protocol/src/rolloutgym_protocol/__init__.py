@@ -2,7 +2,7 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import errors, hookspecs, jsonvalues, spaces, specs
+from . import display, errors, hookspecs, jsonvalues, spaces, specs
 from .adapters import AsyncFromSync, SyncFromAsync, as_async, as_sync
 from .checks import check_async_env, check_env
 from .envs import AsyncEnv, AsyncSingleTurnEnv, Env, EvaluationResult, SingleTurnEnv, validate_step_result
@@ -61,6 +61,7 @@ __all__ = [
     "as_sync",
     "check_async_env",
     "check_env",
+    "display",
     "errors",
     "find_attribute",
     "from_jsonable",

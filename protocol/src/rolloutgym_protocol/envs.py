@@ -19,6 +19,7 @@ import gymnasium as gym
 import numpy as np
 from gymnasium.utils import seeding
 
+from .display import int_text, safe_repr
 from .errors import EnvClosedError, InvalidStepResult
 from .scores import Score
 
@@ -99,6 +100,14 @@ class AsyncEnv(abc.ABC, Generic[ObsT, ActT]):
         return f"<{type(self).__name__} instance>"
 
 
+def _finite_float(number: Any) -> float:
+    """``float(number)``; ``inf`` for an int past the float range (the caller refuses it as not finite)."""
+    try:
+        return float(number)
+    except OverflowError:
+        return math.inf
+
+
 def _resolve_evaluation(result: EvaluationResult) -> tuple[float, dict[str, Any]]:
     info: dict[str, Any] = {}
     if isinstance(result, tuple):
@@ -110,9 +119,10 @@ def _resolve_evaluation(result: EvaluationResult) -> tuple[float, dict[str, Any]
         info.update(result.as_info())
         reward = result.value
     else:
-        reward = float(result)
+        reward = _finite_float(result)
     if not math.isfinite(reward):
-        raise InvalidStepResult(f"evaluate() returned a non-finite reward {reward!r}; rewards must be finite")
+        shown = int_text(result) if isinstance(result, int) else repr(reward)
+        raise InvalidStepResult(f"evaluate() returned a non-finite reward {shown}; rewards must be finite")
     return reward, info
 
 
@@ -210,14 +220,18 @@ def validate_step_result(
     observation, reward, terminated, truncated, info = result
     if isinstance(reward, (bool, np.bool_)) or not isinstance(reward, (int, float, np.integer, np.floating)):
         raise InvalidStepResult(
-            f"{where} returned reward {reward!r} ({type(reward).__name__}); rewards must be numbers"
+            f"{where} returned reward {safe_repr(reward)[:200]} ({type(reward).__name__}); rewards must be numbers"
         )
-    reward = float(reward)
-    if not math.isfinite(reward):
-        raise InvalidStepResult(f"{where} returned reward {reward!r}; rewards must be finite")
+    number = _finite_float(reward)
+    if not math.isfinite(number):
+        shown = int_text(reward) if isinstance(reward, int) else repr(number)
+        raise InvalidStepResult(f"{where} returned reward {shown}; rewards must be finite")
+    reward = number
     for name, flag in (("terminated", terminated), ("truncated", truncated)):
         if not isinstance(flag, (bool, np.bool_)):
-            raise InvalidStepResult(f"{where} returned {name}={flag!r} ({type(flag).__name__}); flags must be bool")
+            raise InvalidStepResult(
+                f"{where} returned {name}={safe_repr(flag)[:200]} ({type(flag).__name__}); flags must be bool"
+            )
     if not isinstance(info, dict):
         raise InvalidStepResult(f"{where} returned info of type {type(info).__name__}; info must be a dict")
     return observation, reward, bool(terminated), bool(truncated), info

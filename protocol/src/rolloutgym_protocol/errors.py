@@ -33,6 +33,7 @@ import contextlib
 import difflib
 import errno
 import os
+import re
 from collections.abc import Iterable, Iterator
 
 __all__ = [
@@ -201,10 +202,16 @@ def did_you_mean(name: str, candidates: Iterable[str], *, limit: int = 3) -> str
 def json_error_text(error: ValueError) -> str:
     """Say where a :class:`json.JSONDecodeError` happened, e.g. ``"Expecting value at column 3"``.
 
+    The other :class:`ValueError` of :func:`json.loads`, a number past Python's int-to-text
+    limit, reads ``"a number has more than 4300 digits"``.
+
     The decoder's own messages sometimes end in "at" already ("Unterminated string
     starting at"): those get the column without a second "at".
     """
     message = str(getattr(error, "msg", error))
+    if "integer string conversion" in message:  # json.loads of a number past Python's digit limit
+        digits = re.search(r"limit \((\d+) digits\)", message)
+        return f"a number has more than {digits.group(1) if digits else 'the allowed'} digits"
     column = getattr(error, "colno", None)
     if column is None:
         return message

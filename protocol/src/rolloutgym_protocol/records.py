@@ -10,14 +10,21 @@ and ``from_dict`` reads them back.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from typing import Any, Generic, TypeVar
 
 from ._empty import SHARED_EMPTY
+from .display import safe_repr
 from .jsonvalues import from_jsonable, strict_text, to_jsonable
 from .scores import Score
 
 __all__ = ["SHARED_EMPTY", "RolloutError", "Step", "Trajectory", "TrajectoryGroup", "from_jsonable", "to_jsonable"]
+
+
+def _record_repr(record: Any) -> str:
+    """The dataclass repr, also for values ``repr`` refuses (an int too long to print: ``display.safe_repr``)."""
+    shown = ", ".join(f"{item.name}={safe_repr(getattr(record, item.name))}" for item in fields(record))
+    return f"{type(record).__qualname__}({shown})"
 
 
 def _decoded_floats(values: Any) -> tuple[float, ...] | None:
@@ -73,6 +80,7 @@ class Step(Generic[ObservationT, ActionT]):
     """
 
     __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
+    __repr__ = _record_repr
 
     observation: Any
     action: Any
@@ -279,6 +287,7 @@ class Trajectory(Generic[ObservationT, ActionT]):
     """
 
     __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
+    __repr__ = _record_repr
 
     initial_observation: Any
     steps: tuple[Step, ...] = ()
@@ -428,9 +437,13 @@ class RolloutError:
     ``member`` is the index of the failed member within its group. ``partial`` is the
     episode as far as it got (the reset observation and the steps played before the
     failure), when the engine had started it; it is data, not a scored trajectory.
+    ``action`` is the action being stepped when the env (or the action check) failed, so
+    the action that caused an env error is in the run file (``None`` when the failure
+    was not in a step; a ``None`` action reads the same).
     """
 
     __strict_json__ = True  # to_dict() output is already strict JSON (see jsonvalues)
+    __repr__ = _record_repr
 
     error_type: str
     error_message: str
@@ -439,6 +452,7 @@ class RolloutError:
     traceback: str | None = None
     step: int | None = None
     partial: Trajectory | None = None
+    action: Any = None
 
     @classmethod
     def from_exception(
@@ -449,6 +463,7 @@ class RolloutError:
         member: int | None = None,
         step: int | None = None,
         partial: Trajectory | None = None,
+        action: Any = None,
     ) -> RolloutError:
         import traceback as traceback_module
 
@@ -457,7 +472,7 @@ class RolloutError:
             message = str(exc)
         except Exception:  # an exception whose __str__ fails still gets recorded
             message = f"<unprintable {type(exc).__name__}>"
-        return cls(type(exc).__name__, message, where, member, text[-4000:], step, partial)
+        return cls(type(exc).__name__, message, where, member, text[-4000:], step, partial, action)
 
     def to_dict(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -470,6 +485,8 @@ class RolloutError:
         }
         if self.partial is not None:
             data["partial"] = self.partial.to_dict()
+        if self.action is not None:
+            data["action"] = to_jsonable(self.action)
         return data
 
     @classmethod
@@ -483,6 +500,7 @@ class RolloutError:
             traceback=data.get("traceback"),
             step=data.get("step"),
             partial=None if partial is None else Trajectory.from_dict(partial),
+            action=from_jsonable(data["action"]) if "action" in data else None,
         )
 
 

@@ -11,6 +11,7 @@ from typing import Any, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from ._empty import SHARED_EMPTY
+from .display import int_text
 from .jsonvalues import from_jsonable, strict_text, to_jsonable
 
 __all__ = ["Criterion", "Grader", "Rubric", "Score", "ScoreValue"]
@@ -39,9 +40,12 @@ class Score:
         *,
         feedback: str | None = None,
     ) -> None:
-        number = float(value)
+        try:
+            number = float(value)
+        except OverflowError:  # an int past the float range
+            number = math.inf
         if not math.isfinite(number):
-            raise ValueError(f"score must be finite, got {number}")
+            raise ValueError(f"score must be finite, got {int_text(value) if isinstance(value, int) else number}")
         normalised: dict[str, Score] = {}
         for name, child in (components or {}).items():
             if not isinstance(name, str) or not name:

@@ -13,6 +13,7 @@ from rolloutgym_protocol import check_async_env, check_env
 
 from ._leaks import LeakSnapshot
 from .env_conformance import EnvConformanceTests, run_episode
+from .huge_numbers import huge_number_actions, play_huge_number_actions
 from .policy_conformance import PolicyConformanceTests
 
 __all__ = [
@@ -21,5 +22,7 @@ __all__ = [
     "PolicyConformanceTests",
     "check_async_env",
     "check_env",
+    "huge_number_actions",
+    "play_huge_number_actions",
     "run_episode",
 ]

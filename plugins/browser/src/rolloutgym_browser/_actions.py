@@ -18,6 +18,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from rolloutgym_protocol.display import safe_str
+
 __all__ = [
     "BROWSER_TOOLS",
     "LIMITS",
@@ -43,8 +45,11 @@ _ASCII_SPACE = " \t\n\f\r"
 _MULTI_LINE = frozenset({"textarea"})
 
 
-def shown(text: str, limit: int = 60) -> str:
-    """``repr`` of ``text`` cut to ``limit`` characters, for error messages that echo the policy."""
+def shown(text: Any, limit: int = 60) -> str:
+    """``repr`` of ``text`` cut to ``limit`` characters, for error messages that echo the policy (any value:
+    a non-string is shown as its text, e.g. an integer too long to print)."""
+    if not isinstance(text, str):
+        text = safe_str(text)
     if len(text) <= limit:
         return repr(text)
     return repr(text[:limit]) + f"... ({len(text)} characters)"
@@ -200,7 +205,7 @@ def parse_tool_call(call: Any, index: int) -> ToolCall:
         raise ActionError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
     types, required = _SPECS[name]
     unknown = sorted(
-        key if isinstance(key, str) and len(key) <= 30 and key.isidentifier() else shown(str(key), 30)
+        key if isinstance(key, str) and len(key) <= 30 and key.isidentifier() else shown(key, 30)
         for key in set(arguments) - set(types)
     )
     if unknown:

@@ -16,6 +16,7 @@ import re
 from typing import TYPE_CHECKING, Any
 
 from rolloutgym_protocol import AsyncEnv, Score, spaces
+from rolloutgym_protocol.display import int_text, safe_str
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError
 
 from . import _actions
@@ -100,6 +101,7 @@ _MINIWOB_SPECS = {
 }
 # The page's layout area: positions outside it are refused (they would click nothing).
 _MAX_X, _MAX_Y = 1024, 768
+_INFINITE = (math.inf, -math.inf)
 _POSITIONED = frozenset({"text", "image", "shape", "canvas", "link", "button", "widget"})
 
 
@@ -163,7 +165,7 @@ def _parse_miniwob_call(raw: Any, index: int) -> ToolCall:
     if not isinstance(arguments, dict):
         raise ActionError(f"{name}: arguments must be a JSON object, got {type(arguments).__name__}")
     wanted = _MINIWOB_SPECS[name]
-    unknown = sorted(str(key)[:30] for key in set(arguments) - set(wanted))
+    unknown = sorted(safe_str(key)[:30] for key in set(arguments) - set(wanted))
     if unknown:
         raise ActionError(f"{name}: unknown argument(s) {', '.join(unknown[:5])}; it takes {', '.join(wanted)}")
     missing = [key for key in wanted if key not in arguments]
@@ -174,18 +176,20 @@ def _parse_miniwob_call(raw: Any, index: int) -> ToolCall:
         key = arguments["key"]
         if not isinstance(key, str) or len(key) > 40 or not _KEY.fullmatch(key):
             raise ActionError(
-                f"press_key: {shown(str(key), 40)} is not a key; send a key name such as 'Enter', 'Tab', "
+                f"press_key: {shown(safe_str(key), 40)} is not a key; send a key name such as 'Enter', 'Tab', "
                 "'ArrowDown', 'a' or a combination such as 'Control+A'"
             )
         cleaned["key"] = key
     else:
         for key in wanted:
             value = arguments[key]
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-                raise ActionError(f"{name}: {key} must be a number of pixels, got {shown(str(value), 30)}")
+            # No math.isfinite() or :g of an int: an int past the float range cannot be converted.
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value != value or value in _INFINITE:
+                raise ActionError(f"{name}: {key} must be a number of pixels, got {shown(safe_str(value), 30)}")
             limit = _MAX_X if key.endswith("x") else _MAX_Y
             if not 0 <= value <= limit:
-                raise ActionError(f"{name}: {key}={value:g} is outside the page (0-{limit})")
+                shown_value = int_text(value) if isinstance(value, int) else f"{value:g}"
+                raise ActionError(f"{name}: {key}={shown_value} is outside the page (0-{limit})")
             cleaned[key] = float(value)
     return ToolCall(call_id_of(raw, index), name, cleaned)
 

@@ -92,6 +92,9 @@ def _product_link(item: Product, prefix: str) -> Element:
     )
 
 
+_MORE_THAN_ANY_STOCK = 10**18
+
+
 def _cart_lines(state: Mapping[str, Any]) -> list[tuple[Product, int]]:
     lines = []
     for line in state["cart"]:
@@ -106,8 +109,11 @@ def _subtotal(state: Mapping[str, Any]) -> float:
 
 
 def _quantity(raw: str) -> int | None:
+    """A sent quantity: ASCII digits (``int()`` refuses "²" and numbers past Python's digit limit)."""
     raw = raw.strip()
-    return int(raw) if raw.isdigit() else None
+    if not (raw.isascii() and raw.isdigit()):
+        return None
+    return int(raw) if len(raw) <= 18 else _MORE_THAN_ANY_STOCK
 
 
 class ShopSite:

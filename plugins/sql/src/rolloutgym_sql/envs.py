@@ -14,6 +14,7 @@ from typing import Any
 
 import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
+from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import EnvClosedError
 
 from ._backends import check_backend, open_session
@@ -190,7 +191,7 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
             calls = [calls]
         observations: list[dict[str, Any]] = []
         for index, call in enumerate(calls):
-            call_id = str(call.get("id") or f"call_{index}") if isinstance(call, dict) else f"call_{index}"
+            call_id = safe_str(call.get("id") or f"call_{index}") if isinstance(call, dict) else f"call_{index}"
             name, arguments, problem = _parse_call(call)
             if problem is not None:
                 self._counters["invalid_actions"] += 1
@@ -308,7 +309,7 @@ def _parse_call(call: Any) -> tuple[str, dict[str, Any], str | None]:
         return "", {}, f"a tool call must be an object with 'name' and 'arguments'; tools: {tools}"
     name = call.get("name")
     if name not in _TOOL_ARGUMENTS:
-        return str(name), {}, f"unknown tool {name!r}; the tools are: {tools}"
+        return safe_str(name), {}, f"unknown tool {safe_repr(name)[:80]}; the tools are: {tools}"
     arguments = call.get("arguments", {})
     if arguments is None:
         arguments = {}
@@ -322,14 +323,15 @@ def _parse_call(call: Any) -> tuple[str, dict[str, Any], str | None]:
     unknown = set(arguments) - _TOOL_ARGUMENTS[name]
     if unknown:
         allowed = ", ".join(sorted(_TOOL_ARGUMENTS[name])) or "none"
-        return name, {}, f"{name} got unknown argument(s) {', '.join(sorted(unknown))}; its arguments: {allowed}"
+        unknown_names = sorted(safe_repr(key)[:40] if not isinstance(key, str) else key[:40] for key in unknown)
+        return name, {}, f"{name} got unknown argument(s) {', '.join(unknown_names[:5])}; its arguments: {allowed}"
     missing = _REQUIRED_ARGUMENTS.get(name, set()) - set(arguments)
     if missing:
         return name, {}, f'{name} needs the argument(s) {", ".join(sorted(missing))}, e.g. {{"sql": "SELECT ..."}}'
     for key, value in arguments.items():
         if value is not None and not isinstance(value, str):
             if name == "submit_answer" and key == "answer":
-                arguments = {**arguments, key: json.dumps(value)}
+                arguments = {**arguments, key: json_text(value)}
                 continue
             return name, {}, f"the argument {key!r} of {name} must be a string, got {type(value).__name__}"
     return name, arguments, None

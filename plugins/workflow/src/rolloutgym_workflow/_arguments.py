@@ -11,7 +11,9 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rolloutgym_protocol import jsonvalues
+from rolloutgym_protocol.display import json_text
+from rolloutgym_protocol.errors import json_error_text
+from rolloutgym_protocol.jsonvalues import strict_text
 
 __all__ = ["MAX_ARGUMENT_DEPTH", "MAX_ARGUMENT_TEXT", "ArgumentChecker", "compile_checker", "parse_arguments"]
 
@@ -63,11 +65,17 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
             return None, f"arguments are {len(raw)} characters; at most {MAX_ARGUMENT_TEXT} are accepted"
         try:
             raw = json.loads(raw) if raw.strip() else {}
-        except (json.JSONDecodeError, RecursionError) as exc:
+        except (ValueError, RecursionError) as exc:  # ValueError: also a number past Python's digit limit
+            reason = (
+                exc.msg
+                if isinstance(exc, json.JSONDecodeError)
+                else "too deeply nested"
+                if isinstance(exc, RecursionError)
+                else json_error_text(exc)
+            )
             return (
                 None,
-                f"arguments are not valid JSON ({getattr(exc, 'msg', 'too deeply nested')}); send a JSON object such "
-                'as {"order_id": "O-1"}',
+                f'arguments are not valid JSON ({reason}); send a JSON object such as {{"order_id": "O-1"}}',
             )
     if raw is None:
         raw = {}
@@ -84,7 +92,7 @@ def parse_arguments(raw: Any) -> tuple[dict[str, Any] | None, str | None]:
 
 
 def _describe(value: Any) -> str:
-    text = jsonvalues.dumps(value)  # never raises: NaN, 10**5000, "\ud800", deep nesting
+    text = strict_text(json_text(value))  # never raises: NaN, 10**5000, "\ud800", deep nesting, cycles
     return text if len(text) <= 60 else text[:57] + "..."
 
 

@@ -16,6 +16,8 @@ from typing import Any
 from rolloutgym.declarative import expand_params_schema, interpolate
 from rolloutgym.declarative.templating import TemplateError, compile_template, placeholders
 from rolloutgym.verifiers import LENGTH, PathError, format_path, get_path, parse_path, set_path
+from rolloutgym_protocol import jsonvalues
+from rolloutgym_protocol.display import safe_repr, safe_str
 
 from ._arguments import ArgumentChecker, compile_checker
 
@@ -85,7 +87,7 @@ def _compile_path(template: str) -> Callable[[dict[str, Any]], tuple[Any, ...]]:
                 value = interpolate(segment, arguments)
                 if isinstance(value, (dict, list)) or value is None:
                     raise ToolError(f"path segment {segment!r} needs a string or number argument")
-                filled.append(str(value))
+                filled.append(safe_str(value))
             else:
                 filled.append(segment)
         return tuple(filled)
@@ -123,7 +125,7 @@ def _lookup_array(tool: Mapping[str, Any]) -> Callable[..., Any]:
         if isinstance(collection, Mapping):  # a keyed fixture: {"O-1": {...}}
             if isinstance(target, str) and target in collection:
                 return collection[target]
-            raise ToolError(f"not found: no {array_name} entry {target!r}")
+            raise ToolError(f"not found: no {array_name} entry {safe_repr(target)}")
         if array_name not in state:  # fixtures never change: index them once
             index = indexes.get(id(collection))
             if index is None:
@@ -140,7 +142,7 @@ def _lookup_array(tool: Mapping[str, Any]) -> Callable[..., Any]:
             for entry in collection:
                 if isinstance(entry, Mapping) and entry.get(field) == target and type(entry.get(field)) is type(target):
                     return entry
-        raise ToolError(f"not found: no {array_name} entry with {field} = {target!r}")
+        raise ToolError(f"not found: no {array_name} entry with {field} = {safe_repr(target)}")
 
     return run
 
@@ -150,7 +152,7 @@ def _key(value: Any) -> Any:
         hash(value)
         return value
     except TypeError:
-        return repr(value)
+        return jsonvalues.dumps(value)  # exact (every digit) and never raises
 
 
 def _lookup_path(tool: Mapping[str, Any]) -> Callable[..., Any]:

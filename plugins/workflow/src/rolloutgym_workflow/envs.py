@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 from rolloutgym.declarative import Task
 from rolloutgym.verifiers import ToolCallRecord, VerifierContext
-from rolloutgym_protocol import spaces
+from rolloutgym_protocol import from_jsonable, spaces, to_jsonable
+from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import ConfigError
 
 from ._arguments import parse_arguments
@@ -44,21 +45,25 @@ Messages = list[dict[str, Any]]
 
 
 def _text(content: Any) -> str:
+    """The text of a message's content: a string, or the text parts of a list (any other value as text)."""
     if isinstance(content, str):
         return content
     if isinstance(content, list):
-        return "".join(part.get("text", "") for part in content if isinstance(part, Mapping))
-    return "" if content is None else str(content)
+        return "".join(
+            part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
+        )
+    return "" if content is None else safe_str(content)
 
 
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=safe_str)
 
 
 def _encode(result: Any) -> str:
+    """A tool result as the JSON text the model reads (any value: see ``display.json_text``)."""
     try:
         return _ENCODER.encode(result)
-    except (TypeError, ValueError, RecursionError):
-        return json.dumps(repr(result))
+    except (TypeError, ValueError, RecursionError, OverflowError):
+        return json_text(result)
 
 
 _log = logging.getLogger("rolloutgym.workflow")
@@ -205,7 +210,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             return messages, {"task_id": self.task.id, "conversation": True}
         user = self.task.instruction
         if self.task.input is not None:
-            user += "\n\nInput:\n" + json.dumps(self.task.input, indent=2)
+            user += "\n\nInput:\n" + json_text(self.task.input, indent=2)
         messages = [{"role": "system", "content": self.program.system_prompt}, {"role": "user", "content": user}]
         return messages, {"task_id": self.task.id}
 
@@ -330,7 +335,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             return self._fail_call(
                 name,
                 call_id,
-                f"unknown tool {name!r:.80}; available tools: {available}",
+                f"unknown tool {safe_repr(name)[:80]}; available tools: {available}",
                 invalid=True,
                 arguments=raw_arguments,
             )
@@ -352,7 +357,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
             return self._fail_call(
                 tool.name,
                 call_id,
-                f"{tool.name} failed: {type(exc).__name__}: {exc}",
+                f"{tool.name} failed: {type(exc).__name__}: {safe_str(exc)}",
                 invalid=False,
                 arguments=arguments,
             )
@@ -362,7 +367,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         """Record a failed call; its tool message is ``error: ...`` (``invalid``: the model's mistake)."""
         if invalid:
             self._invalid += 1
-        self.records.append(ToolCallRecord(str(name), arguments, None, error))
+        self.records.append(ToolCallRecord(safe_str(name), arguments, None, error))
         return {"role": "tool", "tool_call_id": call_id, "content": f"error: {error}"}
 
     def _succeed(
@@ -396,7 +401,7 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         info["score"] = score.to_dict()
         info["passed"] = bool(score.metadata.get("passed"))
         state = self.state if self.external_state is None else {**self.state, **self.external_state}
-        info["state"] = json.loads(_encode(state))
+        info["state"] = from_jsonable(to_jsonable(state))  # a JSON-like copy, every digit kept
         final: Messages = [] if user_reply is None else [{"role": "user", "content": user_reply}]
         if user_reply is not None:
             info["user_ended"] = True

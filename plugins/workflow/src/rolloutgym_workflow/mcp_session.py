@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rolloutgym_protocol.display import json_text, safe_str
 from rolloutgym_protocol.errors import RolloutGymError
 
 __all__ = [
@@ -150,7 +151,7 @@ def _block_text(block: Any) -> str:
         resource = getattr(block, "resource", None)
         text = getattr(resource, "text", None)
         return text if isinstance(text, str) else f"[resource {getattr(resource, 'uri', '')}]"
-    return json.dumps(block.model_dump(mode="json", by_alias=True, exclude_none=True), ensure_ascii=False)
+    return json_text(block.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 def convert_result(result: Any) -> McpToolResult:
@@ -163,7 +164,7 @@ def convert_result(result: Any) -> McpToolResult:
     parts = [_block_text(block) for block in getattr(result, "content", None) or []]
     text = "\n".join(part for part in parts if part)
     if not text and structured is not None:
-        text = json.dumps(structured, ensure_ascii=False, default=str)
+        text = json_text(structured)
     value: Any = structured
     if value is None:
         try:
@@ -478,7 +479,7 @@ def _describe(exc: BaseException) -> str:
         return "; ".join(_describe(inner) for inner in exc.exceptions[:3])
     if isinstance(exc, FileNotFoundError):
         return f"the executable was not found ({exc.filename or exc}); check config.mcp.command"
-    text = str(exc) or type(exc).__name__
+    text = safe_str(exc) or type(exc).__name__
     message = getattr(exc, "message", None)
     if isinstance(message, str) and message:
         text = message

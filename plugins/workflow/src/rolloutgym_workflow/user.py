@@ -41,6 +41,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rolloutgym_protocol.display import safe_str
 from rolloutgym_protocol.errors import ConfigError, EnvFileError
 
 __all__ = [
@@ -125,12 +126,12 @@ def _say(value: Any) -> str:
     if isinstance(value, Mapping):
         if {"street", "city", "zip"} <= set(value):
             return f"{value['street']}, {value['city']} {value['zip']}"
-        return ", ".join(f"{key} {item}" for key, item in value.items())
+        return ", ".join(f"{safe_str(key)} {safe_str(item)}" for key, item in value.items())
     if isinstance(value, (list, tuple)):
         return " and ".join(_say(item) for item in value)
     if isinstance(value, float):
         return f"${value:.2f}"
-    return str(value)
+    return safe_str(value)
 
 
 _PHRASES = {

@@ -14,6 +14,7 @@ from typing import Any, TextIO
 
 import gymnasium as gym
 from rolloutgym_protocol import find_attribute, spaces
+from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
 from ._chaos import ChaosPolicy
@@ -104,12 +105,12 @@ def _render_observation(observation: Any, out: TextIO) -> None:
         for message in observation:
             content = message.get("content")
             if not isinstance(content, str):
-                content = json.dumps(content)
-            out.write(f"[{message['role']}] {content}\n")
+                content = json_text(content, ensure_ascii=True)
+            out.write(f"[{safe_str(message['role'])}] {content}\n")
     elif isinstance(observation, str):
         out.write(observation + "\n")
     else:
-        out.write(json.dumps(observation, default=repr, indent=2) + "\n")
+        out.write(json_text(observation, default=safe_repr, indent=2, ensure_ascii=True) + "\n")
 
 
 _PLAY_HELP = """commands:

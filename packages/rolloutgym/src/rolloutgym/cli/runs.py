@@ -9,6 +9,7 @@ from typing import Any, Optional
 import typer
 from rich.table import Table
 from rich.text import Text
+from rolloutgym_protocol.display import json_text
 
 from ._app import app, console, error_console, fail, markup_safe, output_path, print_table, shown_ks
 
@@ -171,9 +172,12 @@ def show_command(
     if errors:
         for group in run.groups:
             for error in group.errors:
-                console.print(
+                line = (
                     f"{group.item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}"
                 )
+                if error.action is not None:  # the action env.step raised on (any value, as text)
+                    line += f"\n  at step {error.step}, on the action {json_text(error.action)[:300]}"
+                console.print(line, markup=False, highlight=False)
 
 
 @app.command("compare")

@@ -13,10 +13,11 @@ Rules:
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from rolloutgym_protocol.display import json_text
 
 __all__ = ["MAX_TEMPLATE_DEPTH", "TemplateError", "check_template", "compile_template", "interpolate", "placeholders"]
 
@@ -91,7 +92,7 @@ def _lookup(arguments: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 def _text(value: Any) -> str:
     if isinstance(value, str):
         return value
-    return json.dumps(value)
+    return json_text(value)  # any value: an int too long to print as text
 
 
 def interpolate(template: Any, arguments: Mapping[str, Any]) -> Any:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -10,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from rolloutgym_protocol import Score, Trajectory, TrajectoryGroup
+from rolloutgym_protocol.display import json_text, safe_repr
 from rolloutgym_protocol.errors import ConfigError
 
 from ..llm.messages import content_text, observation_messages, to_openai_messages
@@ -140,7 +140,7 @@ def _assistant_message(action: Any) -> dict[str, Any]:
         return message
     if isinstance(action, str):
         return {"role": "assistant", "content": action}
-    return {"role": "assistant", "content": json.dumps(action, ensure_ascii=False, default=repr)}
+    return {"role": "assistant", "content": json_text(action, default=safe_repr)}
 
 
 def conversation(trajectory: Trajectory, *, openai_format: bool = True) -> list[dict[str, Any]]:
@@ -178,7 +178,7 @@ def write_jsonl(out_path: str | Path, rows: Iterator[dict[str, Any]], *, what: s
     count = 0
     with out.open("w", encoding="utf-8") as handle:
         for row in rows:
-            handle.write(json.dumps(row, ensure_ascii=False) + "\n")
+            handle.write(json_text(row) + "\n")  # any value (an int too long to print: as text)
             count += 1
     if count == 0:
         out.unlink()

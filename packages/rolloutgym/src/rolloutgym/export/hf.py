@@ -8,10 +8,10 @@ arguments have no fixed schema), and when recorded ``input_ids``, ``loss_mask``,
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
+from rolloutgym_protocol.display import json_text
 from rolloutgym_protocol.errors import ConfigError
 
 from ..llm.metrics import trajectory_tokens
@@ -89,7 +89,7 @@ def _columns(
         rows["score"].append(record.score.value)
         rows["advantage"].append(record.advantage)
         rows["passed"].append(passed)
-        rows["messages"].append(json.dumps(conversation(record.trajectory), ensure_ascii=False))
+        rows["messages"].append(json_text(conversation(record.trajectory)))
         rows["input_ids"].append(list(sequence.input_ids) if sequence else None)
         rows["loss_mask"].append(list(sequence.loss_mask) if sequence else None)
         rows["logprobs"].append(list(sequence.logprobs) if sequence and sequence.logprobs is not None else None)

@@ -98,7 +98,7 @@ def _as_call(payload: Any, index: int, call_id_prefix: str) -> dict[str, Any] | 
     if isinstance(arguments, str):
         try:
             arguments = json.loads(arguments)
-        except json.JSONDecodeError:
+        except ValueError:  # also a number past Python's digit limit
             pass
     own_id = payload.get("id")
     call_id = own_id if isinstance(own_id, str) and own_id.strip() else f"{call_id_prefix}_{index}"
@@ -119,7 +119,7 @@ def parse_fenced_tool_calls(text: str, *, call_id_prefix: str = "call") -> tuple
     for match in _FENCE.finditer(text):
         try:
             payload = json.loads(match.group(2))
-        except (json.JSONDecodeError, RecursionError):
+        except (ValueError, RecursionError):
             continue
         found = [
             _as_call(item, len(calls) + offset, call_id_prefix)

@@ -13,6 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rolloutgym_protocol import find_attribute
+from rolloutgym_protocol.display import json_text, safe_repr, safe_str
+from rolloutgym_protocol.errors import json_error_text
 
 __all__ = [
     "content_text",
@@ -22,6 +24,11 @@ __all__ = [
     "to_openai_messages",
     "tool_names",
 ]
+
+
+def _json_problem(error: ValueError) -> str:
+    """What is wrong with JSON text: the decoder's message, or that a number has too many digits."""
+    return error.msg if isinstance(error, json.JSONDecodeError) else json_error_text(error)
 
 
 def content_text(content: Any) -> str:
@@ -35,13 +42,13 @@ def content_text(content: Any) -> str:
         for part in content:
             if isinstance(part, Mapping):
                 if part.get("type") == "text":
-                    pieces.append(str(part.get("text", "")))
+                    pieces.append(safe_str(part.get("text", "")))
                 else:
                     pieces.append(f"[{part.get('type', 'part')}]")
             else:
-                pieces.append(str(part))
+                pieces.append(safe_str(part))
         return "".join(pieces)
-    return json.dumps(content, ensure_ascii=False, default=repr)
+    return json_text(content, default=safe_repr)
 
 
 def observation_messages(observation: Any) -> list[dict[str, Any]]:
@@ -57,7 +64,7 @@ def observation_messages(observation: Any) -> list[dict[str, Any]]:
         return [dict(observation)]
     if isinstance(observation, list) and all(isinstance(item, Mapping) and "role" in item for item in observation):
         return [dict(item) for item in observation]
-    return [{"role": "user", "content": json.dumps(observation, ensure_ascii=False, default=repr)}]
+    return [{"role": "user", "content": json_text(observation, default=safe_repr)}]
 
 
 def env_tools(environment: Any) -> list[dict[str, Any]]:
@@ -98,7 +105,7 @@ def to_openai_messages(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, 
                     "type": "function",
                     "function": {
                         "name": call.get("name", ""),
-                        "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False),
+                        "arguments": json_text(call.get("arguments", {})),
                     },
                 }
                 for index, call in enumerate(calls)
@@ -136,8 +143,8 @@ def from_openai_message(
         if isinstance(raw, str):
             try:
                 arguments = json.loads(raw) if raw.strip() else {}
-            except json.JSONDecodeError as exc:
-                problems.append(f"tool call {index} ({name}): arguments are not valid JSON ({exc.msg})")
+            except ValueError as exc:  # also a number past Python's digit limit
+                problems.append(f"tool call {index} ({name}): arguments are not valid JSON ({_json_problem(exc)})")
                 arguments = {}
         if not isinstance(arguments, dict):
             problems.append(f"tool call {index} ({name}): arguments must be a JSON object")

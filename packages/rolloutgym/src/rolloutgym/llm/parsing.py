@@ -95,7 +95,7 @@ def parse_hermes_tool_calls(text: str, *, call_id_prefix: str = "call") -> tuple
             problems.append(f"tool call {index} is not closed with </tool_call>")
         try:
             payload = json.loads(body)
-        except json.JSONDecodeError as exc:
+        except ValueError as exc:  # also a number past Python's digit limit
             name_match = _NAME.search(body)
             problems.append(f"tool call {index}: not valid JSON ({json_error_text(exc)})")
             calls.append(
@@ -111,7 +111,7 @@ def parse_hermes_tool_calls(text: str, *, call_id_prefix: str = "call") -> tuple
         if isinstance(arguments, str):
             try:
                 arguments = json.loads(arguments)
-            except json.JSONDecodeError:
+            except ValueError:
                 pass
         if not isinstance(name, str) or not name:
             problems.append(f"tool call {index}: missing the function 'name'")

@@ -57,20 +57,22 @@ class EpisodeState:
     """Where an episode is: the reset result once known, and where it failed.
 
     The engine hands one to the episode loop so that a failure can be recorded with its
-    place (``where``: ``"env"``, ``"policy"``) and step, without tagging the exception.
+    place (``where``: ``"env"``, ``"policy"``), step and, when ``env.step`` failed, the
+    action it was given, without tagging the exception.
     """
 
-    __slots__ = ("initial", "step", "steps", "where")
+    __slots__ = ("action", "initial", "step", "steps", "where")
 
     def __init__(self) -> None:
         self.initial: tuple[Any, dict[str, Any]] | None = None
         self.steps: list[Step] = []  # the steps played so far (kept on an error record)
         self.where: str | None = None
         self.step: int | None = None
+        self.action: Any = None  # the action env.step failed on (kept on an error record)
 
-    def failed(self, where: str, step: int) -> None:
+    def failed(self, where: str, step: int, action: Any = None) -> None:
         if self.where is None:
-            self.where, self.step = where, step
+            self.where, self.step, self.action = where, step, action
 
 
 def bind_policy(policy: Any, environment: Any) -> Any:
@@ -274,7 +276,7 @@ def run_episode(
         try:
             result = normalized(env_step(action), environment, index)
         except Exception:
-            state.failed("env", index)
+            state.failed("env", index, action)
             raise
         append(make_step(current, action, output, result))
         current = result[0]
@@ -351,18 +353,21 @@ def error_record(
     """The failure record of a member: where it failed (``state`` or ``where``; default ``"engine"``).
 
     When the episode had started, the record keeps it as far as it got (``partial``: the
-    reset observation and the steps played), so a failure late in an episode loses no turns.
+    reset observation and the steps played), so a failure late in an episode loses no turns;
+    when ``env.step`` failed, the record keeps the action it was given (``action``).
     """
-    step = None
+    step = action = None
     if where is None and state is not None and state.where is not None:
-        where, step = state.where, state.step
+        where, step, action = state.where, state.step, state.action
     partial = None
     if state is not None and state.initial is not None:
         observation, initial_info = state.initial
         partial = Trajectory(
             observation, tuple(state.steps), initial_info, metadata={"member": member}, stop_reason="error"
         )
-    return RolloutError.from_exception(exc, where=where or "engine", member=member, step=step, partial=partial)
+    return RolloutError.from_exception(
+        exc, where=where or "engine", member=member, step=step, partial=partial, action=action
+    )
 
 
 def member_metadata(metadata: Mapping[str, Any] | None, member: int, seed: int | None) -> dict[str, Any]:
@@ -455,6 +460,7 @@ async def arun_loop(
         metadata = {}
     where: str | None = None
     index = 0
+    action: Any = None
     steps: list[Step] | None = None
     observation: Any = None
     initial_info: Any = None
@@ -522,7 +528,8 @@ async def arun_loop(
                 state.initial = (observation, initial_info)
                 state.steps = list(steps)
             if error and where is not None:
-                state.failed(where, index)
+                # After the reset, "env" means env.step failed on this step's action.
+                state.failed(where, index, action if where == "env" and steps is not None else None)
         if not record:
             raise
         return error_record(exc, member, state)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
-from rolloutgym_protocol import TrajectoryGroup
+from rolloutgym_protocol import TrajectoryGroup, to_jsonable
 from rolloutgym_protocol.errors import RunFileError, json_error_text, output_error
 
 from ._schema import FORMAT_VERSION, HeaderLine
@@ -283,7 +283,11 @@ class RunWriter:
                 handle.truncate(cut)
 
     def _write(self, data: dict[str, Any]) -> None:
-        self._handle.write(json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n")
+        try:  # group lines are strict JSON already (to_dict); so is a header read from a run file
+            text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        except (ValueError, TypeError, RecursionError):  # a header from Python: 10**5000, NaN, objects in options
+            text = json.dumps(to_jsonable(data), ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        self._handle.write(text + "\n")
         self._handle.flush()
 
     def write_group(self, task_index: int, group: TrajectoryGroup) -> None:

@@ -4,12 +4,12 @@ from __future__ import annotations
 
 import gc
 import ipaddress
-import json
 import logging
 import socket
 import sys
 from typing import Any
 
+from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import ConfigError
 
 from .app import ServeConfig, create_app
@@ -27,12 +27,21 @@ class JsonLogFormatter(logging.Formatter):
             "time": self.formatTime(record, "%Y-%m-%dT%H:%M:%S"),
             "level": record.levelname.lower(),
             "logger": record.name,
-            "message": record.getMessage(),
+            "message": _message(record),
         }
         entry.update({key: value for key, value in vars(record).items() if key not in _STANDARD})
         if record.exc_info and record.levelno >= logging.ERROR:
             entry["exception"] = self.formatException(record.exc_info)
-        return json.dumps(entry, default=str)
+        # Any value (an int too long to print, an object) as text: a log line is never lost to its values.
+        return json_text(entry, ensure_ascii=True)
+
+
+def _message(record: logging.LogRecord) -> str:
+    """``record.getMessage()``; the template and its arguments as text when formatting them fails."""
+    try:
+        return record.getMessage()
+    except Exception:
+        return f"{safe_str(record.msg)} {safe_repr(record.args)}"
 
 
 def is_loopback(host: str) -> bool:

@@ -24,6 +24,8 @@ import json
 import logging
 from typing import Any
 
+from rolloutgym_protocol.errors import json_error_text
+
 from ._codec import dumps_text, loads
 from ._errors import RequestTooLarge, error_body, status_for
 
@@ -38,6 +40,8 @@ def parse_json(raw: str | bytes, what: str) -> Any:
         return loads(raw)
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise ValueError(f"{what} is not valid JSON: {exc}") from None
+    except ValueError as exc:  # a number past Python's int-to-text limit
+        raise ValueError(f"{what} is not valid JSON: {json_error_text(exc)}") from None
     except RecursionError:
         raise ValueError(f"{what} is nested too deeply to parse") from None
 

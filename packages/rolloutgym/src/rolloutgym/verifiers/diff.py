@@ -12,10 +12,10 @@ must have the same items (no missing, no extra); numbers match within ``toleranc
 
 from __future__ import annotations
 
-import json
-import math
 from collections.abc import Mapping
 from typing import Any
+
+from rolloutgym_protocol.display import int_text, json_text, safe_repr, safe_str
 
 __all__ = ["describe_value", "state_diff", "values_match"]
 
@@ -23,11 +23,8 @@ _MAX_LINES = 20
 
 
 def describe_value(value: Any, limit: int = 80) -> str:
-    """A short JSON rendering of ``value`` for feedback."""
-    try:
-        text = json.dumps(value, sort_keys=True, default=repr)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
+    """A short JSON rendering of ``value`` for feedback (any value: see ``display.json_text``)."""
+    text = int_text(value) if type(value) is int else json_text(value, sort_keys=True, default=safe_repr)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
@@ -42,9 +39,14 @@ def values_match(expected: Any, actual: Any, *, tolerance: float = 0.0, unordere
 
 def _scalar_equal(expected: Any, actual: Any, tolerance: float) -> bool:
     if _is_number(expected) and _is_number(actual):
-        if math.isnan(expected) or math.isnan(actual):
+        if expected != expected or actual != actual:  # NaN (no float() of ints past the float range)
             return False
-        return abs(expected - actual) <= tolerance or expected == actual
+        if expected == actual:
+            return True
+        try:
+            return abs(expected - actual) <= tolerance
+        except OverflowError:  # an int past the float range against a float: never within a tolerance
+            return False
     if isinstance(expected, bool) or isinstance(actual, bool):
         return type(expected) is type(actual) and expected == actual
     return type(expected) is type(actual) and expected == actual if expected is not None else actual is None
@@ -111,7 +113,7 @@ def _diff(
             lines.append(f"{_label(path)}: expected an object {describe_value(expected)}, got {describe_value(actual)}")
             return
         for key, value in expected.items():
-            child = f"{path}.{key}" if path else str(key)
+            child = f"{path}.{safe_str(key)}" if path else safe_str(key)
             if key not in actual:
                 lines.append(f"{child}: missing (expected {describe_value(value)})")
             else:

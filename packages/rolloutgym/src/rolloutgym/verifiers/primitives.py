@@ -20,13 +20,13 @@ what was expected and what was found.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Mapping
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 from rolloutgym_protocol import Score
+from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import ConfigError
 
 from ..validation import format_errors
@@ -147,7 +147,7 @@ def _task_terms(context: VerifierContext, key: str | None) -> list[str]:
         return []
     metadata = context.task_field("metadata") or {}
     extra = metadata.get(key, []) if isinstance(metadata, Mapping) else []
-    return [str(term) for term in (extra if isinstance(extra, list) else [extra])]
+    return [safe_str(term) for term in (extra if isinstance(extra, list) else [extra])]
 
 
 def _affirmed(term: str, haystack: str, case_sensitive: bool) -> bool:
@@ -164,7 +164,7 @@ def _contains_terms(params: ContainsTermsParams, context: VerifierContext) -> Sc
     terms = list(params.terms) + _task_terms(context, params.terms_from_task)
     competing = list(params.competing_terms) + _task_terms(context, params.competing_terms_from_task)
     if params.field == "state":
-        haystack = json.dumps(context.final_state, default=repr)
+        haystack = json_text(context.final_state, default=safe_repr)
         where = "the final state"
     else:
         haystack = context.final_output or ""
@@ -348,7 +348,7 @@ def _render(params: LLMJudgeParams, context: VerifierContext) -> Any:
         f"Agent's final answer:\n{context.final_output or '(none)'}",
     ]
     if params.include_state:
-        parts.append(f"Final state:\n{json.dumps(context.final_state, default=repr)[:8000]}")
+        parts.append(f"Final state:\n{json_text(context.final_state, default=safe_repr)[:8000]}")
     parts.append(f"Rubric:\n{params.rubric}")
     return [{"role": "system", "content": _JUDGE_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
@@ -394,8 +394,8 @@ def _sample(judge: Any, chat: Any) -> str:
     action = call_policy(judge, chat)
     if isinstance(action, Mapping):
         content = action.get("content")
-        return content if isinstance(content, str) else json.dumps(content)
-    return str(action)
+        return content if isinstance(content, str) else json_text(content)
+    return safe_str(action)
 
 
 def llm_judge(**params: Any) -> PrimitiveGrader:
