@@ -8,9 +8,12 @@ from __future__ import annotations
 import asyncio
 import gc
 import os
+import shutil
 import signal
 import socket
+import tempfile
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -84,19 +87,34 @@ def _chromium_processes() -> list[int]:
     return [pid for pid, command in descendants(os.getpid()) if command and "chrom" in os.path.basename(command[0])]
 
 
-def test_500_dom_episodes_with_cancellations_leave_nothing_behind() -> None:
-    before = LeakSnapshot.take()
+@pytest.fixture
+def own_temp(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh folder of this test's as everyone's TMPDIR: leftovers are counted there, not in the machine's /tmp.
+
+    A short path (``/tmp/rgb-XXXXXXXX``), not ``tmp_path``: Chromium puts a Unix socket in
+    TMPDIR, and a socket path may not exceed 107 bytes.
+    """
+    folder = Path(tempfile.mkdtemp(prefix="rgb-"))
+    monkeypatch.setenv("TMPDIR", str(folder))
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))
+    yield folder
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def test_500_dom_episodes_with_cancellations_leave_nothing_behind(own_temp: Path) -> None:
+    before = LeakSnapshot.take(own_temp)
     finished, cancelled = asyncio.run(_episodes("dom", groups=125, members=4, cancel_every=5, cancel_after=0))
     assert finished + cancelled == 500 and cancelled == 100
     assert not _open_envs(), "every environment is closed, cancelled ones included"
-    assert not LeakSnapshot.take().leaks_since(before)
+    assert not LeakSnapshot.take(own_temp).leaks_since(before, temp_dir=own_temp)
 
 
 @pytest.mark.chromium
 @pytest.mark.slow
-def test_chromium_episodes_with_cancellations_leave_no_context_server_or_process(chromium: str) -> None:
+def test_chromium_episodes_with_cancellations_leave_no_context_server_or_process(chromium: str, own_temp: Path) -> None:
+    shutdown_browser()  # the browser service starts again here, under this test's TMPDIR
     asyncio.run(_episodes("chromium", groups=1, members=2, cancel_every=10, cancel_after=0.1))  # warm the pool
-    before = LeakSnapshot.take()
+    before = LeakSnapshot.take(own_temp)
     finished, cancelled = asyncio.run(_episodes("chromium", groups=12, members=4, cancel_every=3, cancel_after=0.3))
     assert finished + cancelled == 48 and cancelled == 16
     assert not _open_envs()
@@ -105,7 +123,7 @@ def test_chromium_episodes_with_cancellations_leave_no_context_server_or_process
     pool = service.pool
     service.call_blocking(pool.settle())
     assert pool.open_contexts <= 1, f"{pool.open_contexts} contexts open; only the pooled spare may remain"
-    assert not LeakSnapshot.take().leaks_since(before, settle=5.0)
+    assert not LeakSnapshot.take(own_temp).leaks_since(before, settle=30.0, temp_dir=own_temp)
     shutdown_browser()
     assert not _chromium_processes(), "shutdown_browser() ends every Chromium process"
     assert not any(thread.name == "rolloutgym-browser" for thread in threading.enumerate())

@@ -13,8 +13,9 @@ from rolloutgym_sql import Limits, SqlEnv, SqliteFileSource, SqlTask
 from rolloutgym_sql.shop import shop_source
 
 LIMIT_SECONDS = 1.0
-# Wall-clock slack on a loaded 2-core CI machine; the point is "ends", not a benchmark.
-SLACK_SECONDS = 4.0
+# Wall-clock slack on a loaded 2-core CI machine (a killed worker is restarted); the point is "ends",
+# not a benchmark: without the limit these statements run for hours, so any bound far below that shows it.
+SLACK_SECONDS = 30.0
 
 
 def call(name: str, **arguments: Any) -> dict[str, Any]:

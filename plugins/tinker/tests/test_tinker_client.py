@@ -65,7 +65,7 @@ def test_run_with_deadline_gives_up_on_a_call_that_never_returns() -> None:
     started = time.monotonic()
     with pytest.raises(PolicyError, match=r"waiting forever did not finish within 0.3 s\. try again"):
         run_with_deadline(threading.Event().wait, seconds=0.3, what="waiting forever", hint="try again")
-    assert time.monotonic() - started < 5
+    assert time.monotonic() - started < 60  # the call never returns: any bound shows the deadline; slack for load
 
 
 def test_client_creation_against_an_unresponsive_service_hits_the_deadline(silent_service: str) -> None:
@@ -97,7 +97,7 @@ def test_unreachable_service_fails_fast_without_starting_the_sdk(monkeypatch: py
     started = time.monotonic()
     with pytest.raises(PolicyError, match=rf"cannot reach the Tinker service at {url}: cannot connect"):
         create_sampling_client("Qwen/Qwen3-8B", base_url=url, deadline=30)
-    assert time.monotonic() - started < 10
+    assert time.monotonic() - started < 25  # below the 30 s deadline: it failed on the refused connection
 
 
 def test_missing_api_key_says_what_to_do(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -33,34 +33,46 @@ def _children(pid: int) -> set[int]:
 
 @dataclass
 class LeakSnapshot:
-    """Live threads, child processes and temp-dir entries at one moment."""
+    """Live threads, child processes and temp-dir entries at one moment.
+
+    Temp entries are those of one folder: ``temp_dir``, else :func:`tempfile.gettempdir`.
+    Point that at a folder the test owns (``monkeypatch.setenv("TMPDIR", str(tmp_path))``
+    and ``monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))``, or pass ``temp_dir``):
+    the machine's shared ``/tmp`` gets entries from every other process on it, and a test
+    that counts those fails whenever the machine is busy. Child processes are this
+    process's own children, never the machine's process list.
+    """
 
     threads: set[str] = field(default_factory=set)
     children: set[int] = field(default_factory=set)
     temp_entries: set[str] = field(default_factory=set)
+    temp_dir: str | None = None  # the folder temp_entries lists (None: tempfile.gettempdir() when taken)
 
     @classmethod
-    def take(cls) -> LeakSnapshot:
+    def take(cls, temp_dir: str | os.PathLike[str] | None = None) -> LeakSnapshot:
         gc.collect()
         threads = {f"{thread.name}#{thread.ident}" for thread in threading.enumerate() if thread.is_alive()}
         try:
-            temp_entries = set(os.listdir(tempfile.gettempdir()))
+            temp_entries = set(os.listdir(tempfile.gettempdir() if temp_dir is None else temp_dir))
         except OSError:
             temp_entries = set()
-        return cls(threads, _children(os.getpid()), temp_entries)
+        return cls(threads, _children(os.getpid()), temp_entries, None if temp_dir is None else os.fspath(temp_dir))
 
-    def leaks_since(self, before: LeakSnapshot, *, settle: float = 2.0, temp_dir: str | None = None) -> list[str]:
+    def leaks_since(
+        self, before: LeakSnapshot, *, settle: float = 10.0, temp_dir: str | os.PathLike[str] | None = None
+    ) -> list[str]:
         """What exists now but not in ``before`` (waits up to ``settle`` s for cleanup).
 
-        With ``temp_dir``, temp files are checked there (it should start empty) instead
-        of in the shared temp directory.
+        It answers as soon as nothing is left, so ``settle`` only bounds the wait on a slow
+        (loaded) machine. With ``temp_dir``, temp files are checked there instead of in
+        :func:`tempfile.gettempdir`: against ``before``'s entries when ``before`` was taken
+        of the same folder, else the folder should start empty (as ``tmp_path`` does).
         """
         deadline = time.monotonic() + settle
+        if temp_dir is not None and before.temp_dir != os.fspath(temp_dir):
+            before = LeakSnapshot(before.threads, before.children, set(), os.fspath(temp_dir))
         while True:
-            now = LeakSnapshot.take()
-            if temp_dir is not None:
-                now.temp_entries = set(os.listdir(temp_dir))
-                before = LeakSnapshot(before.threads, before.children, set())
+            now = LeakSnapshot.take(temp_dir)
             problems = []
             new_threads = now.threads - before.threads
             if new_threads:
