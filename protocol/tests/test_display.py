@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import math
 import sys
-import time
 from typing import Any
 
 import pytest
@@ -132,14 +131,11 @@ def test_a_failing_default_and_a_broken_repr_fall_back_to_a_name() -> None:
     assert json.loads(json_text({"x": object()}, default=lambda value: 1 / 0))["x"].startswith("<object object")
 
 
-def test_rendering_a_million_digit_integer_takes_no_quadratic_conversion() -> None:
+def test_a_million_digit_integer_reads_as_its_magnitude() -> None:
     number = 3**2_000_000  # ~954,000 digits: str() with the limit lifted takes over a minute here
-    started = time.perf_counter()
-    text = int_text(number)
+    text = int_text(number)  # from a logarithm: no decimal conversion at all
     assert text == "about 3.23176e+954242 (an integer too long to print)"
     assert json_text([number]) == json.dumps([text])
-    # Not a speed claim: a quadratic conversion would take minutes, not the seconds allowed here.
-    assert time.perf_counter() - started < 30
 
 
 def test_records_with_huge_integers_have_a_repr() -> None:

@@ -11,7 +11,7 @@ import json
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from rolloutgym_protocol.display import json_text
+from rolloutgym_protocol.display import json_text, safe_str
 from rolloutgym_protocol.errors import json_error_text
 from rolloutgym_protocol.jsonvalues import strict_text
 
@@ -158,7 +158,7 @@ def _jsonschema_checker(schema: Mapping[str, Any]) -> ArgumentChecker:
             return "arguments nest too deeply"
         except (ValueError, OverflowError):  # jsonschema's message repr()s the value: 10**5000 cannot be
             return f"arguments do not match the tool's schema (a value is too large to show): {_describe(arguments)}"
-        where = ".".join(str(part) for part in error.absolute_path)
+        where = ".".join(safe_str(part) for part in error.absolute_path)
         return f"argument '{where}': {message}" if where else f"arguments: {message}"
 
     return check
