@@ -20,14 +20,14 @@ import time
 from typing import Any
 
 
-def play(env: Any, actions: list[str] | None, limit: int) -> tuple[float, int, int]:
-    """(reward, steps, moves) of one episode: the oracle when ``actions`` is None."""
+def play(env: Any, actions: list[str] | None, limit: int) -> tuple[float, int, int, float]:
+    """(reward, steps, moves, score component) of one episode: the oracle when ``actions`` is None."""
     env.reset(seed=0, options={"step_limit": limit})
     for step in range(1, 10_000):
         action = env.oracle_action() if actions is None else actions[min(step - 1, len(actions) - 1)]
         _, value, terminated, truncated, info = env.step(action)
         if terminated or truncated:
-            return value, step, info["moves"]
+            return value, step, info["moves"], info["score"]["components"]["score"]["value"]
     raise AssertionError("no end")
 
 
@@ -89,10 +89,10 @@ def main() -> None:
         rows = []
         for index, task in enumerate(tasks):
             env = make_env(task)
-            reward, steps, moves = play(env, None, 100)
+            reward, steps, moves, _ = play(env, None, 100)
             gold = list(env._gold or [])
             long_reward = play(env, gold, arguments.long_limit)[0] if reward < 1.0 else reward
-            null = play(env, [env.null_action()], 10)[0]
+            null, _, _, null_score = play(env, [env.null_action()], 10)
             if index == 0:
                 focus = next((i for i, action in enumerate(gold) if action.startswith("focus on")), None)
                 variants = [gold] + ([[*gold[:focus], "focus on air", *gold[focus + 1 :]]] if focus is not None else [])
@@ -101,14 +101,15 @@ def main() -> None:
                     totals["compared"] += compared
                     totals["agreed"] += agreed
             env.close()
-            rows.append((reward, long_reward, null, steps, moves))
+            rows.append((reward, long_reward, null, steps, moves, null_score))
             totals["episodes"] += 1
             totals["oracle"] += reward
             totals["long"] += long_reward
             totals["null"] += null
         mean = [sum(row[i] for row in rows) / len(rows) for i in range(3)]
         print(
-            f"{name:48s} oracle {mean[0]:.2f} (limit {arguments.long_limit}: {mean[1]:.2f})  null {mean[2]:.2f}  "
+            f"{name:48s} oracle {mean[0]:.2f} (limit {arguments.long_limit}: {mean[1]:.2f})  null {mean[2]:.2f} "
+            f"(its score {sum(row[5] for row in rows) / len(rows):.2f})  "
             f"gold steps {max(row[3] for row in rows):3d} moves {max(row[4] for row in rows):3d}  "
             f"{time.perf_counter() - started:6.1f} s",
             flush=True,

@@ -65,7 +65,10 @@ def _load_support() -> ModuleType:
     return module
 
 
-ENV_IDS = sorted(spec.id for spec in envs())
+# Of ScienceWorld's 30 envs (one code path, a JVM per episode) one is reported here.
+ENV_IDS = sorted(
+    spec.id for spec in envs() if not spec.id.startswith("scienceworld/") or spec.id == "scienceworld/find-animal-v0"
+)
 # Envs whose oracle solves only some tasks: the report runs use tasks it solves.
 ORACLE_TASKS = {"browser/miniwob-v0": ["click-button", "click-link"]}
 

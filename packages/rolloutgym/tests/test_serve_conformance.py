@@ -20,7 +20,10 @@ from rolloutgym.rollouts import arollout
 from rolloutgym.serve import AsyncRemoteEnv, RemoteEnv, ServerProcess, env_tasks
 from rolloutgym_testing import EnvConformanceTests
 
-ENV_IDS = [spec.id for spec in get_registry().envs()]  # listing only: collection stays cheap
+# Listing only: collection stays cheap. Not ScienceWorld's envs: a variation's world can differ
+# between two processes (the simulator's object order), so a served episode need not equal the
+# local one; plugins/benchmarks/tests/test_scienceworld.py covers them.
+ENV_IDS = [spec.id for spec in get_registry().envs() if not spec.id.startswith("scienceworld/")]
 _UNRUNNABLE: dict[str, str | None] = {}
 # Envs whose reference solution does not cover their first task (their own conformance class chooses tasks).
 _OWN_TASK_SELECTION = {"browser/miniwob-v0": "plugins/browser/tests"}

@@ -127,7 +127,7 @@ def test_verdicts_equal_the_packages_step_by_step(simulator: Any) -> None:
         ours = episode(make_env(task, step_limit=limit), replay)
         theirs = package_episode(simulator, task, replay, limit)
         assert [step[:3] for step in ours] == theirs, (replay, limit)
-        assert ours[-1][3] == (max(theirs[-1][1], 0) / 100 if theirs[-1][2] else 0.0)
+        assert ours[-1][3] == (float(theirs[-1][1] >= 100) if theirs[-1][2] else 0.0)
         cases += len(theirs)
         if replay is actions and limit == 100:
             assert ours[-1][3] == 1.0  # the gold path completes the task

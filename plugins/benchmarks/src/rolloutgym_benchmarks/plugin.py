@@ -113,8 +113,9 @@ def _scienceworld_specs() -> list[EnvSpec]:
                 description=(
                     f"ScienceWorld task {entry['task_id']} ({entry['topic']}: {entry['task']}), {entry['variations']} "
                     f"variations. Multi-turn text: one simulator command per step; ends when the simulator completes "
-                    f"or fails the task or after step_limit moves (default {STEP_LIMIT}); reward = the simulator's "
-                    "final score / 100 (negative: 0). Components: score, completed. Needs Java 17. Splits: "
+                    f"or fails the task or after step_limit moves (default {STEP_LIMIT}); reward 1 when the "
+                    "simulator's score is 100 (partial_credit=true: its final score / 100, negative: 0). "
+                    "Components: score, completed. Needs Java 17. Splits: "
                     f"train {sizes['train']}, dev {sizes['dev']}, test {sizes['test']} (the package's). "
                     f"{source}; licence {LICENCE}."
                 ),
@@ -122,7 +123,9 @@ def _scienceworld_specs() -> list[EnvSpec]:
                 splits=("train", "dev", "test"),
                 max_steps=2 * STEP_LIMIT,
                 kwargs={"task_name": name},
-                replayable=True,
+                # A variation's world can differ between processes (the simulator's object
+                # order): replaying recorded commands elsewhere need not reproduce the episode.
+                replayable=False,
             )
         )
     return specs

@@ -7,10 +7,13 @@ so that listing starts no JVM). The observation is the task description and the 
 package's ``ScienceWorldEnv.step`` ends it: the simulator says the task is completed, the score
 is negative (a failed task), or the moves exceed the step limit (option ``step_limit``,
 default 100 as the package's; free commands such as "look around" take no move, so an
-episode is also cut after twice that many commands). Intermediate rewards are 0; the last step's reward is the
-simulator's score over 100 (0 when negative), with components ``score`` and ``completed``
-(1 when the score is 100). During the episode ``info["progress"]`` is the simulator's score so
-far (the package's infos give it too).
+episode is also cut after twice that many commands). Intermediate rewards are 0; the last step's
+reward is 1 when the simulator's score is 100 (the task completed), else 0; ``partial_credit``
+makes it the score over 100 (0 when negative). Components: ``score`` (the simulator's score /
+100, 0 when negative) and ``completed``. The score gives points for sub-goals, some of which
+doing nothing reaches (e.g. 20 of 100 for waiting in the paint-mixing tasks), hence the
+default. During the episode ``info["progress"]`` is the simulator's score so far (the
+package's infos give it too).
 
 The simulator is a Java server (Java 17) that takes seconds to start; the envs of one process
 share idle simulators (an env takes one at reset and gives it back at close). Steps call the
@@ -159,8 +162,9 @@ class ScienceWorldEnv(gym.Env[str, str]):
 
     metadata = {"render_modes": []}
 
-    def __init__(self, task: ScienceWorldTask, *, step_limit: int = STEP_LIMIT) -> None:
+    def __init__(self, task: ScienceWorldTask, *, step_limit: int = STEP_LIMIT, partial_credit: bool = False) -> None:
         self.task = task
+        self.partial_credit = bool(partial_credit)
         self.step_limit = _step_limit(step_limit)
         self.observation_space = spaces.text.text()
         self.action_space = spaces.text.text()
@@ -171,7 +175,9 @@ class ScienceWorldEnv(gym.Env[str, str]):
     def _load(self, *, gold: bool) -> None:
         self._simulator.load(self.task.task_name, self.task.variation, "", generateGoldPath=gold)
         self._gold = list(self._simulator.get_gold_action_sequence()) if gold else None
-        # A fresh load is a fresh world; the package's reset() would rebuild it a second time.
+        # As the package's reset(): a load alone can leave the world as the last episode (or the
+        # gold path's generation) left it.
+        self._simulator.server.reset()
 
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None) -> tuple[str, dict[str, Any]]:
         super().reset(seed=seed)
@@ -207,7 +213,8 @@ class ScienceWorldEnv(gym.Env[str, str]):
         if not (terminated or truncated):
             return observation, 0.0, False, False, info
         self._done = True
-        value = max(score, 0) / 100
+        fraction = max(score, 0) / 100
+        value = fraction if self.partial_credit else float(score >= 100)
         feedback = (
             "ScienceWorld: task completed (score 100)."
             if score >= 100
@@ -215,7 +222,7 @@ class ScienceWorldEnv(gym.Env[str, str]):
             + (" (task failed)." if score < 0 else " (step limit reached)." if truncated else ".")
         )
         meta = {"source": f"{PACKAGE} {package_version()}", "simulator_score": score, "moves": moves}
-        result = Score(value, {"score": value, "completed": float(score >= 100)}, meta, feedback=feedback)
+        result = Score(value, {"score": fraction, "completed": float(score >= 100)}, meta, feedback=feedback)
         return observation, result.value, terminated, truncated, {**info, **result.as_info()}
 
     def oracle_action(self) -> str:
@@ -239,15 +246,21 @@ class ScienceWorldEnv(gym.Env[str, str]):
 
 
 def make_env(
-    task: ScienceWorldTask | None = None, *, task_name: str = "boil", step_limit: int = STEP_LIMIT
+    task: ScienceWorldTask | None = None,
+    *,
+    task_name: str = "boil",
+    step_limit: int = STEP_LIMIT,
+    partial_credit: bool = False,
 ) -> ScienceWorldEnv:
     """The factory of the ``scienceworld/*-v0`` ids (``task_name`` comes from the spec's kwargs).
 
     ``step_limit``: the moves after which an episode is cut (the package's ``envStepLimit``).
+    ``partial_credit``: the reward is the simulator's score / 100 instead of 1 only for a
+    completed task (its score gives points for sub-goals, some reached by waiting).
     """
     check_installed()
     if task is None:
         task = load_tasks(task_name)[0]
     if not isinstance(task, ScienceWorldTask):
         raise ConfigError(f"task must be a ScienceWorldTask, got {type(task).__name__}")
-    return ScienceWorldEnv(task, step_limit=step_limit)
+    return ScienceWorldEnv(task, step_limit=step_limit, partial_credit=partial_credit)
