@@ -233,3 +233,13 @@ def test_a_log_line_with_huge_integers_is_written() -> None:
     assert SHOWN in line["message"] and line["session"] == {"amount": SHOWN, SHOWN: "key"}
     plain = logging.LogRecord("rolloutgym.serve", logging.INFO, __file__, 1, "step %s", (3,), None)
     assert json.loads(JsonLogFormatter().format(plain))["message"] == "step 3"
+
+
+def test_the_server_answers_a_body_with_a_5000_digit_number_with_a_400() -> None:
+    from rolloutgym.serve.app import ServeConfig, create_app
+    from starlette.testclient import TestClient
+
+    with TestClient(create_app(ServeConfig(["toy/guess-v0"]))) as client:
+        answer = client.post("/sessions", content=f'{{"env": "toy/guess-v0", "seed": {DIGITS}}}')
+        assert answer.status_code == 400
+        assert answer.json()["error"]["message"] == "request body is not valid JSON: a number has more than 4300 digits"
