@@ -98,10 +98,14 @@ def test_no_tool_warning_when_the_server_calls_tools(caplog: pytest.LogCaptureFi
 
 
 def test_a_retry_after_a_timeout_waits_longer_instead_of_piling_up() -> None:
-    """A slow server (1.4 s per answer) behind a 1 s timeout: the retry waits up to 2 s."""
-    script = [Reply(content="first", delay=1.4), Reply(content="41", delay=1.4)]
+    """A slow server (2.6 s per answer) behind a 2 s timeout: the retry waits up to 4 s.
+
+    The margins (0.6 s over the first timeout, 1.4 s under the retry's) leave room for a
+    loaded 2-core machine, where the local round trip itself can take a good part of a second.
+    """
+    script = [Reply(content="first", delay=2.6), Reply(content="41", delay=2.6)]
     with ChatCompletionsServer(script) as server:
-        policy = make_policy("m", base_url=server.url, timeout=1.0, max_retries=1, max_turns=1)
+        policy = make_policy("m", base_url=server.url, timeout=2.0, max_retries=1, max_turns=1)
         trajectory = run_episode("toy/arith-v0", policy)
     assert len(server.requests) == 2  # one timed out, one retry that was given time to finish
     assert trajectory.steps and "41" in str(trajectory.steps[0].action)
