@@ -204,9 +204,12 @@ def listing(client: Client, data: Path, database: str | None, count: int) -> Non
         }
         for _ in range(count)
     ]
+    before = database_bytes(data, database)
     with sessions.begin() as session:
         session.execute(Run.__table__.insert(), rows)
     sessions.kw["bind"].dispose()
+    per_row = (database_bytes(data, database) - before) / count
+    print(f"database bytes per run row: {per_row:,.0f} (a run's trajectories are in its run file, not the database)")
     best = float("inf")
     for _ in range(3):
         started = time.perf_counter()

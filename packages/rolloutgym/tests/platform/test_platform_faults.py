@@ -27,6 +27,15 @@ def _worker(data: Path, env: dict[str, str]) -> subprocess.Popen:
     return subprocess.Popen(command, env=dict(os.environ, **env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
+def _key(data: Path) -> str:
+    from rolloutgym.platform import db
+
+    sessions = db.open_database(data)
+    key = db.create_key(sessions, name="all", scopes=["run", "push", "train"], org="acme")
+    sessions.kw["bind"].dispose()
+    return key
+
+
 def _until(client: Client, run_id: str, test, timeout: float = 180) -> dict:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -63,7 +72,7 @@ def _stop_outside_a_write(process: subprocess.Popen, database: Path) -> None:
 
 def test_a_worker_that_lost_its_lease_does_not_write_twice(servers, slow_plugin, tmp_path) -> None:
     data = tmp_path / "data"
-    key = servers.mint(data, "all", "run,push,train", "acme")
+    key = _key(data)
     server = servers.start(data, workers=0, lease=LEASE, env=slow_plugin)  # the API only: the test runs the workers
     stalled = resumed = None
     try:
@@ -102,7 +111,7 @@ def test_a_worker_that_lost_its_lease_does_not_write_twice(servers, slow_plugin,
 
 def test_platform_killed_and_restarted_recovers_running_and_queued_work(servers, slow_plugin, tmp_path) -> None:
     data = tmp_path / "data"
-    key = servers.mint(data, "all", "run,push,train", "acme")
+    key = _key(data)
     server = servers.start(data, workers=1, lease=LEASE, env=slow_plugin, new_session=True)
     try:
         with Client(server.url, key) as client:

@@ -188,12 +188,18 @@ def run_remote_command(
     split: Optional[str] = typer.Option(None, "--split"),
     seed: Optional[int] = typer.Option(None, "--seed"),
     max_steps: Optional[int] = typer.Option(None, "--max-steps"),
+    policy_args: Optional[list[str]] = typer.Option(
+        None, "--policy-arg", help="KEY=VALUE passed to the policy on the worker (repeatable)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
     endpoint: Optional[str] = typer.Option(None, "--endpoint"),
 ) -> None:
     """``rolloutgym run SLUG --remote``: queue a run on the platform and follow its progress."""
+    from ._app import parse_key_values
+
     tasks = [part for item in tasks or [] for part in item.split(",") if part] or None
     options = {"limit": limit, "seed": seed, "split": split, "max_steps": max_steps, "tasks": tasks}
+    options["policy_options"] = parse_key_values(policy_args, "--policy-arg") or None
     run_remote(env, policy, n, options=options, quiet=quiet, endpoint=endpoint)
 
 

@@ -41,13 +41,17 @@ def _sqlite_pragmas(connection: Any, _record: Any) -> None:
 
 
 def make_engine(url: str) -> Engine:
-    """An engine for ``url``; SQLite gets WAL mode and a 60 s busy timeout on every connection."""
+    """An engine for ``url``; SQLite gets WAL mode and a 60 s busy timeout on every connection (opened lazily)."""
+    # As many pooled connections as the API's thread pool has threads (anyio's default: 40), so a burst of
+    # requests never waits for a connection.
     if url.startswith("sqlite"):
-        engine = create_engine(url, connect_args={"timeout": 60, "check_same_thread": False})
+        engine = create_engine(
+            url, connect_args={"timeout": 60, "check_same_thread": False}, pool_size=40, max_overflow=10
+        )
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
-        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
+        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=30)
     except ModuleNotFoundError as exc:
         raise PlatformError(
             f"the database driver {exc.name} is missing; install it with pip install 'rolloutgym[platform]'"

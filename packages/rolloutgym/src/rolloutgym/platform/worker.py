@@ -177,8 +177,8 @@ def execute_run(
         owner,
         "succeeded",
         path=str(relative),
-        total=len(result.groups),
-        done=len(result.groups),
+        total=len(result.task_indices),  # not result.groups: that reads the whole run file back
+        done=len(result.task_indices),
         passes=round(summary.pass_rate * summary.num_trajectories),
         trajectories=summary.num_trajectories,
         errors=summary.num_errors,
@@ -336,7 +336,7 @@ def work(
     database: str | None = None,
     *,
     lease: float = 30.0,
-    poll: float = 0.2,
+    poll: float = 0.5,
     parent: int | None = None,
     ray: str | None = None,
 ) -> None:
@@ -349,9 +349,13 @@ def work(
     data = Path(data).resolve()
     sessions = db.open_database(data, database)
     owner = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns() % 1_000_000}"
+    idle = 0.02
     while parent is None or os.getppid() == parent:
-        if not work_once(sessions, data, owner, lease, ray):
-            time.sleep(poll)
+        if work_once(sessions, data, owner, lease, ray):
+            idle = 0.02
+        else:  # back off while the queue stays empty: an idle platform barely touches its database
+            time.sleep(idle)
+            idle = min(poll, idle * 2)
 
 
 def main(argv: list[str] | None = None) -> None:
