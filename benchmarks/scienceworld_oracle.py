@@ -5,9 +5,10 @@ For each of the 30 task types, ``--variations`` seeded variations (all splits): 
 the package's default) and with ``--long-limit``; the null policy ("wait1") with a
 10-move limit. For the first variation of each type, the gold path and a failing variant (its
 first ``focus on`` aimed at the air) are replayed through the package's ``ScienceWorldEnv.step``
-(its infos' valid-action list left empty: no part of the score) and every step's observation,
-score and end are compared with ours. Prints per-type figures, the agreement, and the cost of
-one step: ours against the package's full ``step`` (with its valid-action list), measured here.
+(its infos' valid-action list left empty: no part of the score) and every step's score and
+end are compared with ours, and its observation (which can differ in the order the simulator
+lists objects). Prints per-type figures, the agreement, and the cost of one step: ours
+against the package's full ``step`` (with its valid-action list), measured here.
 
     python -P benchmarks/scienceworld_oracle.py --variations 1 [--types 30]
 """
@@ -31,8 +32,8 @@ def play(env: Any, actions: list[str] | None, limit: int) -> tuple[float, int, i
     raise AssertionError("no end")
 
 
-def replay_both(env: Any, simulator: Any, actions: list[str]) -> tuple[int, int]:
-    """(steps compared, steps agreeing) of ``actions`` through our env and the package's step."""
+def replay_both(env: Any, simulator: Any, actions: list[str]) -> tuple[int, int, int]:
+    """(steps compared, same score and end, same observation) of ``actions``: our env and the package's step."""
     ours = []
     env.reset(seed=0)
     for action in actions:
@@ -50,7 +51,14 @@ def replay_both(env: Any, simulator: Any, actions: list[str]) -> tuple[int, int]
         theirs.append((observation, info["score"], bool(done)))
         if done:
             break
-    return max(len(ours), len(theirs)), sum(a == b for a, b in zip(ours, theirs, strict=False))
+    verdicts = [a[1:] == b[1:] for a, b in zip(ours, theirs, strict=False)]
+    texts = [a[0] == b[0] for a, b in zip(ours, theirs, strict=False)]
+    if not all(verdicts) or len(ours) != len(theirs):
+        first = verdicts.index(False) if not all(verdicts) else min(len(ours), len(theirs))
+        print(f"  {env.task.id}: verdicts differ from step {first} ({actions[min(first, len(actions) - 1)]!r})")
+    elif not all(texts):
+        print(f"  {env.task.id}: same verdicts, {texts.count(False)} observations differ (the world's object order)")
+    return max(len(ours), len(theirs)), sum(verdicts), sum(texts)
 
 
 def step_cost(simulator: Any, env: Any) -> tuple[float, float]:
@@ -82,7 +90,7 @@ def main() -> None:
     print(f"scienceworld {package_version()}: {len(CATALOGUE)} task types")
     simulator = POOL.acquire()
     POOL.release(simulator)
-    totals = {"episodes": 0, "oracle": 0.0, "long": 0.0, "null": 0.0, "compared": 0, "agreed": 0}
+    totals = {"episodes": 0, "oracle": 0.0, "long": 0.0, "null": 0.0, "compared": 0, "agreed": 0, "same_text": 0}
     for name in sorted(random.Random(28).sample(list(CATALOGUE), arguments.types)):
         started = time.perf_counter()
         tasks = random.Random(f"sw-{name}").sample(load_tasks(name), arguments.variations)
@@ -97,9 +105,10 @@ def main() -> None:
                 focus = next((i for i, action in enumerate(gold) if action.startswith("focus on")), None)
                 variants = [gold] + ([[*gold[:focus], "focus on air", *gold[focus + 1 :]]] if focus is not None else [])
                 for actions in variants:
-                    compared, agreed = replay_both(env, simulator, actions)
+                    compared, agreed, same_text = replay_both(env, simulator, actions)
                     totals["compared"] += compared
                     totals["agreed"] += agreed
+                    totals["same_text"] += same_text
             env.close()
             rows.append((reward, long_reward, null, steps, moves, null_score))
             totals["episodes"] += 1
@@ -119,7 +128,10 @@ def main() -> None:
         f"episodes {episodes}: oracle {totals['oracle'] / episodes:.4f} at the default 100-move limit, "
         f"{totals['long'] / episodes:.4f} at {arguments.long_limit}; null {totals['null'] / episodes:.4f}"
     )
-    print(f"cross-check: {totals['agreed']}/{totals['compared']} steps agree with the package's step")
+    print(
+        f"cross-check: score and end agree with the package's step on {totals['agreed']}/{totals['compared']} steps; "
+        f"observations equal on {totals['same_text']}"
+    )
     env = make_env(load_tasks("find-animal")[0])
     ours, theirs = step_cost(simulator, env)
     env.close()
