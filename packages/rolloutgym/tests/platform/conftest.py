@@ -10,6 +10,7 @@ import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -154,8 +155,9 @@ def _as_postgres_user(folder: Path) -> list[str]:
     if os.geteuid() != 0:
         return []
     os.chown(folder, 65534, 65534)
-    parent = folder.parent
-    while parent != parent.parent and parent != Path("/tmp"):  # pytest makes its temp folders 0700
+    top = Path(tempfile.gettempdir()).resolve()
+    parent = folder.resolve().parent
+    while parent.is_relative_to(top) and parent != top:  # pytest makes its temp folders 0700: let nobody pass
         parent.chmod(parent.stat().st_mode | stat.S_IXOTH)
         parent = parent.parent
     return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]

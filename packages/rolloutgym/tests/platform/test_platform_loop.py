@@ -231,8 +231,9 @@ def _pages_in_chromium(server, run_id: str, job_id: str) -> None:
         page = browser.new_page()
         page.on("pageerror", lambda error: problems.append(str(error)))
         assert page.goto(f"{server.url}/runs").status == 401 and "?key=" in page.locator("#error").inner_text()
-        answer = page.goto(f"{server.url}/envs?key={server.keys['all']}")
-        assert answer.status == 200 and "key=" not in page.url  # the key went into a cookie, out of the address
+        answer = page.goto(f"{server.url}/?key={server.keys['all']}")
+        assert answer.status == 200 and page.url == f"{server.url}/runs"  # the key went into a cookie, not the URL
+        page.goto(f"{server.url}/envs")
         page.locator("#envs a", has_text="toy/arith-v0").click()
         assert page.locator("#versions tbody tr").count() == 1 and page.locator(f"#runs a:text('{run_id}')").count()
         page.goto(f"{server.url}/runs")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode
 
 from sqlalchemy import select
 from starlette.requests import Request
@@ -184,7 +185,7 @@ def job_page(request: Request) -> Response:
 
 
 def index_page(request: Request) -> Response:
-    return RedirectResponse("/runs" + (f"?key={request.query_params['key']}" if "key" in request.query_params else ""))
+    return RedirectResponse("/runs")
 
 
 def _keep_key(handler: Any) -> Any:
@@ -195,7 +196,7 @@ def _keep_key(handler: Any) -> Any:
             token = request.query_params.get("key")
             if token:
                 _key(request)  # a wrong key is refused here, not stored
-                rest = "&".join(f"{k}={v}" for k, v in request.query_params.multi_items() if k != "key")
+                rest = urlencode([(k, v) for k, v in request.query_params.multi_items() if k != "key"])
                 answer = RedirectResponse(request.url.path + (f"?{rest}" if rest else ""), status_code=303)
                 answer.set_cookie(COOKIE, token, httponly=True, samesite="strict")
                 return answer
