@@ -18,8 +18,7 @@ Samples are interleaved and the median per task is compared (target: sandboxed <
 a quiet machine). The load average is printed with the figures: on a busy machine the
 sandbox's extra processes wait longer for a core than the baseline's single one.
 
-Run: ``python -P benchmarks/code_sandbox.py`` (``--repeats`` for more samples; ``-P`` keeps
-``benchmarks/platform.py`` from shadowing the standard library).
+Run: ``python benchmarks/code_sandbox.py`` (``--repeats`` for more samples).
 """
 
 from __future__ import annotations

@@ -101,3 +101,39 @@ def test_train_report_draws_the_curves_of_a_log(tmp_path, capsys) -> None:
     assert "mean reward" in page and "<svg" in page and "hf:out" in page and "100.0%" in page
     assert main(["train", "report", str(tmp_path / "missing.jsonl")]) == 2
     assert "no training log" in capsys.readouterr().err
+
+
+def test_trainer_args_replace_defaults_and_unknown_or_refused_ones_are_one_line_errors(tmp_path, capsys) -> None:
+    """--trainer-arg may set a field the command also sets (bf16, beta) and names a field TRL lacks."""
+    from rolloutgym_protocol.errors import ConfigError
+    from rolloutgym_trl.grpo import LOCAL_RUN_OPTIONS, make_config
+    from trl import SFTConfig
+
+    base = {"output_dir": str(tmp_path), "bf16": False, "use_cpu": True, **LOCAL_RUN_OPTIONS}
+    config = make_config(SFTConfig, base, {"learning_rate": 3e-4, "use_cpu": True})
+    assert config.learning_rate == 3e-4 and config.bf16 is False
+    with pytest.raises(ConfigError, match="has no field 'nosuchfield'"):
+        make_config(SFTConfig, base, {"nosuchfield": 1})
+    with pytest.raises(ConfigError, match="SFTConfig refused the training options"):
+        make_config(SFTConfig, base, {"lr_scheduler_type": "no-such-schedule"})
+    run = tmp_path / "run.jsonl"
+    rg.run("trl/digits-v0", policy="oracle", limit=2, out=run)
+    code = main(
+        [
+            "train",
+            "sft",
+            str(run),
+            "--model",
+            "hf:tiny",
+            "--steps",
+            "1",
+            "--no-eval",
+            "--out",
+            str(tmp_path / "m"),
+            "--trainer-arg",
+            "nosuchfield=1",
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "has no field 'nosuchfield'" in err and "Traceback" not in err

@@ -64,6 +64,28 @@ LOCAL_RUN_OPTIONS: dict[str, Any] = {
 }
 
 
+def make_config(config_class: Any, options: Mapping[str, Any], overrides: Mapping[str, Any] | None) -> Any:
+    """``config_class(**options)`` with ``overrides`` (``--trainer-arg KEY=VALUE``) replacing any option.
+
+    Raises:
+        ConfigError: an override names no field of ``config_class``, or the config refuses the values.
+    """
+    import dataclasses
+
+    fields = {field.name for field in dataclasses.fields(config_class)}
+    unknown = sorted(set(overrides or {}) - fields)
+    if unknown:
+        raise ConfigError(
+            f"--trainer-arg {unknown[0]}=...: {config_class.__name__} has no field {unknown[0]!r} "
+            f"(its fields are TRL's {config_class.__name__} and transformers' TrainingArguments)"
+        )
+    try:
+        return config_class(**{**options, **dict(overrides or {})})
+    except (TypeError, ValueError) as exc:
+        message = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise ConfigError(f"{config_class.__name__} refused the training options: {message}") from None
+
+
 def grpo_config(
     out: str | Path,
     *,
@@ -104,8 +126,7 @@ def grpo_config(
         **LOCAL_RUN_OPTIONS,
         **_device_options(),
     }
-    options.update(overrides or {})
-    return GRPOConfig(**options)
+    return make_config(GRPOConfig, options, overrides)
 
 
 def _lora_config(lora: bool | Mapping[str, Any]) -> Any:

@@ -35,7 +35,7 @@ from ._conversations import RenderedConversation, render_conversation
 from ._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
 from ._models import load_trainable
 from .evaluate import evaluate_policy
-from .grpo import LOCAL_RUN_OPTIONS, TrainResult, _compare, _device_options, _lora_config, _train_and_save
+from .grpo import LOCAL_RUN_OPTIONS, TrainResult, _compare, _device_options, _lora_config, _train_and_save, make_config
 
 __all__ = ["TOOL_SCHEMAS", "dpo_rows", "read_runs", "sft_rows", "shorten_tools", "train_dpo", "train_sft"]
 
@@ -330,13 +330,10 @@ def train_sft(
     out_dir = Path(out)
     evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
     before = _before(env_id, trainable, evaluate, evaluation)
-    arguments = SFTConfig(
-        **_common_arguments(
-            out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
-        ),
-        completion_only_loss=True,
-        **dict(trainer_overrides or {}),
+    common = _common_arguments(
+        out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
     )
+    arguments = make_config(SFTConfig, {**common, "completion_only_loss": True}, trainer_overrides)
     log = _training_log("sft", log_path, out_dir, model, runs, env_id, {"examples": len(rows)}, on_log)
     trainer = SFTTrainer(
         model=trainable.model,
@@ -387,13 +384,10 @@ def train_dpo(
     out_dir = Path(out)
     evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
     before = _before(env_id, trainable, evaluate, evaluation)
-    arguments = DPOConfig(
-        **_common_arguments(
-            out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
-        ),
-        beta=beta,
-        **dict(trainer_overrides or {}),
+    common = _common_arguments(
+        out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
     )
+    arguments = make_config(DPOConfig, {**common, "beta": beta}, trainer_overrides)
     log = _training_log("dpo", log_path, out_dir, model, runs, env_id, {"pairs": len(rows)}, on_log)
     reference = None if lora else load_trainable(model).model.eval()  # the frozen copy DPO compares against
     trainer = DPOTrainer(

@@ -14,7 +14,7 @@
 * **listing 10,000 runs**: 10,000 run rows inserted, then ``Client.list_runs(limit=10_000)``
   through the API (best of 3).
 
-Run: ``python benchmarks/platform.py [--repeats 3] [--clients 100] [--requests 20] [--database URL]``
+Run: ``python benchmarks/platform_loop.py [--repeats 3] [--clients 100] [--requests 20] [--database URL]``
 (needs ``rolloutgym[platform]`` and rolloutgym-workflow). The load average is printed: the
 figures move with it on a shared machine. ``--quick`` runs a small version (CI smoke test).
 """
