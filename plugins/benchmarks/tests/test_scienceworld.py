@@ -215,3 +215,14 @@ def test_without_the_extra_run_says_what_to_install(tmp_path: Any) -> None:
     assert run.returncode != 0
     assert "pip install scienceworld==1.2.3" in message and "openjdk-17-jre-headless" in message
     assert "Traceback" not in message
+
+
+def test_commands_the_simulator_cannot_take_are_invalid_actions_not_env_errors() -> None:
+    """Text that cannot cross to the Java simulator (lone surrogates, control characters, huge) is refused
+    before it is sent (seen: a chaos policy's surrogates raised Py4JError and ended the episode)."""
+    from rolloutgym_benchmarks.scienceworld_envs import _command_problem
+
+    assert _command_problem("look around") is None and _command_problem("open door\tto kitchen") is None
+    assert "surrogates" in _command_problem("\udc00\ud800")
+    assert "control characters" in _command_problem("look\x00around")
+    assert "characters long" in _command_problem("x" * 5000)

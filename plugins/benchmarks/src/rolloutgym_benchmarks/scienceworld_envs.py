@@ -201,6 +201,10 @@ class ScienceWorldEnv(gym.Env[str, str]):
         if not isinstance(command, str) or not command.strip():
             observation = "Not a command: send one text command for the simulator, e.g. 'look around'."
             return observation, 0.0, False, False, {"invalid_action": True, "progress": self._progress()}
+        problem = _command_problem(command.strip())
+        if problem is not None:
+            observation = f"Not a command: {problem}. Send one line of text for the simulator, e.g. 'look around'."
+            return observation, 0.0, False, False, {"invalid_action": True, "progress": self._progress()}
         server = self._simulator.server
         observation = server.step(command.strip())
         self._steps += 1
@@ -264,3 +268,19 @@ def make_env(
     if not isinstance(task, ScienceWorldTask):
         raise ConfigError(f"task must be a ScienceWorldTask, got {type(task).__name__}")
     return ScienceWorldEnv(task, step_limit=step_limit, partial_credit=partial_credit)
+
+
+MAX_COMMAND_CHARS = 1000
+
+
+def _command_problem(command: str) -> str | None:
+    """Why the simulator cannot take ``command`` (it crosses to Java as UTF-8 text), or None."""
+    try:
+        command.encode("utf-8")
+    except UnicodeEncodeError:
+        return "the text holds characters that are not valid Unicode (lone surrogates)"
+    if len(command) > MAX_COMMAND_CHARS:
+        return f"the command is {len(command)} characters long (at most {MAX_COMMAND_CHARS})"
+    if any(ord(character) < 32 and character not in "\t" for character in command):
+        return "the command holds control characters (one line of text, please)"
+    return None

@@ -177,7 +177,8 @@ def show_command(
                 )
                 if error.action is not None:  # the action env.step raised on (any value, as text)
                     line += f"\n  at step {error.step}, on the action {json_text(error.action)[:300]}"
-                console.print(line, markup=False, highlight=False)
+                # an action may hold lone surrogates (a chaos policy's text): print them escaped
+                console.print(line.encode("utf-8", "backslashreplace").decode("utf-8"), markup=False, highlight=False)
 
 
 @app.command("compare")
