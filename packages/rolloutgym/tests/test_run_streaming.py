@@ -18,7 +18,9 @@ from rolloutgym_protocol import TrajectoryGroup
 
 def _live_groups() -> int:
     gc.collect()
-    return sum(isinstance(item, TrajectoryGroup) for item in gc.get_objects())
+    # type() reads no attribute: isinstance() would ask lazy module proxies (torch's) for __class__,
+    # which warns under -W error when another test imported them
+    return sum(type(item) is TrajectoryGroup for item in gc.get_objects())
 
 
 def _run_counting(out: Path | None) -> tuple[list[int], rg.RunResult]:
