@@ -5,9 +5,12 @@ before ``Server.close()`` gets its transport built a loop turn later, when
 ``Server._attach`` asserts that the server still listens; the assertion is swallowed (logged
 only in asyncio debug mode) and the accepted socket is left to the garbage collector, an
 "unclosed socket" ResourceWarning (a browser's pooled context opens keep-alive sockets at
-any moment, so this happened in the chromium reliability test). Here one accept task takes
-each socket with ``loop.sock_accept``, wraps it in streams and starts its handler as a
-tracked task in the same step, so :meth:`LoopbackListener.close` sees every connection.
+any moment, so this happened in the chromium reliability test). Why not an accept task on
+``loop.sock_accept`` either: cancelling that task in the loop turn after the kernel handed
+over a socket raises ``CancelledError`` at the ``await`` and drops the accepted socket the
+same way (seen in CI). Here a reader callback accepts every pending socket synchronously
+and records it before anything can be cancelled; each socket's handler task closes it, and
+:meth:`LoopbackListener.close` closes whatever a handler never got to.
 """
 
 from __future__ import annotations
@@ -34,8 +37,12 @@ class LoopbackListener:
         self._handle = handle
         self._backlog = backlog
         self._socket: socket.socket | None = None
-        self._accepting: asyncio.Task[None] | None = None
-        self._connections: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._closing = False
+        # Every accepted socket until its handler has finished with it.
+        self._sockets: dict[asyncio.Task[None], socket.socket] = {}
+        self._writers: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        self._guard: asyncio.Task[None] | None = None
         self.port: int | None = None
 
     @property
@@ -51,56 +58,82 @@ class LoopbackListener:
         except BaseException:
             listener.close()
             raise
-        self._socket = listener
-        self.port = listener.getsockname()[1]
-        self._accepting = asyncio.get_running_loop().create_task(self._accept(listener))
-
-    async def _accept(self, listener: socket.socket) -> None:
-        # This task owns the listening socket: when it ends (close(), or a loop shutting down
-        # that cancels every task) the socket is closed with it.
         loop = asyncio.get_running_loop()
+        loop.add_reader(listener.fileno(), self._accept_pending, listener)
+        self._socket, self._loop = listener, loop
+        self.port = listener.getsockname()[1]
+        self._guard = loop.create_task(self._close_with_loop())
+
+    async def _close_with_loop(self) -> None:
+        # A loop shutting down without close() (asyncio.run cancels every task) still closes
+        # the listening socket.
         try:
-            while True:
-                connection, _ = await loop.sock_accept(listener)
-                try:
-                    reader, writer = await asyncio.open_connection(sock=connection)
-                except asyncio.CancelledError:
-                    connection.close()
-                    raise
-                except OSError:  # the peer went away before it was wrapped
-                    connection.close()
-                    continue
-                task = loop.create_task(self._serve(reader, writer))
-                self._connections[task] = writer
+            await asyncio.Event().wait()
         finally:
-            self._socket = None
+            self._stop_listening()
+
+    def _stop_listening(self) -> None:
+        self._closing = True
+        listener, self._socket = self._socket, None
+        if listener is not None:
+            assert self._loop is not None
+            self._loop.remove_reader(listener.fileno())
             listener.close()
 
-    async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+    def _accept_pending(self, listener: socket.socket) -> None:
+        # A reader callback: runs in one loop step, so no socket is ever between the kernel
+        # and a record of it when close() runs.
+        assert self._loop is not None
+        while not self._closing:
+            try:
+                connection, _ = listener.accept()
+            except (BlockingIOError, InterruptedError):
+                return
+            except OSError:  # e.g. out of file descriptors: try again on the next wake-up
+                return
+            connection.setblocking(False)
+            task = self._loop.create_task(self._serve(connection))
+            self._sockets[task] = connection
+
+    async def _serve(self, connection: socket.socket) -> None:
+        task = asyncio.current_task()
         try:
-            await self._handle(reader, writer)
+            reader, writer = await asyncio.open_connection(sock=connection)
+        except OSError:  # the peer went away before it was wrapped
+            self._sockets.pop(task, None)  # type: ignore[arg-type]
+            connection.close()
+            return
+        self._writers[task] = writer  # type: ignore[index]
+        try:
+            if not self._closing:
+                await self._handle(reader, writer)
         finally:
-            self._connections.pop(asyncio.current_task(), None)  # type: ignore[arg-type]
             writer.close()
             with contextlib.suppress(BaseException):
                 await writer.wait_closed()
+            self._writers.pop(task, None)  # type: ignore[arg-type]
+            self._sockets.pop(task, None)  # type: ignore[arg-type]
+            connection.close()
 
     async def close(self, timeout: float = 2.0) -> None:
         """Stop listening and end every connection. Safe to call twice."""
-        listener, self._socket = self._socket, None
-        accepting, self._accepting = self._accepting, None
-        if accepting is not None:
-            accepting.cancel()
-            await asyncio.wait([accepting])
-        if listener is not None:
-            listener.close()
-        # Closing the sockets ends each handler's reads normally; cancelling a handler task
+        self._stop_listening()
+        guard, self._guard = self._guard, None
+        if guard is not None:
+            guard.cancel()
+        # Closing the transports ends each handler's reads normally; cancelling a handler task
         # instead makes asyncio log a spurious CancelledError.
-        for writer in list(self._connections.values()):
+        for writer in list(self._writers.values()):
             writer.close()
-        if self._connections:
-            _, pending = await asyncio.wait(list(self._connections), timeout=timeout)
+        tasks = list(self._sockets)
+        if tasks:
+            _, pending = await asyncio.wait(tasks, timeout=timeout)
             for task in pending:
                 task.cancel()
             if pending:
                 await asyncio.wait(pending, timeout=timeout)
+        # A handler cancelled before its first step never ran its own cleanup.
+        for connection in list(self._sockets.values()):
+            connection.close()
+        self._sockets.clear()
+        self._writers.clear()
