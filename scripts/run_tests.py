@@ -5,7 +5,8 @@ run never passes silently. Extra arguments go to pytest.
 
 Tests run in parallel worker processes (pytest-xdist): one per CPU, at most four, or
 ``ROLLOUTGYM_TEST_WORKERS`` (``0`` runs them in this process). Passing ``-n``/``--numprocesses``
-yourself overrides both.
+yourself overrides both. The 30 slowest tests are listed at the end (``--durations``), so CI's
+log shows where its time goes.
 """
 
 from __future__ import annotations
@@ -41,7 +42,8 @@ def workers(arguments: list[str]) -> list[str]:
 
 def main() -> int:
     arguments = sys.argv[1:]
-    arguments = [*workers(arguments), *arguments]
+    durations = [] if any(argument.startswith("--durations") for argument in arguments) else ["--durations=30"]
+    arguments = [*workers(arguments), *durations, *arguments]
     command = [sys.executable, "-m", "pytest", *test_paths(), *arguments]
     print("+", " ".join(command), flush=True)
     code = subprocess.run(command, cwd=ROOT).returncode
