@@ -83,7 +83,7 @@ def loop_run(arguments: argparse.Namespace, out: str, with_env: bool) -> list[di
     ``with_env``: rolloutgym's ``RolloutFunction`` (env, episode loop, Score records);
     else :class:`BareRolloutFunction`. Nothing else differs between the two.
     """
-    from rolloutgym_trl._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
+    from rolloutgym_trl._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
     from rolloutgym_trl._models import load_trainable
     from rolloutgym_trl.datasets import train_dataset
     from rolloutgym_trl.grpo import _quiet, grpo_config
@@ -99,7 +99,7 @@ def loop_run(arguments: argparse.Namespace, out: str, with_env: bool) -> list[di
     with library_warnings_quiet():
         trainable = load_trainable(arguments.model)
         mode = "env" if with_env else "bare"
-        log = TrainingLog(os.path.join(out, f"{mode}_log.jsonl"), {"trainer": "grpo", "mode": mode})
+        log = TrainingLogWriter(os.path.join(out, f"{mode}_log.jsonl"), {"trainer": "grpo", "mode": mode})
         trainer = GRPOTrainer(
             model=trainable.model,
             reward_funcs=[env_reward],

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,9 +26,11 @@ __all__ = [
     "LIMITS",
     "MAX_CALLS_PER_MESSAGE",
     "ActionError",
-    "ToolCall",
+    "CheckedToolCall",
     "call_id_of",
     "check_path",
+    "element_error",
+    "option_value",
     "parse_tool_call",
     "prepare_typed_text",
     "shown",
@@ -131,12 +134,42 @@ class ActionError(ValueError):
 
 
 @dataclass(frozen=True)
-class ToolCall:
+class CheckedToolCall:
     """A validated tool call."""
 
     id: str
     name: str
     arguments: dict[str, Any]
+
+
+def element_error(
+    element_id: str, found_kind: str | None, ids: Sequence[str], kinds: Sequence[str] | None, verb: str
+) -> ActionError:
+    """The refusal for an element that is not on the page (``found_kind`` None) or not of ``kinds``.
+
+    ``ids`` are the page's elements the agent could ``verb`` instead (the first 20 are listed).
+    Both browser envs (the site template and MiniWoB++) refuse with these same words.
+    """
+    if found_kind is None:
+        listed = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
+        named = shown(element_id)[1:-1] if len(element_id) <= 60 else shown(element_id)
+        return ActionError(f"there is no element [{named}] on this page; elements you can {verb}: {listed or 'none'}")
+    allowed = " or ".join(kinds or ())
+    return ActionError(f"[{element_id}] is a {found_kind}; you can {verb} only a {allowed}")
+
+
+def option_value(element_id: str, options: Sequence[tuple[str, str]], wanted: str) -> str:
+    """The value of the ``(value, label)`` option the agent named: its exact label, else the label
+    ignoring case, else its value; an :class:`ActionError` listing the labels when none matches."""
+    value = next((value for value, label in options if label == wanted), None)
+    if value is None:
+        value = next(
+            (value for value, label in options if label.casefold() == wanted.casefold() or value == wanted), None
+        )
+    if value is None:
+        choices = ", ".join(repr(label) for _, label in options)
+        raise ActionError(f"[{element_id}] has no option {shown(wanted)}; its options are {choices}")
+    return value
 
 
 def call_id_of(call: Any, index: int) -> str:
@@ -184,7 +217,7 @@ def _element_id(tool: str, value: str | int) -> str:
     return _check_string(tool, "element_id", value).strip()
 
 
-def parse_tool_call(call: Any, index: int) -> ToolCall:
+def parse_tool_call(call: Any, index: int) -> CheckedToolCall:
     """Validate one tool call of an assistant message.
 
     Raises:
@@ -232,7 +265,7 @@ def parse_tool_call(call: Any, index: int) -> ToolCall:
         raise ActionError(f"scroll: direction must be 'up' or 'down', got {shown(cleaned['direction'])}")
     if name == "check":
         cleaned.setdefault("checked", True)
-    return ToolCall(call_id, name, cleaned)
+    return CheckedToolCall(call_id, name, cleaned)
 
 
 def check_path(path: str) -> str:

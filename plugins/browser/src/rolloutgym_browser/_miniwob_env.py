@@ -20,7 +20,7 @@ from rolloutgym_protocol.display import int_text, safe_str
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError
 
 from . import _actions
-from ._actions import BROWSER_TOOLS, ActionError, ToolCall, parse_tool_call
+from ._actions import BROWSER_TOOLS, ActionError, CheckedToolCall, element_error, option_value, parse_tool_call
 from ._miniwob_page import MiniWoBPage, PageElement
 from ._miniwob_server import miniwob_html_root
 
@@ -151,7 +151,7 @@ def format_page(name: str, title: str, elements: list[PageElement], *, offset: i
     return "\n".join(header + body + footer), offset
 
 
-def _parse_miniwob_call(raw: Any, index: int) -> ToolCall:
+def _parse_miniwob_call(raw: Any, index: int) -> CheckedToolCall:
     """Validate a ``click_at``/``drag``/``press_key`` call (other tools: the shared validation)."""
     name = raw.get("name") if isinstance(raw, dict) else None
     if not isinstance(name, str) or name not in _MINIWOB_SPECS:
@@ -191,7 +191,7 @@ def _parse_miniwob_call(raw: Any, index: int) -> ToolCall:
                 shown_value = int_text(value) if isinstance(value, int) else f"{value:g}"
                 raise ActionError(f"{name}: {key}={shown_value} is outside the page (0-{limit})")
             cleaned[key] = float(value)
-    return ToolCall(call_id_of(raw, index), name, cleaned)
+    return CheckedToolCall(call_id_of(raw, index), name, cleaned)
 
 
 #: Tool calls run from one assistant message; more are answered with an error each.
@@ -399,16 +399,12 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         found = next((element for element in elements if element.id == element_id), None)
         if found is None:
             ids = [element.id for element in elements if kinds is None or element.kind in kinds]
-            listed = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
-            raise ActionError(
-                f"there is no element [{shown(element_id)[1:-1]}] on this page; elements you can {verb}: "
-                f"{listed or 'none'}"
-            )
+            raise element_error(element_id, None, ids, kinds, verb)
         if kinds is not None and found.kind not in kinds:
-            raise ActionError(f"[{element_id}] is a {found.kind}; you can {verb} only a {' or '.join(kinds)}")
+            raise element_error(element_id, found.kind, (), kinds, verb)
         return found
 
-    async def _execute(self, call: ToolCall) -> str:
+    async def _execute(self, call: CheckedToolCall) -> str:
         arguments = call.arguments
         self._elements = None if call.name != "scroll" else self._elements
         if call.name == "click":
@@ -426,19 +422,7 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         if call.name == "select":
             element = await self._element(arguments["element_id"], ("select",), "select in")
             wanted = arguments["option"].strip()
-            value = next((value for value, label in element.options if label == wanted), None)
-            if value is None:
-                value = next(
-                    (
-                        value
-                        for value, label in element.options
-                        if label.casefold() == wanted.casefold() or value == wanted
-                    ),
-                    None,
-                )
-            if value is None:
-                choices = ", ".join(repr(label) for _, label in element.options)
-                raise ActionError(f"[{element.id}] has no option {shown(wanted)}; its options are {choices}")
+            value = option_value(element.id, element.options, wanted)
             await self.page.select(element.id, value)
             self._elements = None
             return f"selected {wanted!r} in [{element.id}]"

@@ -30,9 +30,11 @@ from ._actions import (
     LIMITS,
     MAX_CALLS_PER_MESSAGE,
     ActionError,
-    ToolCall,
+    CheckedToolCall,
     call_id_of,
     check_path,
+    element_error,
+    option_value,
     parse_tool_call,
     prepare_typed_text,
     shown,
@@ -374,13 +376,9 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         element = snapshot.find(element_id)
         if element is None or element.kind == "hidden":
             ids = [item.id for item in snapshot.elements if item.kind in kinds]
-            listed = ", ".join(ids[:20]) + (" ..." if len(ids) > 20 else "")
-            raise ActionError(
-                f"there is no element [{shown(element_id)[1:-1] if len(element_id) <= 60 else shown(element_id)}] "
-                f"on this page; elements you can {verb}: {listed or 'none'}"
-            )
+            raise element_error(element_id, None, ids, kinds, verb)
         if element.kind not in kinds:
-            raise ActionError(f"[{element_id}] is a {element.kind}; you can {verb} only a {' or '.join(kinds)}")
+            raise element_error(element_id, element.kind, (), kinds, verb)
         return element
 
     async def _navigated(self, before: str) -> str:
@@ -391,7 +389,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             self._history.append(snapshot.url)
         return f"now on {short_url(snapshot.url)}"
 
-    async def _execute(self, call: ToolCall) -> str:
+    async def _execute(self, call: CheckedToolCall) -> str:
         snapshot = await self._current()
         arguments = call.arguments
         if call.name == "click":
@@ -420,19 +418,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         if call.name == "select":
             element = self._element(snapshot, arguments["element_id"], ("select",), "select in")
             wanted = arguments["option"].strip()
-            value = next((value for value, label in element.options if label == wanted), None)
-            if value is None:
-                value = next(
-                    (
-                        value
-                        for value, label in element.options
-                        if label.casefold() == wanted.casefold() or value == wanted
-                    ),
-                    None,
-                )
-            if value is None:
-                choices = ", ".join(repr(label) for _, label in element.options)
-                raise ActionError(f"[{element.id}] has no option {shown(wanted)}; its options are {choices}")
+            value = option_value(element.id, element.options, wanted)
             await self.backend.select(element.id, value)
             self._snapshot = None
             return f"selected {wanted!r} in [{element.id}]"

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from .curves import build_curves_report
     from .datasets import train_dataset
     from .environment import EnvironmentFactory, environment_factory
-    from .evaluate import Comparison, Evaluation, evaluate_policy
+    from .evaluate import Comparison, PolicyEvaluation, evaluate_policy
     from .grpo import TrainResult, train_grpo
     from .offline import train_dpo, train_sft
     from .rollout import RolloutFunction, env_reward, episode_tensors
@@ -37,7 +37,7 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "curves": ["build_curves_report"],
         "datasets": ["train_dataset"],
         "environment": ["EnvironmentFactory", "environment_factory"],
-        "evaluate": ["Comparison", "Evaluation", "evaluate_policy"],
+        "evaluate": ["Comparison", "PolicyEvaluation", "evaluate_policy"],
         "grpo": ["TrainResult", "train_grpo"],
         "offline": ["train_dpo", "train_sft"],
         "rollout": ["RolloutFunction", "env_reward", "episode_tensors"],

@@ -24,7 +24,7 @@ from typing import Any
 
 from rolloutgym.runs.training_log import TRAINING_LOG_FORMAT_KEY, TRAINING_LOG_VERSION
 
-__all__ = ["TrainingLog", "library_warnings_quiet", "quiet_progress_bars", "read_training_log"]
+__all__ = ["TrainingLogWriter", "library_warnings_quiet", "quiet_progress_bars", "read_training_log"]
 
 FORMAT_KEY = TRAINING_LOG_FORMAT_KEY
 
@@ -43,7 +43,7 @@ def _clean(values: Mapping[str, Any]) -> dict[str, Any]:
     return cleaned
 
 
-class TrainingLog:
+class TrainingLogWriter:
     """Appends the trainer's logs to a JSONL file (see the module docstring for the format).
 
     Use :meth:`callback` to get a ``transformers.TrainerCallback`` that feeds it.

@@ -1,6 +1,6 @@
 """Before/after evaluation: run a policy on an env's test split and report pass rate and reward.
 
-Each :class:`Evaluation` keeps the pass rate of every task, so that a :class:`Comparison`
+Each :class:`PolicyEvaluation` keeps the pass rate of every task, so that a :class:`Comparison`
 can say whether training changed the pass rate by more than noise: the change is paired by
 task (the same tasks before and after), with the standard error of the per-task
 differences (:func:`rolloutgym_trl.stats.paired_change`).
@@ -14,11 +14,11 @@ from typing import Any
 
 from .stats import Change, mean_and_error, paired_change
 
-__all__ = ["Comparison", "Evaluation", "evaluate_policy"]
+__all__ = ["Comparison", "PolicyEvaluation", "evaluate_policy"]
 
 
 @dataclass(frozen=True)
-class Evaluation:
+class PolicyEvaluation:
     """One policy on one env split (``task_pass_rates``: task id -> share of its episodes that passed)."""
 
     env_id: str
@@ -45,8 +45,8 @@ class Evaluation:
 class Comparison:
     """The same evaluation before and after training."""
 
-    before: Evaluation
-    after: Evaluation
+    before: PolicyEvaluation
+    after: PolicyEvaluation
 
     @property
     def change(self) -> Change | None:
@@ -100,7 +100,7 @@ def evaluate_policy(
     policy_options: Mapping[str, Any] | None = None,
     env_kwargs: Mapping[str, Any] | None = None,
     limit: int | None = None,
-) -> Evaluation:
+) -> PolicyEvaluation:
     """Run ``policy`` (e.g. ``hf:./out``) on ``env_id``'s ``split`` (every task when the env has no such split)."""
     import rolloutgym as rg
 
@@ -119,7 +119,7 @@ def evaluate_policy(
     )
     summary = result.summary
     threshold = float(result.header.get("pass_threshold", 1.0))
-    return Evaluation(
+    return PolicyEvaluation(
         env_id,
         policy,
         chosen,

@@ -20,9 +20,9 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
-from ._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
+from ._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
 from ._models import load_trainable, save_trained
-from .evaluate import Comparison, Evaluation, evaluate_policy
+from .evaluate import Comparison, PolicyEvaluation, evaluate_policy
 
 __all__ = ["TrainResult", "grpo_config", "train_grpo"]
 
@@ -271,7 +271,7 @@ def _run_grpo(o: SimpleNamespace) -> TrainResult:
         overrides=o.trainer_overrides,
     )
     header = {"trainer": "grpo", "mode": o.mode, "model": o.model, "env_ids": ids, "split": o.split, **schedule}
-    log = TrainingLog(o.log_path or out_dir / "training_log.jsonl", header, on_write=o.on_log)
+    log = TrainingLogWriter(o.log_path or out_dir / "training_log.jsonl", header, on_write=o.on_log)
     rollout = dict(
         max_tokens=o.max_tokens, max_turns=o.max_turns, env_kwargs=o.env_kwargs, seed=o.seed, batched=o.batched
     )
@@ -298,7 +298,7 @@ def _selected(
     return selection.dataset, selection
 
 
-def _start_from_selection(selection: Any, trainer: Any, log: TrainingLog) -> dict[str, Any]:
+def _start_from_selection(selection: Any, trainer: Any, log: TrainingLogWriter) -> dict[str, Any]:
     """Log the pre-pass and seed the rollout function's running pass rates with it; ``TrainResult.extra``."""
     if selection is None:
         return {}
@@ -342,7 +342,7 @@ def _evaluator(
     )
 
 
-def _evaluate_base(evaluation: Any, trainable: Any, torch: Any, training_threads: int) -> Evaluation:
+def _evaluate_base(evaluation: Any, trainable: Any, torch: Any, training_threads: int) -> PolicyEvaluation:
     """The model before training; resets torch's threads, which the hf policy may lower for the whole process.
 
     The evaluation's process-wide copy of the model is dropped afterwards, so that training holds one copy.
@@ -419,7 +419,7 @@ def _grpo_trainer(
     arguments: Any,
     dataset: Any,
     factory: Any,
-    log: TrainingLog,
+    log: TrainingLogWriter,
     lora: bool | Mapping[str, Any],
     rollout: Mapping[str, Any],
 ) -> Any:
@@ -451,7 +451,7 @@ def _grpo_trainer(
     )
 
 
-def _compare(before: Evaluation, after: Evaluation, log: TrainingLog) -> Comparison:
+def _compare(before: PolicyEvaluation, after: PolicyEvaluation, log: TrainingLogWriter) -> Comparison:
     """The before/after comparison, also written to the training log."""
     log.write(
         {

@@ -32,7 +32,7 @@ from typing import Any
 from rolloutgym_protocol.errors import ConfigError
 
 from ._conversations import RenderedConversation, render_conversation
-from ._logging import TrainingLog, library_warnings_quiet, quiet_progress_bars
+from ._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
 from ._models import load_trainable
 from .evaluate import evaluate_policy
 from .grpo import LOCAL_RUN_OPTIONS, TrainResult, _compare, _device_options, _lora_config, _train_and_save, make_config
@@ -206,7 +206,7 @@ def _evaluation_env(runs: Sequence[Any]) -> str:
 def _finish(
     trainer: Any,
     trainable: Any,
-    log: TrainingLog,
+    log: TrainingLogWriter,
     out_dir: Path,
     before: Any,
     env_id: str,
@@ -237,10 +237,10 @@ def _training_log(
     env_id: str,
     counts: dict[str, int],
     on_log: Callable[[dict[str, Any]], None] | None,
-) -> TrainingLog:
+) -> TrainingLogWriter:
     """The JSONL training log (default ``OUT/training_log.jsonl``) with the offline run's header."""
     header = {"trainer": trainer, "model": model, "runs": [str(path) for path in runs], "env_ids": [env_id], **counts}
-    return TrainingLog(log_path or out_dir / "training_log.jsonl", header, on_write=on_log)
+    return TrainingLogWriter(log_path or out_dir / "training_log.jsonl", header, on_write=on_log)
 
 
 def _common_arguments(

@@ -14,7 +14,7 @@ from rolloutgym_protocol import find_attribute, spaces
 from .messages import env_tools, tool_names
 from .parsing import ParsedReply
 
-__all__ = ["EpisodeState", "call_maybe_sync", "token_digest"]
+__all__ = ["LLMEpisodeBase", "call_maybe_sync", "token_digest"]
 
 
 def token_digest(tokens: Sequence[int]) -> str:
@@ -39,7 +39,7 @@ def _takes_text(environment: Any) -> bool:
     return isinstance(space, (spaces.TextSpace, gym.spaces.Text))
 
 
-class EpisodeState:
+class LLMEpisodeBase:
     """What one episode of an LLM policy tracks: tools, the action kind, counters."""
 
     def __init__(self, environment: Any, *, max_turns: int | None) -> None:

@@ -13,12 +13,12 @@ from typing import Any, ClassVar
 
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
-from ._episode import EpisodeState, call_maybe_sync
+from ._episode import LLMEpisodeBase, call_maybe_sync
 
 __all__ = ["LLMEpisode", "LLMPolicy"]
 
 
-class LLMEpisode(EpisodeState):
+class LLMEpisode(LLMEpisodeBase):
     """One episode of an :class:`LLMPolicy`; subclasses implement ``async act(observation)``."""
 
     def __init__(self, policy: LLMPolicy, environment: Any, index: int) -> None:
