@@ -21,9 +21,9 @@ from typing import Any
 
 from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, as_async, find_attribute
 
-from ..rollouts import aclose_env, run_member
+from ..rollouts import aclose_env
 from ..sources import EnvSource, PolicySource, ResolvedEnv, resolve_env, resolve_policy
-from .base import GroupJob
+from .base import GroupJob, run_job_member
 
 __all__ = ["EnvPool", "RegistryMirror", "RolloutWorker", "RunSpec"]
 
@@ -219,18 +219,7 @@ class RolloutWorker:
                 except Exception:  # noqa: BLE001 - a failing close() must not lose the episode
                     pass
 
-            return await run_member(
-                job.task_index,
-                pool.acquire,
-                state.policy,
-                member,
-                job.seeds[member],
-                options=job.options,
-                max_steps=job.max_steps,
-                timeout=job.timeout,
-                metadata={"task_id": job.task_id},
-                release=release,
-            )
+            return await run_job_member(job, member, job.task_index, pool.acquire, state.policy, release=release)
 
     # -- driver-side policies: env leases ----------------------------------------------
 

@@ -11,15 +11,16 @@ in other processes (Ray) ships the picklable sources (``env.env_source``,
 from __future__ import annotations
 
 import abc
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Coroutine, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from rolloutgym_protocol import TrajectoryGroup
 
+from ..rollouts import run_member
 from ..sources import ResolvedEnv, ResolvedPolicy
 
-__all__ = ["Executor", "GroupJob", "OnGroup", "OnMember", "reports_members"]
+__all__ = ["Executor", "GroupJob", "OnGroup", "OnMember", "reports_members", "run_job_member"]
 
 
 @dataclass
@@ -33,6 +34,28 @@ class GroupJob:
     options: dict[str, Any] | None = None
     max_steps: int | None = None
     timeout: float | None = None
+
+
+def run_job_member(
+    job: GroupJob, member: int, item: Any, make_env: Callable[[Any], Any], policy: Any, **options: Any
+) -> Coroutine[Any, Any, Any]:
+    """:func:`~rolloutgym.rollouts.run_member` for ``member`` of ``job``: the member's seed, the
+    job's reset options, budgets and task id; ``options`` go through (``release``, ``passthrough``).
+
+    Every executor starts its episodes here, so a member runs the same wherever it runs.
+    """
+    return run_member(
+        item,
+        make_env,
+        policy,
+        member,
+        job.seeds[member],
+        options=job.options,
+        max_steps=job.max_steps,
+        timeout=job.timeout,
+        metadata={"task_id": job.task_id},
+        **options,
+    )
 
 
 OnGroup = Callable[[GroupJob, TrajectoryGroup], Awaitable[None] | None]

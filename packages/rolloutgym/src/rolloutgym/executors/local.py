@@ -8,9 +8,9 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..rollouts import LOOP_TURN_SECONDS, GroupCollector, run_member
+from ..rollouts import LOOP_TURN_SECONDS, GroupCollector
 from ..sources import ResolvedEnv, ResolvedPolicy
-from .base import Executor, GroupJob, OnGroup, OnMember
+from .base import Executor, GroupJob, OnGroup, OnMember, run_job_member
 
 __all__ = ["LocalExecutor"]
 
@@ -64,17 +64,7 @@ class LocalExecutor(Executor):
                 if planned_member is None:
                     return
                 position, job, member = planned_member
-                outcome = await run_member(
-                    items[job.task_index],
-                    build,
-                    policy_instance,
-                    member,
-                    job.seeds[member],
-                    options=job.options,
-                    max_steps=job.max_steps,
-                    timeout=job.timeout,
-                    metadata={"task_id": job.task_id},
-                )
+                outcome = await run_job_member(job, member, items[job.task_index], build, policy_instance)
                 if on_member is not None:
                     on_member(job, member)
                 group = collector.add(position, member, outcome)

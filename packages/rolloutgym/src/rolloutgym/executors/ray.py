@@ -51,12 +51,12 @@ import ray
 from rolloutgym_protocol import RolloutError, Trajectory
 from rolloutgym_protocol.errors import ConfigError
 
-from ..rollouts import GroupCollector, error_record, run_member
+from ..rollouts import GroupCollector, error_record
 from ..sources import PolicySource, ResolvedEnv, ResolvedPolicy  # noqa: F401 - PolicySource in placement()
 from ._ray_pool import WORKER_LOST, Worker, WorkerPool, WorkersLost
 from ._ray_remote_env import RemoteEnv, _result
 from ._ray_worker import PLUGIN_VARIABLES, RegistryMirror, RolloutWorker, RunSpec
-from .base import Executor, GroupJob, OnGroup
+from .base import Executor, GroupJob, OnGroup, run_job_member
 
 __all__ = ["ACTOR_SIDE_POLICIES", "RayExecutor", "RolloutWorker", "WorkersLost"]
 
@@ -412,17 +412,8 @@ class RayExecutor(Executor):
                         return await opening
 
                 try:
-                    outcome = await run_member(
-                        items[job.task_index],
-                        open_env,
-                        policy,
-                        member,
-                        job.seeds[member],
-                        options=job.options,
-                        max_steps=job.max_steps,
-                        timeout=job.timeout,
-                        metadata={"task_id": job.task_id},
-                        passthrough=WORKER_LOST,
+                    outcome = await run_job_member(
+                        job, member, items[job.task_index], open_env, policy, passthrough=WORKER_LOST
                     )
                 except WORKER_LOST as exc:
                     pool.lost(worker)
