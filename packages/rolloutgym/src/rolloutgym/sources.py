@@ -18,6 +18,7 @@ Where a reference goes (:func:`is_env_url` is the one "is this a URL" check)::
 
     "http(s)://HOST/ns/x-v0", "ws(s)://..." -> serve.client (sessions on `rolloutgym serve`)
     "my_env.py|.json|.jsonl"                -> declarative.open_env_file -> the template's compiler
+    "path/to/tasks/" (a folder)             -> the same, read by the template whose folder_marker it holds
     "toy/guess-v0"                          -> registry: EnvSpec, TaskIndex, factory(task=item, **kwargs)
 
 A mixture (``run --mix``) is several references, each resolved here (``runner``).
@@ -58,8 +59,10 @@ URL_SCHEMES = ENV_URL_SCHEMES
 
 
 def is_env_file(reference: str) -> bool:
-    """Whether ``reference`` names a declarative env file rather than a registered id."""
-    return not is_env_url(reference) and (reference.endswith((".py", ".json", ".jsonl")) or Path(reference).is_file())
+    """Whether ``reference`` names a declarative env file (or a folder env) rather than a registered id."""
+    if is_env_url(reference):
+        return False
+    return reference.endswith((".py", ".json", ".jsonl")) or Path(reference).is_file() or Path(reference).is_dir()
 
 
 @dataclass
@@ -253,8 +256,13 @@ def load(reference: str, *, split: str | None = None, **kwargs: Any) -> Any:
 
 
 def _resolve_url(source: EnvSource, registry: Registry) -> ResolvedEnv:
-    """A ``ResolvedEnv`` whose tasks are the server's and whose envs are sessions on it (WebSocket)."""
-    from .serve.client import AsyncRemoteEnv, env_info, env_tasks, parse_env_url
+    """A ``ResolvedEnv`` whose tasks are the server's and whose envs are sessions on it (WebSocket).
+
+    ``build(item)`` does no I/O: it returns a :class:`~rolloutgym.serve.client.PendingRemoteEnv`,
+    which the rollout engine awaits, opening the session without blocking the event loop; it
+    is tagged (:func:`tag_env`) once open.
+    """
+    from .serve.client import PendingRemoteEnv, env_info, env_tasks, parse_env_url
 
     url = source.reference
     parse_env_url(url)  # a clear error for a URL without an env id
@@ -265,17 +273,22 @@ def _resolve_url(source: EnvSource, registry: Registry) -> ResolvedEnv:
     index = TaskIndex(items, [entry["id"] for entry in listing])
     env_url = url.rstrip("/")
 
-    def session(item: Any) -> AsyncRemoteEnv:
+    what = f"remote env {env_url}"
+
+    def session(item: Any) -> PendingRemoteEnv:
         position = index.by_identity.get(id(item))
-        if position is None:  # an item from elsewhere: the server finds it by its id
-            return AsyncRemoteEnv(env_url, task=index.id_of(item), kwargs=kwargs)
-        return AsyncRemoteEnv(env_url, task=position if index.has_tasks else None, kwargs=kwargs)
+        # an item from elsewhere: the server finds it by its id
+        task = index.id_of(item) if position is None else (position if index.has_tasks else None)
+        identifier = index.id_of(item)
+        return PendingRemoteEnv(
+            env_url, task=task, kwargs=kwargs, opened=lambda env: tag_env(env, info["id"], identifier, what=what)
+        )
 
     return ResolvedEnv(
         env_id=info["id"],
         version=info.get("version"),
         tasks=index.items,
-        build=_tagged(info["id"], index, session, f"remote env {env_url}"),
+        build=session,
         origin=env_url,
         plugin=info.get("plugin"),
         plugin_version=info.get("plugin_version"),

@@ -9,6 +9,11 @@ rollout engine, ``rolloutgym run`` and the conformance kit use them unchanged::
     observation, info = env.reset(seed=0)
 
     env = await AsyncRemoteEnv.open("http://127.0.0.1:8000/toy/guess-v0", task=3)  # WebSocket
+    env = await PendingRemoteEnv("http://127.0.0.1:8000/toy/guess-v0", task=3)  # the same, built sync
+
+``PendingRemoteEnv`` is what a run's ``make_env`` returns for an env URL: building it does no
+I/O, and awaiting it (the rollout engine awaits what ``make_env`` returns) opens the session
+over the loop's WebSocket, so many members opening at once never block the event loop.
 
 Each instance is one session on the server; ``close()`` ends it. A server that cannot be
 reached raises :class:`RemoteEnvError`; errors of the env or of the request come back as
@@ -20,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import secrets
+from collections.abc import Callable, Generator
 from typing import Any
 from urllib.parse import quote, urlsplit, urlunsplit
 
@@ -33,6 +39,7 @@ from ._errors import RemoteEnvError, error_from_body
 
 __all__ = [
     "AsyncRemoteEnv",
+    "PendingRemoteEnv",
     "RemoteEnv",
     "env_info",
     "env_tasks",
@@ -559,3 +566,70 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         if self._client is not None:
             client, self._client = self._client, None
             await client.aclose()
+
+
+class PendingRemoteEnv:
+    """An :class:`AsyncRemoteEnv` whose session opens when it is first awaited (no I/O until then).
+
+    ``await pending`` opens the session with :meth:`AsyncRemoteEnv.open` (over the loop's
+    WebSocket: the event loop is never blocked) and returns the env; the rollout engine, the
+    Ray worker and ``rolloutgym serve`` await what ``make_env`` returns, so a run of an env URL
+    opens its members' sessions concurrently. Used any other way (an attribute, a call), it
+    first opens the session with one blocking ``POST /sessions``, as ``AsyncRemoteEnv(url)``
+    does, and then stands for that env.
+
+    Args:
+        url, task, token, timeout, kwargs: as for :class:`AsyncRemoteEnv`.
+        opened: called with the env once open; what it returns is the env (e.g. tagging it).
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        task: int | str | None = None,
+        token: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT,
+        kwargs: dict[str, Any] | None = None,
+        opened: Callable[[AsyncRemoteEnv], AsyncRemoteEnv] | None = None,
+    ) -> None:
+        parse_env_url(url)  # a bad URL fails here, not when first awaited
+        self._url, self._task, self._token, self._timeout, self._kwargs = url, task, token, timeout, kwargs
+        self._opened = opened
+        self._env: AsyncRemoteEnv | None = None
+
+    def __await__(self) -> Generator[Any, None, AsyncRemoteEnv]:
+        return self._open().__await__()
+
+    async def _open(self) -> AsyncRemoteEnv:
+        if self._env is None:
+            environment = await AsyncRemoteEnv.open(
+                self._url, task=self._task, token=self._token, timeout=self._timeout, kwargs=self._kwargs
+            )
+            if self._env is not None:  # opened meanwhile by another awaiter: keep that one
+                await environment.close()
+            else:
+                self._env = self._ready(environment)
+        return self._env
+
+    def _ready(self, environment: AsyncRemoteEnv) -> AsyncRemoteEnv:
+        return self._opened(environment) if self._opened is not None else environment
+
+    def _blocking(self) -> AsyncRemoteEnv:
+        if self._env is None:
+            self._env = self._ready(
+                AsyncRemoteEnv(
+                    self._url, task=self._task, token=self._token, timeout=self._timeout, kwargs=self._kwargs
+                )
+            )
+        return self._env
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("__") or name in {"_url", "_task", "_token", "_timeout", "_kwargs", "_opened", "_env"}:
+            raise AttributeError(name)  # not set yet (copy, pickle): never open a session for these
+        return getattr(self._blocking(), name)
+
+    def __repr__(self) -> str:
+        if self._env is not None:
+            return repr(self._env)
+        return f"<PendingRemoteEnv {self._url} task {self._task!r} (not open yet: await it)>"
