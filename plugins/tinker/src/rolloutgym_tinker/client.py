@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol.errors import PolicyError
 
 from ._deadline import run_with_deadline, unreachable
@@ -25,7 +26,9 @@ def import_tinker() -> Any:
     try:
         import tinker
     except ImportError as exc:
-        raise PolicyError(f"the tinker policy needs the Tinker SDK ({exc}): pip install rolloutgym-tinker") from None
+        raise PolicyError(
+            f"the tinker policy needs the Tinker SDK ({exc}): {pip_install('rolloutgym-tinker')}"
+        ) from None
     return tinker
 
 

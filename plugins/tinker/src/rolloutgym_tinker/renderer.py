@@ -29,6 +29,7 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym.llm import content_text
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
@@ -49,7 +50,7 @@ def load_cookbook_renderer(name: str | None, tokenizer: Any, model: str | None =
     except ImportError as exc:
         raise PolicyError(
             f"tinker-cookbook renderers need the 'tinker-cookbook' package ({exc}): "
-            "pip install 'rolloutgym-tinker[cookbook]'; or leave --policy-arg renderer unset to use the "
+            f"{pip_install('rolloutgym-tinker', 'cookbook')}; or leave --policy-arg renderer unset to use the "
             "model's own chat template"
         ) from None
     if name is None:

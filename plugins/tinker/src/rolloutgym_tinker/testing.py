@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
+
 __all__ = ["StandInSamplingClient", "byte_tokenizer"]
 
 
@@ -26,7 +28,7 @@ def byte_tokenizer() -> Any:
     except ImportError as error:
         raise ImportError(
             f"byte_tokenizer comes from rolloutgym-testing, which is not importable here ({error}); "
-            f"install the test extra: pip install 'rolloutgym-tinker[test]'"
+            f"install the test extra: {pip_install('rolloutgym-tinker', 'test')}"
         ) from error
     return build()
 

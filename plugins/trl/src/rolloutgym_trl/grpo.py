@@ -18,6 +18,7 @@ from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol.errors import ConfigError
 
 from ._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
@@ -135,7 +136,7 @@ def _lora_config(lora: bool | Mapping[str, Any]) -> Any:
     try:
         from peft import LoraConfig
     except ImportError:
-        raise ConfigError("--lora needs the 'peft' package: pip install 'rolloutgym-trl[lora]'") from None
+        raise ConfigError(f"--lora needs the 'peft' package: {pip_install('rolloutgym-trl', 'lora')}") from None
     options = {"r": 16, "lora_alpha": 32, "lora_dropout": 0.0, "target_modules": "all-linear", "task_type": "CAUSAL_LM"}
     if isinstance(lora, Mapping):
         options.update(lora)

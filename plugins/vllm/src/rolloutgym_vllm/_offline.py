@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym.llm import Sample, SamplingParams
 from rolloutgym_protocol.errors import PolicyError
 
@@ -28,7 +29,7 @@ def load_llm(model: str, engine_args: Mapping[str, Any] | None = None) -> Any:
     except ImportError as exc:
         raise PolicyError(
             f"vllm:{model} without --base-url runs vLLM's offline engine, which needs the 'vllm' package "
-            f"and a CUDA GPU ({exc}). Install it with: pip install 'rolloutgym-vllm[engine]'. Or serve the "
+            f"and a CUDA GPU ({exc}). Install it with: {pip_install('rolloutgym-vllm', 'engine')}. Or serve the "
             "model elsewhere ('vllm serve MODEL') and pass --base-url http://HOST:PORT/v1."
         ) from None
     try:

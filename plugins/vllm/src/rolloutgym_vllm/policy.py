@@ -15,6 +15,7 @@ import inspect
 from collections.abc import Mapping
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym.llm import ChatTemplateRenderer, TokenPolicy
 from rolloutgym_protocol.errors import ConfigError, PolicyError
 
@@ -36,7 +37,7 @@ def load_tokenizer(name_or_path: str) -> Any:
     except ImportError:
         raise PolicyError(
             "the vllm policy applies the chat template itself and needs 'transformers': "
-            "pip install 'rolloutgym-vllm[tokenizer]'"
+            f"{pip_install('rolloutgym-vllm', 'tokenizer')}"
         ) from None
     try:
         return AutoTokenizer.from_pretrained(name_or_path)

@@ -24,6 +24,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from rolloutgym.install_hints import pip_install
+
 if TYPE_CHECKING:
     from rolloutgym_testing.http_server import LocalHTTPServer
 
@@ -40,7 +42,7 @@ def byte_tokenizer() -> Any:
     except ImportError as error:
         raise ImportError(
             f"byte_tokenizer comes from rolloutgym-testing, which is not importable here ({error}); "
-            f"install the test extra: pip install 'rolloutgym-vllm[test]'"
+            f"install the test extra: {pip_install('rolloutgym-vllm', 'test')}"
         ) from error
     return build()
 
@@ -52,7 +54,7 @@ def _local_http_server() -> type[LocalHTTPServer]:
     except ImportError as error:
         raise ImportError(
             f"CompletionsServer runs on the HTTP server of rolloutgym-testing, which is not importable here "
-            f"({error}); install the test extra: pip install 'rolloutgym-vllm[test]'"
+            f"({error}); install the test extra: {pip_install('rolloutgym-vllm', 'test')}"
         ) from error
     return LocalHTTPServer
 

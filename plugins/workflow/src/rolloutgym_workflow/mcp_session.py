@@ -31,6 +31,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol.display import json_text, safe_str
 from rolloutgym_protocol.errors import RolloutGymError
 
@@ -46,10 +47,14 @@ __all__ = [
 
 _log = logging.getLogger("rolloutgym.workflow.mcp")
 
-_INSTALL_HINT = (
-    "MCP tools in env files need the official MCP SDK (mcp>=2.0): pip install 'rolloutgym-workflow[mcp]' "
-    "(or pip install 'mcp>=2.0')"
-)
+
+def _install_hint() -> str:
+    return (
+        f"MCP tools in env files need the official MCP SDK (mcp>=2.0): {pip_install('rolloutgym-workflow', 'mcp')} "
+        "(or pip install 'mcp>=2.0')"
+    )
+
+
 _STDERR_TAIL = 2_000
 _CLOSE_TIMEOUT = 15.0  # the SDK's stdio shutdown: stdin close, 2 s grace, SIGTERM, 2 s, SIGKILL
 
@@ -64,11 +69,11 @@ def require_mcp() -> None:
         import mcp  # noqa: F401
         import mcp_types  # noqa: F401
     except ImportError as exc:
-        raise ImportError(f"{_INSTALL_HINT} ({exc})") from exc
+        raise ImportError(f"{_install_hint()} ({exc})") from exc
     from mcp import Client
 
     if not hasattr(Client, "call_tool"):  # pragma: no cover - an mcp 1.x install
-        raise ImportError(_INSTALL_HINT + "; the installed mcp is older")
+        raise ImportError(_install_hint() + "; the installed mcp is older")
 
 
 @dataclass(frozen=True)

@@ -10,6 +10,7 @@ from typing import Any, Optional
 
 import typer
 
+from ..install_hints import pip_install
 from ._app import app, console, error_console, fail, is_interactive, print_table
 
 platform_app = typer.Typer(help="Serve the rollout platform (API, database, workers) and mint its API keys.")
@@ -24,7 +25,7 @@ def _server_modules() -> Any:
     try:
         from ..platform import db, server
     except ModuleNotFoundError as exc:
-        fail(f"the platform needs {exc.name}: pip install 'rolloutgym[platform]'")
+        fail(f"the platform needs {exc.name}: {pip_install('rolloutgym', 'platform')}")
     return db, server
 
 

@@ -7,6 +7,7 @@ from typing import Optional
 
 import typer
 
+from ..install_hints import pip_install
 from ._app import app, error_console, fail, parse_key_values
 
 
@@ -48,7 +49,7 @@ def serve_command(
     try:
         from ..serve import ServeConfig, serve
     except ImportError as exc:
-        fail(f"rolloutgym serve needs the server stack: pip install 'rolloutgym[serve]' ({exc})")
+        fail(f"rolloutgym serve needs the server stack: {pip_install('rolloutgym', 'serve')} ({exc})")
     if max_sessions < 1:
         fail(f"--max-sessions must be at least 1, got {max_sessions}")
     if idle_timeout < 0:

@@ -2,8 +2,9 @@
 
 :class:`Dataset` is a frozen sequence with ``map``/``filter``/``take``/``with_metadata``.
 :class:`RLDataset` adds ``make_env(item)`` and optional stable item ids. Both convert to and
-from Hugging Face ``datasets`` (an optional dependency: ``pip install 'rolloutgym[datasets]'``);
-the library is imported only inside :meth:`Dataset.from_hf` and :meth:`Dataset.to_hf`.
+from Hugging Face ``datasets`` (an optional dependency: the extra ``datasets``,
+``pip install './packages/rolloutgym[datasets]'`` from a checkout); the library is imported only inside
+:meth:`Dataset.from_hf` and :meth:`Dataset.to_hf`.
 
 Batching, shuffling and repetition are left to the caller.
 """
@@ -15,12 +16,12 @@ from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Generic, Self, TypeVar, overload
 
+from ..install_hints import pip_install
+
 __all__ = ["Dataset", "RLDataset"]
 
 ItemT = TypeVar("ItemT")
 EnvT = TypeVar("EnvT")
-
-_INSTALL_HINT = "install it with: pip install 'rolloutgym[datasets]'"
 
 
 def _import_hf_datasets(caller: str) -> Any:
@@ -28,7 +29,8 @@ def _import_hf_datasets(caller: str) -> Any:
         import datasets as hf_datasets
     except ImportError as error:
         raise ImportError(
-            f"{caller} needs the Hugging Face 'datasets' library, which is not installed; {_INSTALL_HINT}"
+            f"{caller} needs the Hugging Face 'datasets' library, which is not installed; "
+            f"install it with: {pip_install('rolloutgym', 'datasets')}"
         ) from error
     return hf_datasets
 

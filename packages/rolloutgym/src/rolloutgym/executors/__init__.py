@@ -10,6 +10,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
+from ..install_hints import pip_install
 from .base import Executor, GroupJob, OnGroup, OnMember, reports_members
 from .local import LocalExecutor
 
@@ -25,7 +26,7 @@ __all__ = [
 
 
 def get_executor(name: str = "local", **options: Any) -> Executor:
-    """Build an executor by name: ``local`` (default) or ``ray`` (``pip install rolloutgym[ray]``)."""
+    """Build an executor by name: ``local`` (default) or ``ray`` (the extra ``ray`` of rolloutgym)."""
     if name == "local":
         if options:
             raise ConfigError(f"the local executor takes no options, got {', '.join(sorted(options))}")
@@ -34,6 +35,6 @@ def get_executor(name: str = "local", **options: Any) -> Executor:
         try:
             from .ray import RayExecutor
         except ImportError as exc:
-            raise ConfigError(f"the ray executor needs Ray: pip install 'rolloutgym[ray]' ({exc})") from None
+            raise ConfigError(f"the ray executor needs Ray: {pip_install('rolloutgym', 'ray')} ({exc})") from None
         return RayExecutor(**options)
     raise ConfigError(f"unknown executor '{name}'; choose 'local' or 'ray'")

@@ -3,7 +3,7 @@
 One row per trajectory: ``env_id``, ``task_id``, ``member``, ``reward``, ``score``,
 ``advantage``, ``passed``, ``messages`` (the chat as a JSON string, since tool-call
 arguments have no fixed schema), and when recorded ``input_ids``, ``loss_mask``,
-``logprobs``. ``datasets`` is imported only here (``pip install rolloutgym[datasets]``).
+``logprobs``. ``datasets`` is imported only here (the extra ``datasets`` of rolloutgym).
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from typing import Any
 from rolloutgym_protocol.display import json_text
 from rolloutgym_protocol.errors import ConfigError
 
+from ..install_hints import pip_install
 from ..llm.metrics import trajectory_tokens
 from ..runs import Run
 from ._common import as_bool, as_float, check_no_options, conversation, iter_records, open_output, pass_threshold
@@ -40,7 +41,9 @@ def export_hf(run: Run, out_path: str | Path, **options: Any) -> Path:
     try:
         import datasets
     except ImportError:
-        raise ConfigError("the 'hf' export needs the datasets package: pip install 'rolloutgym[datasets]'") from None
+        raise ConfigError(
+            f"the 'hf' export needs the datasets package: {pip_install('rolloutgym', 'datasets')}"
+        ) from None
     features = _features(datasets)
     rows = _columns(
         run, list(features), threshold=threshold, only_passed=only_passed, penalty=penalty, normalize=normalize

@@ -39,6 +39,7 @@ from rolloutgym_protocol.specs import (
     parse_env_id,
 )
 
+from ..install_hints import pip_install
 from ._plugins import PluginInfo, core_plugins, discover_plugins
 from ._tasks import TaskIndex, task_split
 
@@ -319,8 +320,8 @@ class Registry:
         """How to get the plugin that provides ``name`` (a namespace, template or provider of :data:`KNOWN_PLUGINS`).
 
         A plugin that is installed but switched off by ``ROLLOUTGYM_DISABLE_PLUGINS`` or left out of
-        ``ROLLOUTGYM_PLUGINS`` is named as such; otherwise the hint gives both the package index name
-        and the install from a checkout of the repository (``pip install ./plugins/NAME``).
+        ``ROLLOUTGYM_PLUGINS`` is named as such; otherwise the hint is the install from the checkout
+        (:func:`rolloutgym.install_hints.pip_install`: ``pip install ./plugins/NAME``; no index serves the plugins).
         """
         distribution = KNOWN_PLUGINS.get(name)
         if distribution is None:
@@ -343,11 +344,7 @@ class Registry:
                 f"{os.environ.get('ROLLOUTGYM_PLUGINS', '')} does not name it; add '{info.name}' to that variable "
                 "or unset it."
             )
-        folder = distribution.removeprefix("rolloutgym-")
-        return (
-            f"Install it: pip install {distribution} "
-            f"(from a checkout of the rolloutgym repository: pip install ./plugins/{folder})."
-        )
+        return f"Install it with: {pip_install(distribution)}"  # no full stop: it would be copied with the path
 
     def _env_not_found_message(self, env_id: str, namespace: str) -> str:
         ids = sorted(self.env_specs())

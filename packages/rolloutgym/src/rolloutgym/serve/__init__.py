@@ -4,7 +4,7 @@ Server side, :func:`create_app` builds the ASGI app (a :class:`Catalog` of serve
 a :class:`SessionManager` of live env instances) and :func:`serve` runs it with uvicorn.
 Client side, :class:`RemoteEnv` (a ``gymnasium.Env``) and :class:`AsyncRemoteEnv` (an
 ``AsyncEnv``) stand in for a served env; ``rolloutgym.make("http://HOST:PORT/ENV_ID")``
-returns one. Needs the ``serve`` extra: ``pip install 'rolloutgym[serve]'``.
+returns one. Needs the ``serve`` extra: ``pip install './packages/rolloutgym[serve]'`` from a checkout.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ in the registry. rolloutlib's helper names (``MathEnv``, ``grade_gsm8k``, ``AIME
 them from that package (``rolloutgym_benchmarks``) and uses :func:`rolloutgym.evals.make_benchmark`.
 
 A name no installed plugin provides raises ``ImportError`` saying what to install
-(``pip install rolloutgym-benchmarks``).
+(``pip install ./plugins/benchmarks`` from a checkout).
 """
 
 from __future__ import annotations
