@@ -142,16 +142,25 @@ class TemplateSpec:
     raising ``EnvFileError`` with one ``path: message`` line per problem (paths start at
     ``prefix``, e.g. ``config.tools[2].name``), and returns the config. The template's
     plugin owns its config shape; without a validator the config is checked at compile time.
+
+    ``folder_marker`` and ``folder_loader`` (optional, together) make a folder an env of this
+    template: ``rolloutgym run DIR`` where ``DIR`` or one of its subfolders holds a file named
+    ``folder_marker`` (``task.toml``) calls ``load(path) -> Environment`` named by ``folder_loader``.
     """
 
     name: str
     entry_point: str
     description: str = ""
     validator: str | None = None
+    folder_marker: str | None = None
+    folder_loader: str | None = None
 
     def __post_init__(self) -> None:
         _check_entry_point("template", self.name, self.entry_point)
         _check_entry_point("template", self.name, self.validator or None, required=False)
+        _check_entry_point("template", self.name, self.folder_loader or None, required=False)
+        if (self.folder_marker is None) != (self.folder_loader is None):
+            raise SpecError(f"template {self.name!r}: give folder_marker and folder_loader together")
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,10 @@
   in ``--env-arg env=PATH`` or, by default, the ``.json``/``.py`` file with the same stem next
   to it (``refund.jsonl`` -> ``refund.json`` or ``refund.py``); its tasks replace the env's.
 
+A **folder** is an env of the template whose ``TemplateSpec.folder_marker`` file it (or one of
+its subfolders) holds; that template's ``folder_loader`` reads it (``task.toml``: a Harbor task
+set, rolloutgym-code).
+
 The env id of a file env is ``file/<slug>-v<version>`` and the run's source is ``file:<path>``.
 """
 
@@ -29,7 +33,15 @@ from rolloutgym_protocol.errors import EnvFileError, RolloutGymError, TemplateNo
 from ._environment import Environment
 from ._task import Task
 
-__all__ = ["EnvFile", "compile_environment", "load_env_file", "load_environments", "open_env_file", "resolve_env_file"]
+__all__ = [
+    "EnvFile",
+    "compile_environment",
+    "load_env_file",
+    "load_environments",
+    "load_folder",
+    "open_env_file",
+    "resolve_env_file",
+]
 
 
 def _import_python(path: Path) -> list[Environment]:
@@ -210,6 +222,33 @@ class EnvFile:
         return f"file:{self.path}"
 
 
+def load_folder(path: str | Path, *, registry: Any = None) -> Environment:
+    """The :class:`Environment` of a folder, read by the template whose ``folder_marker`` it holds.
+
+    Raises:
+        EnvFileError: no installed template reads such a folder (the message names the markers).
+    """
+    from ..registry import get_registry, import_entry_point
+
+    folder = Path(path)
+    registry = registry or get_registry()
+    markers = []
+    for registered in registry.template_specs().values():
+        spec = registered.spec
+        if not spec.folder_marker or not spec.folder_loader:
+            continue
+        markers.append(f"{spec.folder_marker} ({spec.name})")
+        if (folder / spec.folder_marker).is_file() or any(
+            (child / spec.folder_marker).is_file() for child in folder.iterdir() if child.is_dir()
+        ):
+            loader = import_entry_point(spec.folder_loader, what=f"template {spec.name}")
+            return loader(folder)
+    raise EnvFileError(
+        f"{folder} is a folder that no installed template reads; a folder env holds one of "
+        f"{', '.join(markers) or 'no marker (no installed template reads folders)'} in it or in its subfolders"
+    )
+
+
 def open_env_file(path: str | Path, *, registry: Any = None, **kwargs: Any) -> EnvFile:
     """Load and compile an env file for a run.
 
@@ -223,7 +262,10 @@ def open_env_file(path: str | Path, *, registry: Any = None, **kwargs: Any) -> E
     """
     slug = kwargs.pop("slug", None)
     env = kwargs.pop("env", None)
-    environment = load_env_file(path, slug=slug, env=env)
+    if Path(path).is_dir():
+        environment = load_folder(path, registry=registry)
+    else:
+        environment = load_env_file(path, slug=slug, env=env)
     factory = compile_environment(environment, registry=registry)
     tasks = tuple(
         task if task.id is not None else replace(task, id=f"{index}") for index, task in enumerate(environment.tasks)
