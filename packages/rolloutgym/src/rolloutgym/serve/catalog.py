@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rolloutgym_protocol.errors import EnvNotFound, TaskNotFound, did_you_mean
+from rolloutgym_protocol.errors import EnvNotFound, did_you_mean
 
 from ..registry import task_id, task_split
 from ..sources import EnvSource, ResolvedEnv
@@ -30,30 +30,19 @@ class ServedEnv:
     description: str = ""
 
     def task_ids(self) -> list[str]:
-        return [task_id(item, index) if item is not None else "0" for index, item in enumerate(self.resolved.tasks)]
+        """The task ids, by index (the env's task index: built once, not per call)."""
+        return self.resolved.task_ids
 
     def resolve_task(self, task: Any) -> tuple[int, Any]:
-        """``task`` (index, id or ``None`` for the first) -> ``(index, item)``, with the local API's messages."""
-        items = self.resolved.tasks
-        if task is None:
-            return 0, items[0]
-        if isinstance(task, bool) or not isinstance(task, (int, str)):
+        """``task`` (index, id or ``None`` for the first) -> ``(index, item)``: the env's own task index.
+
+        A client names a task by index or id only (a task item is the local API's alone).
+        """
+        if task is not None and (isinstance(task, bool) or not isinstance(task, (int, str))):
             raise TypeError("task must be a task index (int) or a task id (str)")
-        if items == [None]:
-            if task in (0, "0"):
-                return 0, None
-            raise TaskNotFound(f"environment '{self.env_id}' has no tasks; drop task={task!r}")
-        if isinstance(task, int):
-            if not -len(items) <= task < len(items):
-                raise TaskNotFound(
-                    f"environment '{self.env_id}' has {len(items)} tasks (0..{len(items) - 1}); got index {task}"
-                )
-            return task % len(items), items[task]
-        ids = self.task_ids()
-        if task in ids:
-            index = ids.index(task)
-            return index, items[index]
-        raise TaskNotFound(f"environment '{self.env_id}' has no task '{task}'.{did_you_mean(task, ids)}")
+        if task in (0, "0") and self.resolved.tasks == [None]:
+            return 0, None
+        return self.resolved.find_task(task)
 
     def info(self) -> dict[str, Any]:
         resolved = self.resolved
