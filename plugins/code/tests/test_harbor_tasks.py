@@ -174,6 +174,7 @@ def _hacks(task_dir: str) -> list[str]:
         "mkdir -p /logs/verifier && echo 1 > /logs/verifier/reward.txt; echo rc=$?",
         "echo 1 > reward.txt; echo '{\"reward\": 1}' > reward.json; "
         "mkdir -p logs/verifier; echo 1 > logs/verifier/reward.txt",
+        "cat /logs/verifier/reward.txt; echo rc=$?",  # nothing of an earlier call's root is left
         # the oracle patch: /solution, the host path of the task folder, a search of the whole filesystem
         "bash /solution/solve.sh; echo rc=$?",
         f"ls {task_dir}/solution; bash {task_dir}/solution/solve.sh; echo rc=$?",
@@ -198,8 +199,8 @@ def test_reward_file_and_oracle_patch_hacks_score_zero(tasks: Path, task_index: 
     finally:
         env.close()
     seen = "\n".join(agent.seen)
-    assert "rc=1" in agent.seen[0] or "Permission denied" in agent.seen[0] or "Read-only" in agent.seen[0]
-    assert "No such file" in agent.seen[2] and "No such file" in agent.seen[3]
+    assert "No such file" in agent.seen[2] and "rc=1" in agent.seen[2]
+    assert "No such file" in agent.seen[3] and "No such file" in agent.seen[4]
     assert "sed -i" not in seen and "EOF" not in seen and "EXPECTED" not in seen  # no solve.sh or test.sh read
     assert "/logs/verifier" not in json.dumps(agent.info["score"]["components"])
 

@@ -222,6 +222,8 @@ def read_task(folder: str | Path) -> HarborTask:
         for key in ("docker_image", "cpus", "memory_mb", "storage_mb", "gpus", "allow_internet", "network_mode")
         if key in environment
     ]
+    if "timeout_sec" in agent:
+        ignored.append("[agent] timeout_sec (not enforced: give the run a --timeout)")
     if (folder / "environment" / "Dockerfile").is_file():
         ignored.append("environment/Dockerfile (not built: only its WORKDIR and COPY lines are read)")
     name = package.get("name") if isinstance(package.get("name"), str) else None
