@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rolloutgym_protocol import EnvSpec, TemplateSpec, hookimpl
+from rolloutgym_protocol import EnvSpec, GraderSpec, TemplateSpec, hookimpl
 
 
 @hookimpl
@@ -32,7 +32,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             entry_point="rolloutgym_workflow.refund:make_refund_env",
             tasks="rolloutgym_workflow.refund:refund_tasks",
             description=(
-                "Superseded by workflow/refund-v1 (here a status question accepts a reply that names every "
+                "Superseded by workflow/refund-v2 (here a status question accepts a reply that names every "
                 "status; kept so v0 runs stay comparable). Retail customer support in the spirit of tau-bench: "
                 "authenticate the customer, then handle refunds, cancellations, exchanges and address changes "
                 "under written policy rules (30-day "
@@ -51,13 +51,28 @@ def rolloutgym_envs() -> list[EnvSpec]:
             entry_point="rolloutgym_workflow.refund:make_refund_env_v1",
             tasks="rolloutgym_workflow.refund:refund_tasks_v1",
             description=(
+                "Superseded by workflow/refund-v2 (here a bare reply with no tool call passes the two "
+                "unknown-email refusals, so --policy random scores 4%; kept so v1 runs stay comparable). "
+                "Retail customer support in the spirit of tau-bench; status answers must commit to one status."
+            ),
+            tags=("workflow", "multi-turn", "tools", "customer-support", "policy-following"),
+            splits=("train", "dev", "test"),
+            max_steps=30,
+            replayable=True,
+        ),
+        EnvSpec(
+            id="workflow/refund-v2",
+            entry_point="rolloutgym_workflow.refund:make_refund_env_v2",
+            tasks="rolloutgym_workflow.refund:refund_tasks_v2",
+            description=(
                 "Retail customer support in the spirit of tau-bench: authenticate the customer, then handle "
                 "refunds, cancellations, exchanges and address changes under written policy rules (30-day "
                 "delivered-only refunds, never above the amount paid, no changes to shipped orders). 49 tasks "
                 "with hidden ground truth from replayed reference actions, including tasks whose right answer "
                 "is to refuse. Multi-turn chat with tool calls; reward 1 when the final state matches the "
                 "ground truth and the agent gave a final answer that commits to one answer (a reply naming several "
-                "order statuses scores 0)."
+                "order statuses scores 0); a refusal whose right end state is the untouched world (an unknown "
+                "email) must rest on the lookup it refuses after."
             ),
             tags=("workflow", "multi-turn", "tools", "customer-support", "policy-following"),
             splits=("train", "dev", "test"),
@@ -81,4 +96,15 @@ def rolloutgym_envs() -> list[EnvSpec]:
             max_steps=40,
             replayable=True,
         ),
+    ]
+
+
+@hookimpl
+def rolloutgym_graders() -> list[GraderSpec]:
+    return [
+        GraderSpec(
+            "calls_from_task",
+            "rolloutgym_workflow.graders:calls_from_task",
+            "every call the task lists in metadata['required_calls'] was made (arguments as a subset)",
+        )
     ]

@@ -171,6 +171,7 @@ def _verifier(version: int) -> dict[str, Any]:
         primitive("state", "ground_truth_match", tolerance=0.005, weight=3),
         primitive("answered", "final_answer", weight=1),
         primitive("answer_terms", "contains_terms", weight=1, **terms),
+        *([primitive("looked_up", "calls_from_task", weight=1)] if version >= 2 else []),
         scoring="binary",
     )
 
@@ -185,7 +186,10 @@ def refund_environment(version: int = 0) -> Environment:
     """The environment with all tasks and their replayed ground truth (built once per process).
 
     ``version`` 0 is ``workflow/refund-v0`` as first published (kept so its runs stay
-    comparable); 1 adds the competing statuses to status questions, so hedges score 0.
+    comparable); 1 adds the competing statuses to status questions, so hedges score 0; 2 also
+    requires, for tasks whose right end state is the untouched world (the unknown-email
+    refusals), the reference lookups (``calls_from_task``): under v1 a reply with no tool call
+    passed them, so ``--policy random`` scored about 4%.
     """
     environment = Environment(
         slug="refund",
@@ -213,6 +217,9 @@ def refund_environment(version: int = 0) -> Environment:
         if version >= 1 and record.metadata.answer_terms:
             task.metadata["competing_terms"] = _competing_statuses(record.metadata.answer_terms)
         task.hidden_ground_truth = _replay(program, task)
+        if version >= 2 and task.hidden_ground_truth == _STATE:
+            # Nothing to do is right (an unknown email): the refusal must rest on the lookup, or a bare reply passes.
+            task.metadata["required_calls"] = [dict(action) for action in task.reference_actions]
         tasks.append(task)
     environment.tasks = tasks
     return environment
@@ -270,3 +277,13 @@ def make_refund_env(task: Task | None = None, *, version: int = 0, **kwargs: Any
 def make_refund_env_v1(task: Task | None = None, **kwargs: Any) -> Any:
     """The env factory of ``workflow/refund-v1``."""
     return make_refund_env(task, version=1, **kwargs)
+
+
+def refund_tasks_v2() -> list[Task]:
+    """The tasks of ``workflow/refund-v2`` (v1's; the unknown-email refusals list their required lookup)."""
+    return refund_tasks(2)
+
+
+def make_refund_env_v2(task: Task | None = None, **kwargs: Any) -> Any:
+    """The env factory of ``workflow/refund-v2``."""
+    return make_refund_env(task, version=2, **kwargs)
