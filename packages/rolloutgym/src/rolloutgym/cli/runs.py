@@ -135,13 +135,31 @@ def warn_torn_tail(path: Path) -> None:
     )
 
 
-def _load(path: Path) -> Any:
-    from ..runs import read_run
+def _local(path: Path) -> tuple[Path, bool]:
+    """The run file on disk (a remote run id, run_..., is downloaded on demand) and whether its tail is torn."""
     from .platform import local_run_file
 
-    path = local_run_file(path)  # a remote run id (run_...) is downloaded on demand
-    torn = torn_tail(path)
+    path = local_run_file(path)
+    return path, torn_tail(path)
+
+
+def _load(path: Path) -> Any:
+    """The whole run in memory (what an exporter reads)."""
+    from ..runs import read_run
+
+    path, torn = _local(path)
     run = read_run(path, allow_partial_tail=torn)
+    if torn:
+        warn_torn_tail(path)
+    return run
+
+
+def _summarized(path: Path) -> Any:
+    """The run file streamed into its summary (:func:`rolloutgym.runs.summarize_run`): no group is kept."""
+    from ..runs import summarize_run
+
+    path, torn = _local(path)
+    run = summarize_run(path, allow_partial_tail=torn)
     if torn:
         warn_torn_tail(path)
     return run
@@ -154,15 +172,15 @@ def show_command(
     errors: bool = typer.Option(False, "--errors", help="List every failed member with its message."),
 ) -> None:
     """Summarise a run: pass rate, mean reward, pass@k / pass^k, errors, turns, tokens, time."""
-    from ..runs import summarize
+    from rolloutgym_protocol import RolloutError
 
-    run = _load(run_file)
-    summary = summarize(run.groups, header=run.header, task_indices=run.task_indices)
+    run = _summarized(run_file)
+    summary = run.summary
     if as_json:
         console.print_json(json.dumps(summary.to_dict()))
         return
     if not run.complete:  # said first: every number below covers only the finished tasks
-        missing = len(run.header["task_indices"]) - len(set(run.task_indices))
+        missing = run.num_missing
         console.print(
             f"[yellow]incomplete run: {missing} task(s) not finished, the numbers below cover the finished ones; "
             f"continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]",
@@ -170,15 +188,13 @@ def show_command(
         )
     print_summary(summary, run.header, per_task=True)
     if errors:
-        for group in run.groups:
-            for error in group.errors:
-                line = (
-                    f"{group.item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}"
-                )
-                if error.action is not None:  # the action env.step raised on (any value, as text)
-                    line += f"\n  at step {error.step}, on the action {json_text(error.action)[:300]}"
-                # an action may hold lone surrogates (a chaos policy's text): print them escaped
-                console.print(line.encode("utf-8", "backslashreplace").decode("utf-8"), markup=False, highlight=False)
+        for item_id, data in run.errors:
+            error = RolloutError.from_dict(data)
+            line = f"{item_id} member {error.member} [{error.where}] {error.error_type}: {error.error_message}"
+            if error.action is not None:  # the action env.step raised on (any value, as text)
+                line += f"\n  at step {error.step}, on the action {json_text(error.action)[:300]}"
+            # an action may hold lone surrogates (a chaos policy's text): print them escaped
+            console.print(line.encode("utf-8", "backslashreplace").decode("utf-8"), markup=False, highlight=False)
 
 
 @app.command("compare")
@@ -188,17 +204,14 @@ def compare_command(
     force: bool = typer.Option(False, "--force", help="Compare even if the env versions differ."),
 ) -> None:
     """Per-task pass-rate and reward deltas between two runs of the same environment."""
-    from ..runs import summarize
-
-    first, second = _load(run_a), _load(run_b)
+    first, second = _summarized(run_a), _summarized(run_b)
     env_a, env_b = first.header["env"], second.header["env"]
     if (env_a["id"], env_a.get("version")) != (env_b["id"], env_b.get("version")) and not force:
         fail(
             f"{run_a} is a run of {env_a['id']} and {run_b} of {env_b['id']}; different environments or versions "
             "have different tasks or grading, so the numbers are not comparable. Pass --force to compare anyway."
         )
-    summary_a = summarize(first.groups, header=first.header, task_indices=first.task_indices)
-    summary_b = summarize(second.groups, header=second.header, task_indices=second.task_indices)
+    summary_a, summary_b = first.summary, second.summary
     from ..mixtures import env_breakdown, is_mixture, position_envs
 
     envs_a, envs_b = position_envs(first.header), position_envs(second.header)

@@ -14,6 +14,7 @@ import base64
 import json
 import math
 import zlib
+from array import array
 from collections import deque
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -22,7 +23,7 @@ from typing import IO, Any
 
 from rolloutgym_protocol import TrajectoryGroup
 
-from ..runs import GroupFacts, RunSummary, group_facts, iter_group_lines, read_header, summarize
+from ..runs import RunSummary, SummaryBuilder, iter_group_facts, read_header
 
 __all__ = ["RunDigest", "collect_run", "compress_blob", "group_blob"]
 
@@ -141,6 +142,43 @@ def _member_rows(group: TrajectoryGroup, threshold: float) -> list[list[Any]]:
     return rows
 
 
+def _line_member_rows(data: dict[str, Any], threshold: float) -> list[list[Any]]:
+    """:func:`_member_rows` of a line read without building its group (plain values: see ``line_facts``)."""
+    rows = []
+    for position, (trajectory, score) in enumerate(zip(data["trajectories"], data["scores"], strict=True)):
+        member = trajectory.get("metadata", {}).get("member", position)
+        steps = trajectory["steps"]
+        invalid = steps[-1].get("info", {}).get("invalid_actions") if steps else None
+        value = float(score["value"])
+        rows.append(
+            [
+                member if isinstance(member, int) else position,
+                value,
+                value >= threshold,
+                len(steps),
+                trajectory.get("stop_reason"),
+                invalid if isinstance(invalid, int) else None,
+            ]
+        )
+    return rows
+
+
+def _line_error_rows(data: dict[str, Any]) -> list[dict[str, Any]]:
+    """:func:`_error_rows` of a line read without building its group."""
+    rows = []
+    for error in data.get("errors", ()):
+        rows.append(
+            {
+                "member": error.get("member"),
+                "where": error.get("where", "engine"),
+                "type": error["error_type"],
+                "message": error["error_message"][:_INDEX_MESSAGE_CHARS],
+                "step": error.get("step"),
+            }
+        )
+    return rows
+
+
 def _error_rows(group: TrajectoryGroup) -> list[dict[str, Any]]:
     return [
         {
@@ -169,11 +207,10 @@ def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) ->
     path = Path(path)
     header = read_header(path)
     threshold = float(header.get("pass_threshold", 1.0))
-    facts: list[GroupFacts] = []
-    indices: list[int] = []
+    builder = SummaryBuilder(header)
     tasks: list[dict[str, Any]] = []
     errors: list[dict[str, Any]] = []
-    rewards: list[float] = []
+    rewards = array("d")
     blob_ids: list[str] = []
     blob_bytes = raw_bytes = 0
     pending: deque[tuple[str, Future[str]]] = deque()
@@ -187,40 +224,40 @@ def collect_run(path: str | Path, blob_sink: IO[str], *, run_number: int = 0) ->
             blob_bytes += len(blob)
 
     with ThreadPoolExecutor(max_workers=2, thread_name_prefix="rolloutgym-report") as pool:
-        for position, line in enumerate(iter_group_lines(path, allow_partial_tail=True)):
+        for position, line in enumerate(iter_group_facts(path, allow_partial_tail=True)):
             task_index, group, data = line.task_index, line.group, line.data
-            if len(data.get("scores") or ()) != len(group.trajectories):
-                data["scores"] = [score.to_dict() for score in group.scores]  # filled in from the trajectories
+            if group is None:  # plain values, read without building the group
+                members, group_errors = _line_member_rows(data, threshold), _line_error_rows(data)
+                rewards.extend(row[1] for row in members)
+            else:
+                if len(data.get("scores") or ()) != len(group.trajectories):
+                    data["scores"] = [score.to_dict() for score in group.scores]  # filled in from the trajectories
+                members, group_errors = _member_rows(group, threshold), _error_rows(group)
+                rewards.extend(score.value for score in group.scores)
+            item_id = line.facts.item_id
             text = group_blob(data)
             raw_bytes += len(text)
             blob_id = f"rg-blob-{run_number}-{position}"
             blob_ids.append(blob_id)
             pending.append((blob_id, pool.submit(compress_blob, text)))
             flush(_IN_FLIGHT)
-            facts.append(group_facts(group))
-            indices.append(task_index)
-            rewards.extend(score.value for score in group.scores)
-            group_errors = _error_rows(group)
             for error in group_errors:
-                errors.append({"task_id": group.item_id, "group": position, **error})
+                errors.append({"task_id": item_id, "group": position, **error})
+            task = builder.add(task_index, line.facts)
             tasks.append(
                 {
-                    "task_id": group.item_id,
+                    "task_id": item_id,
                     "task_index": task_index,
                     "group": position,
-                    "members": _member_rows(group, threshold),
+                    "members": members,
                     "failed": group_errors,
+                    "trajectories": task.trajectories,
+                    "passes": task.passes,
+                    "pass_rate": task.pass_rate,
+                    "mean_reward": task.mean_reward,
+                    "mean_turns": task.mean_turns,
+                    "errors": task.errors,
                 }
             )
         flush(0)
-    summary = summarize(facts, header=header, task_indices=indices)
-    for entry, task in zip(tasks, summary.tasks, strict=True):
-        entry.update(
-            trajectories=task.trajectories,
-            passes=task.passes,
-            pass_rate=task.pass_rate,
-            mean_reward=task.mean_reward,
-            mean_turns=task.mean_turns,
-            errors=task.errors,
-        )
-    return RunDigest(path, header, summary, tasks, errors, rewards, blob_ids, blob_bytes, raw_bytes)
+    return RunDigest(path, header, builder.summary(), tasks, errors, list(rewards), blob_ids, blob_bytes, raw_bytes)

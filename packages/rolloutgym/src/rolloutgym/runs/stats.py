@@ -10,6 +10,7 @@ prompt did not fit in ``max_seq_len``) are not answers either: they are counted 
 
 from __future__ import annotations
 
+from array import array
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -21,8 +22,10 @@ __all__ = [
     "UNANSWERED_STOP_REASONS",
     "GroupFacts",
     "RunSummary",
+    "SummaryBuilder",
     "TaskSummary",
     "group_facts",
+    "line_facts",
     "pass_at_k",
     "pass_hat_k",
     "summarize",
@@ -185,6 +188,195 @@ def group_facts(group: TrajectoryGroup) -> GroupFacts:
     )
 
 
+def _usage_tokens(policy_info: Any) -> tuple[int, int]:
+    """``(generated, total)`` billed in a step's ``policy_info["usage"]`` (servers that return no token ids)."""
+    usage = policy_info.get("usage") if policy_info else None
+    if not isinstance(usage, dict):
+        return 0, 0
+    completion, prompt = usage.get("completion_tokens"), usage.get("prompt_tokens")
+    generated = completion if isinstance(completion, int) else 0
+    return generated, generated + (prompt if isinstance(prompt, int) else 0)
+
+
+_OPTIONAL_LIST = (list, type(None))
+
+
+def line_facts(data: dict[str, Any]) -> GroupFacts | None:
+    """The :class:`GroupFacts` of a group line's parsed JSON, read without building the group.
+
+    Equal to ``group_facts(TrajectoryGroup.from_dict(data))``. ``None`` when the line needs
+    the full reader: a field of the wrong type (the full validation names it), a score value
+    or elapsed time in the tagged form (``{"$float": "nan"}``), scores missing or not one per
+    trajectory. Fields the summary does not read are checked for their kind (dict, bool,
+    number or list); the elements of token and logprob lists and score components are not.
+    """
+    item_id, trajectories, scores = data.get("item_id"), data.get("trajectories"), data.get("scores")
+    errors = data.get("errors", ())
+    if (
+        type(item_id) is not str
+        or type(trajectories) is not list
+        or type(scores) is not list
+        or len(scores) != len(trajectories)
+        or type(errors) not in (list, tuple)
+        or type(data.get("metadata", {})) is not dict
+    ):
+        return None
+    values: list[float] = []
+    turns: list[int] = []
+    generated = total = unanswered = 0
+    seconds = 0.0
+    for trajectory, score in zip(trajectories, scores, strict=True):
+        if type(trajectory) is not dict or type(score) is not dict:
+            return None
+        value = _finite(score.get("value"))
+        if value is None:
+            return None
+        steps, metadata = trajectory.get("steps"), trajectory.get("metadata", {})
+        stop_reason = trajectory.get("stop_reason")
+        if (
+            type(steps) is not list
+            or type(metadata) is not dict
+            or "initial_observation" not in trajectory
+            or type(trajectory.get("terminated")) is not bool
+            or type(trajectory.get("truncated")) is not bool
+            or type(trajectory.get("initial_info", {})) is not dict
+            or not (stop_reason is None or type(stop_reason) is str)
+        ):
+            return None
+        elapsed = _finite(metadata.get("elapsed_seconds", 0.0))
+        if elapsed is None:
+            return None
+        for step in steps:
+            if not _plain_step(step):
+                return None
+            tokens, observed = step.get("policy_tokens"), step.get("observation_tokens")
+            if tokens is not None:
+                generated += len(tokens)
+                total += len(tokens)
+            else:
+                billed, counted = _usage_tokens(step.get("policy_info"))
+                generated += billed
+                total += counted
+            if observed is not None:
+                total += len(observed)
+        seconds += elapsed
+        if stop_reason in UNANSWERED_STOP_REASONS:
+            unanswered += 1
+        else:
+            values.append(value)
+            turns.append(len(steps))
+    failures = []
+    for error in errors:
+        if type(error) is not dict:
+            return None
+        kind, where, message = error.get("error_type"), error.get("where", "engine"), error.get("error_message")
+        if type(kind) is not str or type(where) is not str or type(message) is not str:
+            return None
+        failures.append((kind, where, message[:300]))
+    return GroupFacts(item_id, tuple(values), tuple(turns), tuple(failures), total, generated, seconds, unanswered)
+
+
+def _finite(value: Any) -> float | None:
+    """A plain JSON number as a finite float; ``None`` for anything else (a bool, a tagged or huge value)."""
+    if type(value) is float:
+        return value if value - value == 0.0 else None
+    if type(value) is int and -(1 << 1023) < value < (1 << 1023):
+        return float(value)
+    return None
+
+
+def _plain_step(step: Any) -> bool:
+    """Whether a step's fields have the kinds the run-file schema asks for (numbers, flags, lists, dicts)."""
+    return (
+        type(step) is dict
+        and _finite(step.get("reward")) is not None
+        and type(step.get("terminated")) is bool
+        and type(step.get("truncated")) is bool
+        and "observation" in step
+        and "action" in step
+        and "next_observation" in step
+        and type(step.get("info", {})) is dict
+        and type(step.get("policy_info", {})) is dict
+        and type(step.get("policy_tokens")) in _OPTIONAL_LIST
+        and type(step.get("observation_tokens")) in _OPTIONAL_LIST
+        and type(step.get("policy_logprobs")) in _OPTIONAL_LIST
+        and (step.get("policy_stop_reason") is None or type(step.get("policy_stop_reason")) is str)
+    )
+
+
+class SummaryBuilder:
+    """:func:`summarize`, one group at a time (what ``show`` and ``report`` stream a run file into).
+
+    Keeps one :class:`TaskSummary` per task and each trajectory's reward (8 bytes), not the
+    groups: memory grows with the number of tasks, not with the size of the run file.
+    """
+
+    def __init__(self, header: dict[str, Any] | None = None) -> None:
+        self.header = header or {}
+        self.threshold = float(self.header.get("pass_threshold", 1.0))
+        self.tasks: list[TaskSummary] = []
+        self.errors: Counter[str] = Counter()
+        self.examples: dict[str, str] = {}
+        self.rewards = array("d")  # every trajectory's score, summed once at the end as summarize did
+        self.turns = self.passes = self.total_tokens = self.generated_tokens = self.unanswered = 0
+        self.seconds = 0.0
+        self.smallest: int | None = None
+
+    def add(self, index: int, given: TrajectoryGroup | GroupFacts) -> TaskSummary:
+        """Count one finished group (or its facts) of task ``index``; returns its :class:`TaskSummary`."""
+        facts = given if isinstance(given, GroupFacts) else group_facts(given)
+        values = facts.scores
+        group_turns = facts.turns
+        threshold = self.threshold
+        task_passes = sum(value >= threshold for value in values)
+        for error_type, where, message in facts.errors:
+            self.errors[error_type] += 1
+            self.examples.setdefault(error_type, f"[{where}] {message}"[:300])
+        task = TaskSummary(
+            facts.item_id,
+            index,
+            len(values),
+            task_passes,
+            sum(values) / len(values) if values else 0.0,
+            sum(group_turns) / len(group_turns) if group_turns else 0.0,
+            len(facts.errors),
+        )
+        self.tasks.append(task)
+        self.rewards.extend(values)
+        self.turns += sum(group_turns)
+        self.passes += task_passes
+        self.smallest = len(values) if self.smallest is None else min(self.smallest, len(values))
+        self.total_tokens += facts.total_tokens
+        self.generated_tokens += facts.generated_tokens
+        self.seconds += facts.seconds
+        self.unanswered += facts.unanswered
+        return task
+
+    def summary(self) -> RunSummary:
+        """The :class:`RunSummary` of the groups added so far."""
+        header, rewards, count = self.header, self.rewards, len(self.rewards)
+        pass_at, pass_hat = _pass_tables(self.tasks, self.smallest or 0)
+        return RunSummary(
+            env_id=header.get("env", {}).get("id", "?"),
+            policy=header.get("policy", "?"),
+            num_tasks=len(self.tasks),
+            num_trajectories=count,
+            num_errors=sum(self.errors.values()),
+            pass_rate=self.passes / count if count else 0.0,
+            mean_reward=sum(rewards) / count if count else 0.0,
+            pass_at=pass_at,
+            pass_hat=pass_hat,
+            errors_by_type=dict(self.errors),
+            mean_turns=self.turns / count if count else 0.0,
+            total_tokens=self.total_tokens,
+            generated_tokens=self.generated_tokens,
+            total_seconds=self.seconds,
+            tasks=list(self.tasks),
+            error_examples=dict(self.examples),
+            num_prompt_too_long=self.unanswered,
+        )
+
+
 def summarize(
     groups: Sequence[TrajectoryGroup | GroupFacts],
     *,
@@ -192,64 +384,8 @@ def summarize(
     task_indices: Sequence[int] | None = None,
 ) -> RunSummary:
     """Summarise finished groups or their :class:`GroupFacts` (the header supplies env, policy and threshold)."""
-    header = header or {}
-    threshold = float(header.get("pass_threshold", 1.0))
     indices = list(task_indices) if task_indices is not None else list(range(len(groups)))
-    tasks: list[TaskSummary] = []
-    errors: Counter[str] = Counter()
-    examples: dict[str, str] = {}
-    rewards: list[float] = []
-    turns: list[int] = []
-    passes = 0
-    total_tokens = generated_tokens = 0
-    seconds = 0.0
-    unanswered = 0
-    sizes = []
+    builder = SummaryBuilder(header)
     for index, given in zip(indices, groups, strict=True):
-        facts = given if isinstance(given, GroupFacts) else group_facts(given)
-        values = list(facts.scores)
-        group_turns = facts.turns
-        task_passes = sum(value >= threshold for value in values)
-        for error_type, where, message in facts.errors:
-            errors[error_type] += 1
-            examples.setdefault(error_type, f"[{where}] {message}"[:300])
-        tasks.append(
-            TaskSummary(
-                facts.item_id,
-                index,
-                len(values),
-                task_passes,
-                sum(values) / len(values) if values else 0.0,
-                sum(group_turns) / len(group_turns) if group_turns else 0.0,
-                len(facts.errors),
-            )
-        )
-        rewards.extend(values)
-        turns.extend(group_turns)
-        passes += task_passes
-        sizes.append(len(values))
-        total_tokens += facts.total_tokens
-        generated_tokens += facts.generated_tokens
-        seconds += facts.seconds
-        unanswered += facts.unanswered
-    n = min(sizes) if sizes else 0
-    pass_at, pass_hat = _pass_tables(tasks, n)
-    return RunSummary(
-        env_id=header.get("env", {}).get("id", "?"),
-        policy=header.get("policy", "?"),
-        num_tasks=len(groups),
-        num_trajectories=len(rewards),
-        num_errors=sum(errors.values()),
-        pass_rate=passes / len(rewards) if rewards else 0.0,
-        mean_reward=sum(rewards) / len(rewards) if rewards else 0.0,
-        pass_at=pass_at,
-        pass_hat=pass_hat,
-        errors_by_type=dict(errors),
-        mean_turns=sum(turns) / len(turns) if turns else 0.0,
-        total_tokens=total_tokens,
-        generated_tokens=generated_tokens,
-        total_seconds=seconds,
-        tasks=tasks,
-        error_examples=examples,
-        num_prompt_too_long=unanswered,
-    )
+        builder.add(index, given)
+    return builder.summary()
