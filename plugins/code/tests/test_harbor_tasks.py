@@ -12,6 +12,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -116,11 +117,20 @@ def _rewards(run: Any) -> dict[str, float]:
     return {group.item_id: group.trajectories[0].total_reward for group in run.groups}
 
 
-def test_oracle_scores_one_and_null_zero_on_every_task(tasks: Path) -> None:
+def test_oracle_scores_one_and_null_zero_on_every_task(
+    tasks: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    scratch = tmp_path / "scratch"
+    scratch.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(scratch))
     oracle = rolloutgym.run(str(tasks), policy="oracle")
     assert _rewards(oracle) == {"fix-add": 1.0, "greeting": 1.0, "sort-numbers": 1.0}
     null = rolloutgym.run(str(tasks), policy="null")
     assert _rewards(null) == {"fix-add": 0.0, "greeting": 0.0, "sort-numbers": 0.0}
+    last = null.groups[0].trajectories[0].steps[-1].info["score"]
+    assert last["feedback"] == "the task's tests gave reward 0.0"
+    assert any("Dockerfile (not built" in note for note in last["metadata"]["ignored"])
+    assert not list(scratch.iterdir()), "the episodes' workspaces and verifier folders are removed"
 
 
 def test_a_folder_resolves_through_the_template_hook(tasks: Path) -> None:
