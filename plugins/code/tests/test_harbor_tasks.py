@@ -259,3 +259,29 @@ def test_a_folder_no_template_reads_says_what_it_needs(tmp_path: Path) -> None:
     (tmp_path / "notes" / "readme.md").write_text("hi")
     with pytest.raises(EnvFileError, match=r"no installed template reads.*task\.toml \(harbor\)"):
         resolve_env(str(tmp_path / "notes"))
+
+
+class _NoModel:
+    """A message-level model the harness below never calls."""
+
+    name = "no-model"
+
+    def complete(self, *args: Any, **kwargs: Any) -> Any:
+        raise AssertionError("the harness made no model call")
+
+
+def test_a_command_harness_cannot_apply_the_solution_or_write_the_reward(tasks: Path) -> None:
+    """harness:command runs on the host, unsandboxed: it can read solution/ there (the docs say so),
+    but it is not given the sandbox's workspace, and its answer ends the episode: it scores 0."""
+    harness = pytest.importorskip("rolloutgym_harness.harness")
+    solve = tasks / "fix-add" / "solution" / "solve.sh"
+    command = f"cat {solve}; mkdir -p logs/verifier; echo 1 > logs/verifier/reward.txt; echo 1 > reward.txt; pwd"
+    policy = harness.CommandHarness(command, model=_NoModel(), wall_limit=30)
+    env = resolve_env(str(tasks)).make_task(0)
+    try:
+        trajectory = rolloutgym.rollout(env, policy)
+    finally:
+        env.close()
+    assert "sed -i" in trajectory.steps[-1].action["content"]  # it did read the solution on the host
+    assert trajectory.total_reward == 0.0 and len(trajectory.steps) == 1
+    assert trajectory.steps[-1].info["score"]["feedback"] == "the task's tests gave reward 0.0"
