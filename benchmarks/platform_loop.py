@@ -2,12 +2,18 @@
 
 * **remote vs local**: about 1,000 oracle rollouts of ``toy/arith-v0`` and of
   ``workflow/refund-v1``, as ``rolloutgym run`` does them in this process and as a remote run
-  does them (queued through the API, claimed by a worker process, written to the run file,
-  followed by polling as ``rolloutgym run --remote`` does); prints both wall times and the
+  does them (queued through the API, which wakes the idle worker process that claims it, written
+  to the run file, followed with the long-poll ``Client.wait_run`` as ``rolloutgym run --remote``
+  follows it); prints both wall times and the
   ratio (target: remote <= 1.1x). Each side is warmed up first (imports, the env's first
   build), then the best of ``--repeats`` alternating runs is kept.
 * **API latency**: ``--clients`` (100) concurrent clients, each sending ``--requests`` GETs of
-  a run (``Client.get_run``'s request) over its own connection; p50, p99 and requests/s.
+  a run (``Client.get_run``'s request) over its own connection; p50, p99 and requests/s. The
+  clients are built before the clock starts: building an ``httpx.AsyncClient`` costs tens of ms
+  of CPU (an SSL context, even for http://), and 100 of them built inside the timed gather held
+  the load generator's event loop while the first requests of the others were being timed (the
+  p99 of 39.8 s first measured here). Each client's first request opens its connection, and is
+  timed.
 * **database bytes per 10,000 trajectories**: the growth of the database (SQLite file + WAL
   after a checkpoint, or ``pg_database_size``) over runs totalling 10,000 trajectories, next
   to the run files' bytes for them (the trajectories live in the run files, not the database).
@@ -70,13 +76,10 @@ def start_platform(data: Path, database: str | None, workers: int) -> tuple[subp
 
 
 def wait_run(client: Client, run_id: str) -> dict[str, Any]:
-    while True:
-        run = client.get_run(run_id)
-        if run["state"] not in ("queued", "running"):
-            if run["state"] != "succeeded":
-                raise SystemExit(f"run {run_id} {run['state']}: {run['error']}")
-            return run
-        time.sleep(0.1)  # what the CLI's progress bar does (0.3 s there)
+    run = client.wait_run(run_id)  # long-polls, as the CLI's progress bar does
+    if run["state"] != "succeeded":
+        raise SystemExit(f"run {run_id} {run['state']}: {run['error']}")
+    return run
 
 
 def remote_seconds(client: Client, env: str, n: int, limit: int | None) -> tuple[float, int]:
@@ -116,9 +119,12 @@ def overhead(client: Client, folder: Path, rollouts: int, repeats: int) -> None:
 async def _latency(url: str, key: str, run_id: str, clients: int, requests: int) -> list[float]:
     headers = {"Authorization": f"Bearer {key}"}
     timings: list[float] = []
+    started = time.perf_counter()
+    https = [httpx.AsyncClient(base_url=url, headers=headers, timeout=120) for _ in range(clients)]
+    print(f"  ({clients} httpx clients built in {time.perf_counter() - started:.2f} s, before the clock starts)")
 
-    async def one_client() -> None:
-        async with httpx.AsyncClient(base_url=url, headers=headers, timeout=120) as http:
+    async def one_client(http: httpx.AsyncClient) -> None:
+        async with http:
             for _ in range(requests):
                 started = time.perf_counter()
                 answer = await http.get(f"/api/runs/{run_id}")
@@ -126,7 +132,7 @@ async def _latency(url: str, key: str, run_id: str, clients: int, requests: int)
                 answer.raise_for_status()
 
     started = time.perf_counter()
-    await asyncio.gather(*(one_client() for _ in range(clients)))
+    await asyncio.gather(*(one_client(http) for http in https))
     timings.append(-(time.perf_counter() - started))  # the total, marked negative
     return timings
 
@@ -218,6 +224,13 @@ def listing(client: Client, data: Path, database: str | None, count: int) -> Non
     print(f"listing {len(listed):,} runs through the API: {best:.2f} s (best of 3)")
 
 
+def _loadavg() -> str:
+    try:
+        return Path("/proc/loadavg").read_text().strip()
+    except OSError:
+        return "-"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rollouts", type=int, default=1000)
@@ -232,7 +245,7 @@ def main() -> None:
     if arguments.quick:
         arguments.rollouts, arguments.repeats, arguments.clients, arguments.requests = 80, 1, 10, 5
         arguments.trajectories, arguments.list_count = 400, 500
-    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs")
+    print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (/proc/loadavg: {_loadavg()})")
     with tempfile.TemporaryDirectory(prefix="rolloutgym-platform-bench-") as folder:
         data = Path(folder) / "data"
         key = db.create_key(db.open_database(data, arguments.database), name="bench", scopes=["run", "push", "train"])
@@ -247,7 +260,7 @@ def main() -> None:
         finally:
             process.terminate()
             process.wait(timeout=30)
-    print(f"load average {os.getloadavg()[0]:.1f} at the end")
+    print(f"load average {os.getloadavg()[0]:.1f} at the end (/proc/loadavg: {_loadavg()})")
 
 
 if __name__ == "__main__":

@@ -57,12 +57,15 @@ def start_server(
     *,
     env: dict[str, str] | None = None,
     new_session: bool = False,
+    poll: float | None = None,
 ) -> Server:
     """``rolloutgym platform serve`` on a free port; ``new_session`` puts it and its workers in their own
-    process group (so a test can kill the whole platform at once)."""
+    process group (so a test can kill the whole platform at once); ``poll``: the workers' and waiting clients'
+    database poll interval (``--poll``)."""
     port = free_port()
     command = [sys.executable, "-m", "rolloutgym", "platform", "serve", "--data", str(data), "--port", str(port)]
     command += ["--workers", str(workers), "--lease", str(lease)] + (["--database", database] if database else [])
+    command += ["--poll", str(poll)] if poll is not None else []
     data.mkdir(parents=True, exist_ok=True)
     log_path = data.parent / f"serve-{port}.log"
     with open(log_path, "w") as log:

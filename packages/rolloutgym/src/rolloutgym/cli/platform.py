@@ -4,7 +4,6 @@
 from __future__ import annotations
 
 import re
-import time
 from pathlib import Path
 from typing import Any, Optional
 
@@ -42,11 +41,18 @@ def serve_command(
     ray: Optional[str] = typer.Option(
         None, "--ray", help="Run the workers' rollouts on this Ray cluster (e.g. auto or ray://HOST:10001)."
     ),
+    poll: float = typer.Option(
+        1.0,
+        "--poll",
+        help="Seconds between idle workers' looks at the queue (they are also woken when work is queued).",
+    ),
 ) -> None:
     """Start the platform: HTTP API, database (migrated on start) and workers; pages at /envs, /runs, /jobs."""
     _db, server = _server_modules()
+    if poll <= 0:
+        fail(f"--poll must be a positive number of seconds, got {poll}")
     console.print(f"platform on http://{host}:{port} (data {data}); pages need ?key=rk_... once; Ctrl-C stops")
-    server.serve(data, database=database, host=host, port=port, workers=workers, lease=lease, ray=ray)
+    server.serve(data, database=database, host=host, port=port, workers=workers, lease=lease, ray=ray, poll=poll)
 
 
 @keys_app.command("create")
@@ -154,7 +160,8 @@ def envs_command(
 
 
 def _follow(remote: Any, run: dict[str, Any], show: bool) -> dict[str, Any]:
-    """Poll the run until it ends, with a progress bar; Ctrl-C detaches (the run goes on)."""
+    """Follow the run until it ends (long-polls: each answer comes when the run changed), with a progress bar;
+    Ctrl-C detaches (the run goes on)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     progress = Progress(
@@ -169,8 +176,7 @@ def _follow(remote: Any, run: dict[str, Any], show: bool) -> dict[str, Any]:
         with progress:
             task = progress.add_task("run", total=None, state="queued", rate="-")
             while run["state"] in ("queued", "running"):
-                time.sleep(0.3)
-                run = call(remote.get_run, run["id"])
+                run = call(remote.watch_run, run["id"], state=run["state"], done=run["done"])
                 rate = f"{run['passes'] / run['trajectories']:.0%}" if run["trajectories"] else "-"
                 progress.update(task, total=run["total"], completed=run["done"], state=run["state"], rate=rate)
     except KeyboardInterrupt:
@@ -283,9 +289,7 @@ def improve_command(
         f"queued job {job['id']} ({method} of {model} on run {run}); follow it with rolloutgym job {job['id']}"
     )
     if wait:
-        while job["state"] in ("queued", "running"):
-            time.sleep(0.5)
-            job = call(remote.get_job, job["id"])
+        job = call(remote.wait_job, job["id"])
         _print_job(job)
         if job["state"] != "succeeded":
             raise typer.Exit(1)

@@ -3,13 +3,22 @@
 Every ``/api`` request carries ``Authorization: Bearer rk_...``; a key sees only its
 organisation's rows (another organisation's ids answer 404, as unknown ones do). Endpoints
 are plain functions, run by Starlette in its thread pool, over synchronous SQLAlchemy
-sessions. Pushed files are stored and hashed here, never imported: workers import them.
+sessions; the few that must be ``async`` (they read a JSON body, or long-poll) hand every
+database call to that thread pool too, so no query ever blocks the event loop that serves all
+connections. Pushed files are stored and hashed here, never imported: workers import them.
+
+Queuing a run or a job wakes the idle workers (:class:`~.notify.Hub`); ``GET
+/api/runs/ID/wait`` (and ``/api/jobs/ID/wait``) answers as soon as a worker reports that the
+row changed, instead of the client polling.
 """
 
 from __future__ import annotations
 
+import asyncio
 import base64
+import contextlib
 import json
+from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,6 +26,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.orm import Session, sessionmaker
 from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 from starlette.routing import Route
@@ -25,6 +35,7 @@ from . import db
 from .envfiles import SLUG, content_version, env_slug
 from .errors import PlatformError
 from .models import ApiKey, EnvVersion, Job, Run
+from .notify import Hub
 from .pages import ROUTES
 
 METHODS = ("sft", "dpo", "grpo")
@@ -39,10 +50,12 @@ class ApiError(Exception):
 
 @dataclass
 class Platform:
-    """What the endpoints share: the data folder and the session factory."""
+    """What the endpoints share: the data folder, the session factory, the wake-up hub, the poll interval."""
 
     data: Path
     sessions: sessionmaker[Session]
+    hub: Hub
+    poll: float = 1.0  # a waiting client's answer re-reads the database at least this often
 
 
 def _platform(request: Request) -> Platform:
@@ -185,7 +198,10 @@ def _decode_push(platform: Platform, org: str, body: dict[str, Any]) -> tuple[st
 
 
 async def push_env(request: Request) -> JSONResponse:
-    body = await _body(request)
+    return await run_in_threadpool(_push_env, request, await _body(request))
+
+
+def _push_env(request: Request, body: dict[str, Any]) -> JSONResponse:
     key = _key(request, "push")
     platform = _platform(request)
     slug, version, kind, entry, names = _decode_push(platform, key.org, body)
@@ -259,7 +275,10 @@ def _check_policy(session: Session, org: str, policy: str) -> None:
 
 
 async def create_run(request: Request) -> JSONResponse:
-    body = await _body(request)
+    return await run_in_threadpool(_create_run, request, await _body(request))
+
+
+def _create_run(request: Request, body: dict[str, Any]) -> JSONResponse:
     key = _key(request, "run")
     slug = str(body.get("env_slug") or body.get("envSlug") or "")
     policy = str(body.get("model") or body.get("policy") or "")
@@ -289,6 +308,7 @@ async def create_run(request: Request) -> JSONResponse:
         session.add(run)
         session.flush()
         answer = run_json(run)
+    _platform(request).hub.work_queued()  # committed: an idle worker claims it now
     return JSONResponse(answer, status_code=201)
 
 
@@ -304,9 +324,7 @@ def list_runs(request: Request) -> JSONResponse:
 
 
 def get_run(request: Request) -> JSONResponse:
-    key = _key(request)
-    with _platform(request).sessions() as session:
-        return JSONResponse(run_json(_own(session, Run, request.path_params["run_id"], key.org, "run")))
+    return JSONResponse(_run_answer(_platform(request), _key(request).org, request.path_params["run_id"]))
 
 
 def _run_file(request: Request) -> Path:
@@ -361,7 +379,10 @@ def _check_rollout_ids(platform: Platform, run: Run, rollout_ids: Any) -> list[s
 
 
 async def create_job(request: Request) -> JSONResponse:
-    body = await _body(request)
+    return await run_in_threadpool(_create_job, request, await _body(request))
+
+
+def _create_job(request: Request, body: dict[str, Any]) -> JSONResponse:
     key = _key(request, "train")
     method = str(body.get("method") or "sft")
     if method not in METHODS:
@@ -388,6 +409,7 @@ async def create_job(request: Request) -> JSONResponse:
         session.add(job)
         session.flush()
         answer = job_json(job)
+    _platform(request).hub.work_queued()
     return JSONResponse(answer, status_code=201)
 
 
@@ -413,14 +435,69 @@ def _log_records(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return records, lines[-20:]
 
 
-def get_job(request: Request) -> JSONResponse:
-    key = _key(request)
-    platform = _platform(request)
+def _job_answer(platform: Platform, org: str, job_id: str) -> dict[str, Any]:
     with platform.sessions() as session:
-        job = _own(session, Job, request.path_params["job_id"], key.org, "job")
+        job = _own(session, Job, job_id, org, "job")
     records, tail = _log_records(platform.data / job.log_path) if job.log_path else ([], [])
     curve = [{"step": r["step"], "loss": r.get("loss")} for r in records if isinstance(r.get("loss"), (int, float))]
-    return JSONResponse(job_json(job) | {"logTail": tail, "curve": curve})
+    return job_json(job) | {"logTail": tail, "curve": curve}
+
+
+def get_job(request: Request) -> JSONResponse:
+    return JSONResponse(_job_answer(_platform(request), _key(request).org, request.path_params["job_id"]))
+
+
+def _run_answer(platform: Platform, org: str, run_id: str) -> dict[str, Any]:
+    with platform.sessions() as session:
+        return run_json(_own(session, Run, run_id, org, "run"))
+
+
+def _wait_params(request: Request) -> tuple[float, str | None, int | None]:
+    """``timeout`` (seconds, at most 60), and the ``state`` and ``done`` the client has already seen."""
+    try:
+        timeout = min(max(float(request.query_params.get("timeout", "25")), 0.0), 60.0)
+        done = request.query_params.get("done")
+        return timeout, request.query_params.get("state"), None if done is None else int(done)
+    except ValueError:
+        raise ApiError(
+            400, "timeout must be a number of seconds and done a whole number, e.g. ?timeout=25&done=3"
+        ) from None
+
+
+async def _wait(request: Request, topic: str, read: Callable[[Platform, str, str], dict[str, Any]]) -> JSONResponse:
+    """Answer the row once its ``state`` (or ``done``) differs from what the client saw (by default: from the
+    first read), once it has ended (succeeded or failed), or at the timeout.
+
+    The handler awaits the hub's event for the row (a worker's ``changed`` message) and re-reads
+    the database when it fires, and at least every ``poll`` seconds without one; it holds no
+    thread while it waits, so any number of clients can wait at once.
+    """
+    timeout, state, done = _wait_params(request)
+    platform = _platform(request)
+    key = await run_in_threadpool(_key, request)
+    row_id = request.path_params["row_id"]
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    with platform.hub.watch(f"{topic} {row_id}") as changed:
+        while True:
+            changed.clear()  # before the read: a change reported during it makes the next wait return at once
+            answer = await run_in_threadpool(read, platform, key.org, row_id)
+            state = answer["state"] if state is None else state
+            done = answer.get("done") if done is None else done
+            remaining = deadline - loop.time()
+            ended = answer["state"] not in ("queued", "running")  # nothing more will change
+            if ended or answer["state"] != state or answer.get("done") != done or remaining <= 0:
+                return JSONResponse(answer)
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(changed.wait(), min(remaining, platform.poll))
+
+
+async def wait_run(request: Request) -> JSONResponse:
+    return await _wait(request, "run", _run_answer)
+
+
+async def wait_job(request: Request) -> JSONResponse:
+    return await _wait(request, "job", _job_answer)
 
 
 def count_rows(request: Request) -> JSONResponse:
@@ -435,8 +512,12 @@ async def _api_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse({"error": exc.message}, status_code=exc.status)
 
 
-def create_app(data: str | Path, database: str | None = None) -> Starlette:
-    """The API app over DATA (and ``database``, default SQLite in DATA); migrates on creation."""
+def create_app(data: str | Path, database: str | None = None, *, poll: float = 1.0) -> Starlette:
+    """The API app over DATA (and ``database``, default SQLite in DATA); migrates on creation.
+
+    It binds the wake-up hub's socket and writes ``DATA/notify.json`` now, so the workers
+    started after it find it; a waiting client's answer re-reads the database every ``poll`` s.
+    """
     routes = [
         Route("/api/health", health),
         Route("/api/whoami", whoami),
@@ -446,14 +527,26 @@ def create_app(data: str | Path, database: str | None = None) -> Starlette:
         Route("/api/runs", create_run, methods=["POST"]),
         Route("/api/runs", list_runs),
         Route("/api/runs/{run_id}", get_run),
+        Route("/api/runs/{row_id}/wait", wait_run),
         Route("/api/runs/{run_id}/file", run_file),
         Route("/api/runs/{run_id}/passing", passing_rollouts),
         Route("/api/jobs", create_job, methods=["POST"]),
         Route("/api/jobs", list_jobs),
         Route("/api/jobs/{job_id}", get_job),
+        Route("/api/jobs/{row_id}/wait", wait_job),
         Route("/api/stats", count_rows),
         *ROUTES,
     ]
-    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error})
-    app.state.platform = Platform(Path(data).resolve(), db.open_database(data, database))
+    platform = Platform(Path(data).resolve(), db.open_database(data, database), Hub(data), poll)
+
+    @contextlib.asynccontextmanager
+    async def lifespan(_app: Starlette) -> AsyncIterator[None]:
+        platform.hub.start()
+        try:
+            yield
+        finally:
+            platform.hub.close()
+
+    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error}, lifespan=lifespan)
+    app.state.platform = platform
     return app

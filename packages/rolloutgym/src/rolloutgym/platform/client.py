@@ -2,10 +2,15 @@
 
 A redirect or an HTML page in answer to an API call means the endpoint is not the API (a
 login page, a proxy): it is reported as an :class:`AuthenticationError`, as the SDK does.
+
+``watch_run`` (``watch_job``) long-polls: the platform answers as soon as the run's state or
+progress differs from what the caller saw; ``wait_run`` (``wait_job``) follows it to its end
+that way, with no sleeping between requests.
 """
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +47,19 @@ def _run_body(env_slug: str, model: str, n: int, options: dict[str, Any]) -> dic
 
 def _job_body(**fields: Any) -> dict[str, Any]:
     return {k: v for k, v in fields.items() if v is not None}
+
+
+ACTIVE = ("queued", "running")
+
+
+def _watch_params(state: str | None, done: int | None, timeout: float) -> dict[str, Any]:
+    params: dict[str, Any] = {"timeout": timeout}
+    return params | ({"state": state} if state else {}) | ({"done": done} if done is not None else {})
+
+
+def _left(deadline: float | None) -> float:
+    """The long-poll timeout of the next request: 25 s, or what is left until ``deadline``."""
+    return 25.0 if deadline is None else max(0.0, min(25.0, deadline - time.monotonic()))
 
 
 class _Base:
@@ -97,6 +115,22 @@ class Client(_Base):
     def get_run(self, run_id: str) -> dict[str, Any]:
         return self._call("GET", f"/api/runs/{run_id}")
 
+    def watch_run(
+        self, run_id: str, *, state: str | None = None, done: int | None = None, timeout: float = 25.0
+    ) -> dict[str, Any]:
+        """The run once its state or ``done`` count differs from ``state``/``done`` (by default: from now), at once
+        when it has ended, else after ``timeout`` seconds (at most 60) with no change."""
+        params = _watch_params(state, done, timeout)
+        return self._call("GET", f"/api/runs/{run_id}/wait", params=params, timeout=timeout + 30)
+
+    def wait_run(self, run_id: str, *, timeout: float | None = None) -> dict[str, Any]:
+        """Follow the run until it has ended (or ``timeout`` seconds have passed); the run's last state."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        run = self.watch_run(run_id, timeout=_left(deadline))  # answers at once if it has ended
+        while run["state"] in ACTIVE and _left(deadline) > 0:
+            run = self.watch_run(run_id, state=run["state"], done=run["done"], timeout=_left(deadline))
+        return run
+
     def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
         params = {"limit": limit} | ({"env": env} if env else {})
         return self._call("GET", "/api/runs", params=params)
@@ -134,6 +168,20 @@ class Client(_Base):
 
     def get_job(self, job_id: str) -> dict[str, Any]:
         return self._call("GET", f"/api/jobs/{job_id}")
+
+    def watch_job(self, job_id: str, *, state: str | None = None, timeout: float = 25.0) -> dict[str, Any]:
+        """The job (as ``get_job``) once its state differs from ``state`` (by default: from now), or after
+        ``timeout`` seconds."""
+        params = _watch_params(state, None, timeout)
+        return self._call("GET", f"/api/jobs/{job_id}/wait", params=params, timeout=timeout + 30)
+
+    def wait_job(self, job_id: str, *, timeout: float | None = None) -> dict[str, Any]:
+        """Follow the job until it has ended (or ``timeout`` seconds have passed); the job's last state."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        job = self.watch_job(job_id, timeout=_left(deadline))
+        while job["state"] in ACTIVE and _left(deadline) > 0:
+            job = self.watch_job(job_id, state=job["state"], timeout=_left(deadline))
+        return job
 
     def list_jobs(self) -> list[dict[str, Any]]:
         return self._call("GET", "/api/jobs")
@@ -176,6 +224,19 @@ class AsyncClient(_Base):
     async def get_run(self, run_id: str) -> dict[str, Any]:
         return await self._call("GET", f"/api/runs/{run_id}")
 
+    async def watch_run(
+        self, run_id: str, *, state: str | None = None, done: int | None = None, timeout: float = 25.0
+    ) -> dict[str, Any]:
+        params = _watch_params(state, done, timeout)
+        return await self._call("GET", f"/api/runs/{run_id}/wait", params=params, timeout=timeout + 30)
+
+    async def wait_run(self, run_id: str, *, timeout: float | None = None) -> dict[str, Any]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        run = await self.watch_run(run_id, timeout=_left(deadline))  # answers at once if it has ended
+        while run["state"] in ACTIVE and _left(deadline) > 0:
+            run = await self.watch_run(run_id, state=run["state"], done=run["done"], timeout=_left(deadline))
+        return run
+
     async def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
         params = {"limit": limit} | ({"env": env} if env else {})
         return await self._call("GET", "/api/runs", params=params)
@@ -204,6 +265,17 @@ class AsyncClient(_Base):
 
     async def get_job(self, job_id: str) -> dict[str, Any]:
         return await self._call("GET", f"/api/jobs/{job_id}")
+
+    async def watch_job(self, job_id: str, *, state: str | None = None, timeout: float = 25.0) -> dict[str, Any]:
+        params = _watch_params(state, None, timeout)
+        return await self._call("GET", f"/api/jobs/{job_id}/wait", params=params, timeout=timeout + 30)
+
+    async def wait_job(self, job_id: str, *, timeout: float | None = None) -> dict[str, Any]:
+        deadline = None if timeout is None else time.monotonic() + timeout
+        job = await self.watch_job(job_id, timeout=_left(deadline))
+        while job["state"] in ACTIVE and _left(deadline) > 0:
+            job = await self.watch_job(job_id, state=job["state"], timeout=_left(deadline))
+        return job
 
     async def list_jobs(self) -> list[dict[str, Any]]:
         return await self._call("GET", "/api/jobs")

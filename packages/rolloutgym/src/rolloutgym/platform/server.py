@@ -8,18 +8,21 @@ import sys
 from pathlib import Path
 
 
-def worker_command(data: Path, database: str | None, lease: float, ray: str | None = None) -> list[str]:
+def worker_command(
+    data: Path, database: str | None, lease: float, ray: str | None = None, poll: float = 1.0
+) -> list[str]:
     """The command line of one worker process (``python -m rolloutgym.platform.worker``)."""
     command = [sys.executable, "-m", "rolloutgym.platform.worker", "--data", str(data), "--lease", str(lease)]
+    command += ["--poll", str(poll)]
     command += ["--parent", str(os.getpid())] + (["--ray", ray] if ray else [])
     return command + (["--database", database] if database else [])
 
 
 def start_workers(
-    data: Path, database: str | None, count: int, lease: float, ray: str | None = None
+    data: Path, database: str | None, count: int, lease: float, ray: str | None = None, poll: float = 1.0
 ) -> list[subprocess.Popen]:
     """Start ``count`` worker processes."""
-    command = worker_command(data, database, lease, ray)
+    command = worker_command(data, database, lease, ray, poll)
     return [subprocess.Popen(command) for _ in range(count)]
 
 
@@ -33,16 +36,18 @@ def serve(
     lease: float = 30.0,
     log_level: str = "warning",
     ray: str | None = None,
+    poll: float = 1.0,
 ) -> None:
     """Migrate the database, start the workers (their rollouts on the Ray cluster ``ray`` when given), and serve
-    the API until interrupted."""
+    the API until interrupted. Idle workers are woken when work is queued, and look at the queue every ``poll``
+    seconds anyway; a client waiting on a run is answered when its worker reports a change, or after ``poll`` s."""
     import uvicorn
 
     from .app import create_app
 
     data = Path(data).resolve()
-    app = create_app(data, database)  # migrates before any worker starts
-    processes = start_workers(data, database, workers, lease, ray)
+    app = create_app(data, database, poll=poll)  # migrates (and writes DATA/notify.json) before any worker starts
+    processes = start_workers(data, database, workers, lease, ray, poll)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level)
     finally:

@@ -6,7 +6,12 @@ continues that file, so finished groups are neither lost nor run twice. Pushed P
 files are imported here, in the worker process, never in the API process. Jobs train through
 the ``rolloutgym train sft|dpo|grpo`` command that the TRL plugin adds, in a child process.
 
-``python -m rolloutgym.platform.worker --data DIR [--database URL]`` runs one worker.
+An idle worker waits on its :class:`~.notify.Listener`: the API wakes it when work is queued,
+and it looks at the queue every ``--poll`` seconds anyway (a lease that ran out, a lost
+wake-up). It tells the API when a row changed (each heartbeat, the end of a run or job), which
+answers the clients waiting on that row.
+
+``python -m rolloutgym.platform.worker --data DIR [--database URL] [--poll S]`` runs one worker.
 """
 
 from __future__ import annotations
@@ -27,6 +32,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from . import db
 from .models import EnvVersion, Job, Run
+from .notify import Listener
 
 
 class LeaseLost(Exception):
@@ -48,8 +54,17 @@ def describe(exc: BaseException) -> str:
 class Heartbeat:
     """Renews a lease every third of its length from a thread, writing the progress counters."""
 
-    def __init__(self, sessions: sessionmaker[Session], model: Any, row_id: str, owner: str, lease: float) -> None:
+    def __init__(
+        self,
+        sessions: sessionmaker[Session],
+        model: Any,
+        row_id: str,
+        owner: str,
+        lease: float,
+        listener: Listener | None = None,
+    ) -> None:
         self.sessions, self.model, self.row_id, self.owner, self.lease = sessions, model, row_id, owner, lease
+        self.listener = listener
         self.values: dict[str, Any] = {}
         self.lost = False
         self._stop = threading.Event()
@@ -75,6 +90,8 @@ class Heartbeat:
             return
         if not renewed:
             self.lost = True
+        elif self.listener is not None:  # the progress is in the database: clients waiting on the row look now
+            self.listener.changed("run" if self.model is Run else "job", self.row_id)
 
     def _loop(self) -> None:
         while not self._stop.wait(min(self.lease / 3, 2.0)):
@@ -133,7 +150,13 @@ def seed_from_previous(data: Path, previous: str | None, target: Path) -> None:
 
 
 def execute_run(
-    sessions: sessionmaker[Session], data: Path, run: Run, owner: str, lease: float, ray: str | None = None
+    sessions: sessionmaker[Session],
+    data: Path,
+    run: Run,
+    owner: str,
+    lease: float,
+    ray: str | None = None,
+    listener: Listener | None = None,
 ) -> None:
     from ..runner import arun
 
@@ -141,7 +164,7 @@ def execute_run(
     out = data / relative
     out.parent.mkdir(parents=True, exist_ok=True)
     seed_from_previous(data, run.path, out)
-    with Heartbeat(sessions, Run, run.id, owner, lease) as heart:
+    with Heartbeat(sessions, Run, run.id, owner, lease, listener) as heart:
         heart.values = {"path": str(relative)}
         heart.beat()
         if heart.lost:
@@ -283,7 +306,9 @@ def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -
     return result
 
 
-def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: str, lease: float) -> None:
+def execute_job(
+    sessions: sessionmaker[Session], data: Path, job: Job, owner: str, lease: float, listener: Listener | None = None
+) -> None:
     from ..runs import read_header
 
     with sessions() as session:
@@ -291,7 +316,7 @@ def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: st
     folder = Path("models") / job.org / job.id / (f"attempt-{job.attempts}" if job.attempts > 1 else "")
     log_relative = folder / "training.jsonl"
     (data / folder).mkdir(parents=True, exist_ok=True)
-    with Heartbeat(sessions, Job, job.id, owner, lease) as heart:
+    with Heartbeat(sessions, Job, job.id, owner, lease, listener) as heart:
         heart.values = {"log_path": str(log_relative)}
         heart.beat()
         try:
@@ -318,17 +343,37 @@ def execute_job(sessions: sessionmaker[Session], data: Path, job: Job, owner: st
     )
 
 
-def work_once(sessions: sessionmaker[Session], data: Path, owner: str, lease: float, ray: str | None = None) -> bool:
+def work_once(
+    sessions: sessionmaker[Session],
+    data: Path,
+    owner: str,
+    lease: float,
+    ray: str | None = None,
+    listener: Listener | None = None,
+) -> bool:
     """Claim and execute one run (else one job); False when nothing was queued."""
     run = db.claim(sessions, Run, owner, lease)
     if run is not None:
-        execute_run(sessions, data, run, owner, lease, ray)
+        execute_run(sessions, data, run, owner, lease, ray, listener)
+        if listener is not None:  # finished (or failed, or lost): the clients waiting on it look now
+            listener.changed("run", run.id)
         return True
     job = db.claim(sessions, Job, owner, lease)
     if job is not None:
-        execute_job(sessions, data, job, owner, lease)
+        execute_job(sessions, data, job, owner, lease, listener)
+        if listener is not None:
+            listener.changed("job", job.id)
         return True
     return False
+
+
+def idle(listener: Listener, poll: float, alive: Any) -> None:
+    """Wait until the API wakes this worker, or ``poll`` seconds pass; checks ``alive()`` every 5 s meanwhile."""
+    deadline = time.monotonic() + poll
+    while alive():
+        remaining = deadline - time.monotonic()
+        if remaining <= 0 or listener.wait(min(remaining, 5.0)):
+            return
 
 
 def work(
@@ -336,11 +381,13 @@ def work(
     database: str | None = None,
     *,
     lease: float = 30.0,
-    poll: float = 0.5,
+    poll: float = 1.0,
     parent: int | None = None,
     ray: str | None = None,
 ) -> None:
     """Execute queued work until the process is stopped (or its ``parent`` process is gone).
+
+    Between pieces of work it waits for the API's wake-up (work queued), or ``poll`` seconds.
 
     With ``ray`` (a Ray address such as ``auto`` or ``ray://HOST:10001``) each run's rollouts
     execute on that Ray cluster through rolloutgym's Ray executor; this process still claims
@@ -349,13 +396,18 @@ def work(
     data = Path(data).resolve()
     sessions = db.open_database(data, database)
     owner = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns() % 1_000_000}"
-    idle = 0.02
-    while parent is None or os.getppid() == parent:
-        if work_once(sessions, data, owner, lease, ray):
-            idle = 0.02
-        else:  # back off while the queue stays empty: an idle platform barely touches its database
-            time.sleep(idle)
-            idle = min(poll, idle * 2)
+    listener = Listener(data)
+
+    def alive() -> bool:
+        return parent is None or os.getppid() == parent
+
+    try:
+        while alive():
+            listener.hello()  # before looking at the queue: work queued after the look wakes this worker
+            if not work_once(sessions, data, owner, lease, ray, listener):
+                idle(listener, poll, alive)
+    finally:
+        listener.close()
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -363,11 +415,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--database", default=None)
     parser.add_argument("--lease", type=float, default=30.0)
+    parser.add_argument("--poll", type=float, default=1.0, help="Seconds between looks at the queue when idle.")
     parser.add_argument("--ray", default=None, help="Run the rollouts on this Ray cluster (e.g. auto).")
     parser.add_argument("--parent", type=int, default=None, help="Exit when this process (the server) is gone.")
     arguments = parser.parse_args(argv)
     try:
-        work(arguments.data, arguments.database, lease=arguments.lease, parent=arguments.parent, ray=arguments.ray)
+        work(
+            arguments.data,
+            arguments.database,
+            lease=arguments.lease,
+            poll=arguments.poll,
+            parent=arguments.parent,
+            ray=arguments.ray,
+        )
     except KeyboardInterrupt:
         pass
 

@@ -1,0 +1,92 @@
+"""Wake-ups instead of polling, on a real platform (SQLite) on 127.0.0.1 whose poll interval is 60 s.
+
+* Queuing a run wakes the idle worker, and the worker's report of its end answers the client waiting on the run
+  (``Client.wait_run``, a long-poll): the run is done in far less than the 60 s either side would otherwise wait.
+* ``GET /api/runs/ID/wait`` answers as soon as a worker reports a change of the run, at its timeout when nothing
+  changed, and at once for a run that has ended.
+
+With a 60 s poll the bounds below (20 s, 10 s) measure the mechanism, not the machine's speed.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from rolloutgym import Client
+from rolloutgym.platform import db
+from rolloutgym.platform.models import Run
+from rolloutgym.platform.notify import Listener
+
+POLL = 60.0
+
+
+def _key(data) -> str:
+    sessions = db.open_database(data)
+    key = db.create_key(sessions, name="all", scopes=["run", "push", "train"], org="acme")
+    sessions.kw["bind"].dispose()
+    return key
+
+
+def test_a_queued_run_is_claimed_and_its_end_reported_without_waiting_out_the_poll(servers, tmp_path) -> None:
+    data = tmp_path / "data"
+    key = _key(data)
+    server = servers.start(data, workers=1, poll=POLL)
+    try:
+        with Client(server.url, key) as client:
+            client.push("toy/arith-v0")
+            first = client.wait_run(client.create_run("toy/arith-v0", "oracle", n=1, limit=1)["runId"], timeout=90)
+            assert first["state"] == "succeeded"  # the worker is up (imports, the env's first build) and idle again
+            time.sleep(0.5)
+            started = time.monotonic()
+            run = client.create_run("toy/arith-v0", "oracle", n=2, limit=2)
+            assert run["state"] == "queued"
+            done = client.wait_run(run["runId"], timeout=POLL)
+            elapsed = time.monotonic() - started
+    finally:
+        server.stop()
+    assert done["state"] == "succeeded" and done["trajectories"] == 4 and done["attempts"] == 1
+    assert elapsed < 20, f"the run took {elapsed:.1f} s: the worker or the client waited for the {POLL:.0f} s poll"
+
+
+def test_wait_answers_on_a_change_at_its_timeout_and_at_once_when_ended(servers, tmp_path) -> None:
+    data = tmp_path / "data"
+    key = _key(data)
+    server = servers.start(data, workers=0, poll=POLL)  # the API only: this test plays the worker
+    sessions = db.open_database(data)
+    listener = Listener(data)
+    try:
+        with Client(server.url, key) as client:
+            client.push("toy/arith-v0")
+            run_id = client.create_run("toy/arith-v0", "oracle", n=1, limit=1)["runId"]
+            answers: list[tuple[dict, float]] = []
+
+            def watch() -> None:
+                with Client(server.url, key) as watcher:
+                    answers.append((watcher.watch_run(run_id, state="queued", done=0, timeout=30), time.monotonic()))
+
+            waiting = threading.Thread(target=watch)
+            waiting.start()
+            time.sleep(1.0)  # the long-poll is waiting by now
+            assert not answers, "the long-poll answered before the run changed"
+            claimed = db.claim(sessions, Run, "test-worker", 60)
+            assert claimed.id == run_id
+            listener.changed("run", run_id)  # what a worker sends after it wrote the row
+            changed_at = time.monotonic()
+            waiting.join(timeout=40)
+            ((answer, answered_at),) = answers
+            assert answer["state"] == "running"
+            assert answered_at - changed_at < 10, "the long-poll waited for the database poll, not the report"
+
+            started = time.monotonic()
+            same = client.watch_run(run_id, state="running", done=0, timeout=1.5)  # nothing changes
+            assert same["state"] == "running" and time.monotonic() - started >= 1.4
+
+            assert db.finish(sessions, Run, run_id, "test-worker", "failed", error="stopped by the test")
+            started = time.monotonic()
+            ended = client.watch_run(run_id, state="failed", timeout=30)  # ended: nothing more will change
+            assert ended["state"] == "failed" and time.monotonic() - started < 10
+    finally:
+        listener.close()
+        sessions.kw["bind"].dispose()
+        server.stop()
