@@ -285,3 +285,19 @@ def test_a_command_harness_cannot_apply_the_solution_or_write_the_reward(tasks: 
     assert "sed -i" in trajectory.steps[-1].action["content"]  # it did read the solution on the host
     assert trajectory.total_reward == 0.0 and len(trajectory.steps) == 1
     assert trajectory.steps[-1].info["score"]["feedback"] == "the task's tests gave reward 0.0"
+
+
+def test_a_workspace_past_its_limit_ends_the_episode_with_zero(tasks: Path) -> None:
+    from rolloutgym.sources import EnvSource
+
+    resolved = resolve_env(EnvSource(str(tasks), {"workspace_mib": 2}))
+    env = resolved.make_task(0)
+    try:
+        env.reset()
+        _, reward, terminated, _, info = env.step(_bash("head -c 1500000 /dev/zero > a; echo one"))
+        assert not terminated
+        _, reward, terminated, _, info = env.step(_bash("head -c 1500000 /dev/zero > b; echo two"))
+        assert terminated and reward == 0.0 and info["score"]["feedback"] == "the workspace grew past 2 MiB"
+        assert env.sandbox is None  # its files are deleted at once
+    finally:
+        env.close()

@@ -14,7 +14,6 @@ The verifier is one more run with two extra binds the agent's runs never have: t
 from __future__ import annotations
 
 import os
-import shutil
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -85,6 +84,17 @@ class EpisodeSandbox(BubblewrapSandbox):
             for entry in names:
                 os.lchown(os.path.join(directory, entry), self._episode_uid, self._episode_uid)
 
+    def workspace_bytes(self) -> int:
+        """The workspace's size on disk (files and links, never followed)."""
+        total = 0
+        for directory, _subdirectories, names in os.walk(self.workspace):
+            for entry in names:
+                try:
+                    total += os.lstat(os.path.join(directory, entry)).st_size
+                except OSError:
+                    pass
+        return total
+
     # -- runs ---------------------------------------------------------------------------
 
     def shell(self, script: str, *, limits: SandboxLimits | None = None) -> SandboxResult:
@@ -146,7 +156,3 @@ class EpisodeSandbox(BubblewrapSandbox):
         """Delete the workspace and the verifier's folders (idempotent)."""
         if os.path.isdir(self.root):
             _remove_tree(self.root)
-
-    def copy_workspace_to(self, target: str) -> None:
-        """Copy the workspace's files to ``target`` (symlinks copied as links, never followed)."""
-        shutil.copytree(self.workspace, target, symlinks=True, dirs_exist_ok=True)

@@ -298,13 +298,23 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         task: the task.
         command_timeout: wall-clock seconds per ``bash`` call.
         output_chars: how much of a command's output the agent sees.
+        workspace_mib: the workspace's size limit, measured after each command (a file is at
+            most 64 MiB, RLIMIT_FSIZE); past it the episode ends with reward 0.
     """
 
     metadata = {"render_modes": []}
     tools = [BASH_TOOL, SUBMIT_TOOL]
 
-    def __init__(self, task: HarborTask, *, command_timeout: float = 60.0, output_chars: int = 8000) -> None:
+    def __init__(
+        self,
+        task: HarborTask,
+        *,
+        command_timeout: float = 60.0,
+        output_chars: int = 8000,
+        workspace_mib: int = 256,
+    ) -> None:
         self.task = task
+        self.workspace_limit = int(workspace_mib) << 20
         self.command_timeout = float(command_timeout)
         self.output_chars = int(output_chars)
         self.observation_space = spaces.messages.chat()
@@ -362,6 +372,9 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
                 observations.append({"role": "tool", "tool_call_id": call_id, "content": "submitted for grading"})
                 return self._finish(observations)
             observations.append({"role": "tool", "tool_call_id": call_id, "content": self._bash(name, arguments)})
+            used = self.sandbox.workspace_bytes()
+            if used > self.workspace_limit:
+                return self._over_limit(observations, used)
         return observations, 0.0, False, False, {"commands": self._commands, "invalid_actions": self._invalid}
 
     def _bash(self, name: Any, arguments: Any) -> str:
@@ -388,6 +401,17 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
             output = output[:half] + "\n[... output truncated ...]\n" + output[-half:]
         status = "exit status 0" if result.status == "ok" else result.describe()
         return f"{output.rstrip()}\n[{status}]".lstrip()
+
+    def _over_limit(
+        self, observations: list[dict[str, Any]], used: int
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        """The workspace grew past its limit: the episode ends with 0, its files are deleted."""
+        self._done = True
+        limit_mib = self.workspace_limit >> 20
+        score = Score(0.0, {}, {"workspace_bytes": used}, feedback=f"the workspace grew past {limit_mib} MiB")
+        self.close()
+        info = {"score": score.to_dict(), "commands": self._commands, "invalid_actions": self._invalid}
+        return observations, 0.0, True, False, info
 
     def _finish(
         self, observations: list[dict[str, Any]]
