@@ -301,3 +301,18 @@ def test_a_workspace_past_its_limit_ends_the_episode_with_zero(tasks: Path) -> N
         assert env.sandbox is None  # its files are deleted at once
     finally:
         env.close()
+
+
+def test_a_task_folder_under_a_bound_directory_is_hidden(tasks: Path) -> None:
+    """A task set installed under /usr (bound read-only into every sandbox) is covered by an empty tmpfs."""
+    from rolloutgym_code._harbor_sandbox import EpisodeSandbox
+
+    shared = "/usr/share"
+    if not any(Path(shared).iterdir()):
+        pytest.skip("/usr/share is empty here")
+    sandbox = EpisodeSandbox(hide=[shared, str(tasks)])
+    try:
+        result = sandbox.shell(f"ls -A {shared} | wc -l; ls {tasks} 2>&1; echo end")
+    finally:
+        sandbox.close()
+    assert result.output.split("\n")[0].strip() == "0" and "No such file" in result.output

@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._namespace_sandbox import BubblewrapSandbox, _remove_tree
+from ._namespace_sandbox import BubblewrapSandbox, _is_under, _remove_tree, _visible_roots
 from ._sandbox_types import SandboxLimits, SandboxResult, SandboxUnavailable
 
 __all__ = ["EpisodeSandbox"]
@@ -143,8 +143,10 @@ class EpisodeSandbox(BubblewrapSandbox):
             parents += ["--perms", "0755", "--dir", str(parent)]
         arguments[position - 1 : position + 2] = [*parents, "--bind", self.workspace, self.workdir]
         masks: list[str] = []
-        for path in self.hide:
-            masks += ["--tmpfs", path]
+        roots = [os.path.realpath(root) for root in [*_visible_roots(self.python), "/etc"] if os.path.exists(root)]
+        for path in self.hide:  # only where a bound directory would show it; elsewhere it is not there at all
+            if any(_is_under(path, root) for root in roots):
+                masks += ["--tmpfs", path]
         separator = len(arguments) - 1 - arguments[::-1].index("--")
         arguments[separator:separator] = [*self._binds, *masks]
         return arguments
