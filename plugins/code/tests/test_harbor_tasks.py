@@ -252,6 +252,13 @@ def test_bad_task_settings_name_the_setting(tasks: Path) -> None:
     config.write_text('[environment]\nworkdir = "/usr/app"\n')
     with pytest.raises(EnvFileError, match="lies under /usr"):
         resolve_env(str(tasks))
+    config.write_text("[[steps]]\nname = 'one'\n")
+    with pytest.raises(EnvFileError, match=r"multi-step tasks \(\[\[steps\]\]\) are not supported"):
+        resolve_env(str(tasks))
+    config.write_text("")
+    (tasks / "fix-add" / "instruction.md").write_text("  \n")
+    with pytest.raises(EnvFileError, match=r"fix-add/instruction\.md: empty"):
+        resolve_env(str(tasks))
 
 
 def test_a_folder_no_template_reads_says_what_it_needs(tmp_path: Path) -> None:

@@ -203,6 +203,9 @@ def read_task(folder: str | Path) -> HarborTask:
         raise EnvFileError(f"{folder}: no instruction.md (a Harbor task needs instruction.md, task.toml, tests/)")
     if not (folder / "tests" / "test.sh").is_file():
         raise EnvFileError(f"{folder}: no tests/test.sh (the verifier that writes /logs/verifier/reward.txt)")
+    instruction = instruction_path.read_text(encoding="utf-8", errors="replace")
+    if not instruction.strip():
+        raise EnvFileError(f"{instruction_path}: empty; write what the agent is asked to do")
     if data.get("steps"):
         raise EnvFileError(f"{config_path}: multi-step tasks ([[steps]]) are not supported; give one task per folder")
     agent = _table(data, "agent", config_path)
@@ -224,13 +227,15 @@ def read_task(folder: str | Path) -> HarborTask:
     ]
     if "timeout_sec" in agent:
         ignored.append("[agent] timeout_sec (not enforced: give the run a --timeout)")
+    if (folder / "tests" / "Dockerfile").is_file():
+        ignored.append("tests/Dockerfile (a separate verifier image: not built; the tests run in the sandbox)")
     if (folder / "environment" / "Dockerfile").is_file():
         ignored.append("environment/Dockerfile (not built: only its WORKDIR and COPY lines are read)")
     name = package.get("name") if isinstance(package.get("name"), str) else None
     return HarborTask(
         id=(name or folder.name).replace("/", "-"),
         path=str(folder),
-        instruction=instruction_path.read_text(encoding="utf-8", errors="replace"),
+        instruction=instruction,
         workdir=workdir,
         seed=_seed_files(folder / "environment", workdir, copies),
         agent_timeout=_seconds(agent, "agent", config_path, 600.0),
