@@ -1,19 +1,26 @@
-"""The README's and the tutorial's shell and Python blocks, run as written, top to bottom (issue 32).
+"""The README's and the tutorial's shell and Python blocks, run as written, in a fresh venv (issue 32).
 
 What this checks, and how:
 
-* Every ``rolloutgym`` / ``rollout-run`` command and every Python block runs in a fresh working
-  folder with a fresh home (HOME, XDG folders, caches in tmp; no ROLLOUTGYM_*, OPENAI_* or proxy
-  variables), one process per command, through this environment's console scripts — the
-  environment the suite installs (every package of the checkout), not a new venv: a new venv
-  would have to fetch the dependencies from an index, and tests have no network.
-* ``pip install`` lines are not run (no network): each package they name is checked instead —
-  a local folder of the checkout with a pyproject.toml that declares the extras asked for, or a
-  distribution the checkout depends on (torch), or hatch.
+* One fresh virtual environment (``python -m venv``: no system site packages, nothing of the
+  suite's environment) is made per session, in a folder that looks like a clone (``protocol``,
+  ``packages`` and ``plugins`` are links to the checkout's). The tutorial runs first (its
+  install is the core only), then the README in the same venv: the ``pip install`` lines run
+  as written with that venv's pip, so the packages are built from the checkout and installed
+  non-editable with their dependencies from the machine's package index (pip's configuration
+  and download cache are the machine's; HOME is fresh). Without a reachable index the tests
+  skip, saying so.
+* Every ``rolloutgym`` / ``rollout-run`` command and every Python block runs in that folder with
+  a fresh home (HOME, XDG folders in tmp; no ROLLOUTGYM_*, OPENAI_* or proxy variables), one
+  process per command, through the venv's console scripts and interpreter.
 * Lines that need what a test cannot have are named in SKIPPED and checked only for their
-  shape: a model download (``hf:smollm2``), a model server on a fixed port (``openai:``), the
-  whole test suite (``hatch run test``).
+  shape (the packages a skipped ``pip install`` names must exist): PyTorch's CPU build (a
+  200 MB download; with it the ``transformers`` plugin, and the ``hf:`` lines that download a
+  model), a model server on a fixed port (``openai:``), the whole test suite (``pip install hatch && hatch run test``).
 * A line starting with ``> `` after a command is what you type into it (``play``).
+
+CI cost: about 25 s to make the venv and install the core and four plugins (pip's cache warm),
+and 1-2 s per command; both tests together take about 60 s on a 2-core machine.
 """
 
 from __future__ import annotations
@@ -29,14 +36,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-BIN = Path(sys.executable).parent
 BLOCK = re.compile(r"^```(bash|python)\n(.*?)^```", re.S | re.M)
 COMMENT = re.compile(r"(^|\s)#\s.*$")
 SKIPPED = {
     "hatch run test": "runs the whole suite",
+    "pip install hatch": "only for `hatch run test`, skipped",
+    "pip install torch": "PyTorch's CPU build is a 200 MB download (torch is tested in plugins/transformers)",
     "--policy hf:": "downloads a model (the hf: policy is tested in plugins/transformers)",
     "--policy openai:": "needs a model server on a fixed port (tested in plugins/openai)",
 }
+NEEDS_TORCH = {"./plugins/transformers", "./plugins/trl"}  # left out of a pip line, as the torch line is skipped
+PIP_TIMEOUT = 600
 
 
 def blocks(path: Path) -> list[tuple[str, str]]:
@@ -73,7 +83,7 @@ def _declared_distributions() -> set[str]:
 
 
 def check_pip_install(command: str) -> None:
-    """Each package a ``pip install`` line names exists where the line says (it is not run)."""
+    """Each package a ``pip install`` line names exists where the line says."""
     words = shlex.split(command)[2:]
     skip_next = False
     for word in words:
@@ -93,8 +103,38 @@ def check_pip_install(command: str) -> None:
             assert name.lower() in _declared_distributions() | {"hatch"}, f"{command!r}: {name} is not a known package"
 
 
-def fresh_environment(tmp: Path) -> dict[str, str]:
-    home = tmp / "home"
+def _pip_settings() -> dict[str, str]:
+    """The machine's pip configuration and download cache (where the suite's own install came from)."""
+    settings = {key: value for key, value in os.environ.items() if key.startswith("PIP_")}
+    settings.setdefault("PIP_CACHE_DIR", str(Path.home() / ".cache" / "pip"))
+    settings.setdefault("PIP_DISABLE_PIP_VERSION_CHECK", "1")
+    return settings
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder that looks like a fresh clone, with a fresh venv at ``.venv`` (made once per session)."""
+    folder = tmp_path_factory.mktemp("clone")
+    for name in ("protocol", "packages", "plugins"):
+        (folder / name).symlink_to(ROOT / name, target_is_directory=True)
+    made = subprocess.run(
+        [sys.executable, "-m", "venv", str(folder / ".venv")], capture_output=True, text=True, timeout=300
+    )
+    assert made.returncode == 0, made.stderr
+    probe = subprocess.run(
+        [str(folder / ".venv" / "bin" / "pip"), "download", "--no-deps", "--dest", str(folder / "probe"), "typer"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**fresh_environment(folder), **_pip_settings()},
+    )
+    if probe.returncode != 0:
+        pytest.skip(f"no package index reachable for a fresh venv: {probe.stderr.strip()[-300:]}")
+    return folder
+
+
+def fresh_environment(folder: Path) -> dict[str, str]:
+    home = folder / "home"
     home.mkdir(exist_ok=True)
     keep = {key: value for key, value in os.environ.items() if key in ("LANG", "LC_ALL", "TZ", "SYSTEMROOT")}
     return {
@@ -103,59 +143,98 @@ def fresh_environment(tmp: Path) -> dict[str, str]:
         "XDG_CACHE_HOME": str(home / ".cache"),
         "XDG_CONFIG_HOME": str(home / ".config"),
         "XDG_DATA_HOME": str(home / ".local" / "share"),
-        "PATH": f"{BIN}{os.pathsep}/usr/bin{os.pathsep}/bin",
+        "VIRTUAL_ENV": str(folder / ".venv"),  # as `. .venv/bin/activate` leaves it
+        "PATH": f"{folder / '.venv' / 'bin'}{os.pathsep}/usr/bin{os.pathsep}/bin",
         "COLUMNS": "200",
         "HF_HUB_OFFLINE": "1",
-        "PYTHONDONTWRITEBYTECODE": "1",
     }
 
 
-def follow(path: Path, tmp: Path) -> list[str]:
-    """Run the page's blocks in order in ``tmp``; returns the lines that were skipped."""
-    environment = fresh_environment(tmp)
+INSTALLED: dict[Path, set[str]] = {}  # what each venv already got from the checkout (a second page repeats a line)
+
+
+def run_pip(command: str, folder: Path, environment: dict[str, str]) -> None:
+    """Run a ``pip install`` line in the venv, unless every folder it names is installed there already."""
+    check_pip_install(command)
+    words = [word for word in shlex.split(command) if word not in NEEDS_TORCH]
+    targets = {word for word in words[2:] if not word.startswith("-")}
+    done = INSTALLED.setdefault(folder, set())
+    if targets and all(target.startswith("./") for target in targets) and targets <= done:
+        return  # pip would rebuild and reinstall the same folders: seconds, and nothing new to check
+    result = subprocess.run(
+        words, cwd=folder, env={**environment, **_pip_settings()}, capture_output=True, text=True, timeout=PIP_TIMEOUT
+    )
+    assert result.returncode == 0, f"{command!r} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+    done |= targets
+
+
+def run_command(command: str, typed: str, page: str, folder: Path, environment: dict[str, str]) -> None:
+    assert command.split()[0] in ("rolloutgym", "rollout-run"), f"{page}: unexpected command {command!r}"
+    result = subprocess.run(
+        command, shell=True, cwd=folder, env=environment, input=typed, capture_output=True, text=True, timeout=180
+    )
+    assert "Traceback" not in result.stderr, (command, result.stderr[-3000:])
+    if command.startswith("rolloutgym play"):  # the episode waits for more input: the end of input stops it
+        assert result.returncode in (0, 1) and "stopped" in result.stdout + result.stderr, result.stdout
+        assert "error:" not in result.stdout, result.stdout
+        return
+    assert result.returncode == 0, f"{page}: {command!r} failed ({result.returncode}):\n{result.stderr[-3000:]}"
+
+
+def follow(path: Path, folder: Path) -> list[str]:
+    """Run the page's blocks in order in ``folder``; returns the lines that were skipped."""
+    environment = fresh_environment(folder)
     skipped = []
     for kind, text in blocks(path):
         if kind == "python":
             result = subprocess.run(
-                [sys.executable, "-c", text], cwd=tmp, env=environment, capture_output=True, text=True, timeout=180
+                [str(folder / ".venv" / "bin" / "python"), "-c", text],
+                cwd=folder,
+                env=environment,
+                capture_output=True,
+                text=True,
+                timeout=180,
             )
             assert result.returncode == 0, f"{path.name}: Python block failed:\n{text}\n{result.stderr[-3000:]}"
             continue
         for command, typed in shell_commands(text):
-            if command.startswith("pip install"):
-                check_pip_install(command)
-                continue
-            reason = next((why for marker, why in SKIPPED.items() if marker in command), None)
-            if reason is not None:
+            if next((why for marker, why in SKIPPED.items() if marker in command), None) is not None:
+                if command.startswith("pip install"):
+                    check_pip_install(command)
                 skipped.append(command)
-                continue
-            assert command.split()[0] in ("rolloutgym", "rollout-run"), f"{path.name}: unexpected command {command!r}"
-            result = subprocess.run(
-                command, shell=True, cwd=tmp, env=environment, input=typed, capture_output=True, text=True, timeout=180
-            )
-            assert "Traceback" not in result.stderr, (command, result.stderr[-3000:])
-            if command.startswith("rolloutgym play"):  # the episode waits for more input: the end of input stops it
-                assert result.returncode in (0, 1) and "stopped" in result.stdout + result.stderr, result.stdout
-                assert "error:" not in result.stdout, result.stdout
-                continue
-            assert result.returncode == 0, (
-                f"{path.name}: {command!r} failed ({result.returncode}):\n{result.stderr[-3000:]}"
-            )
+            elif command.startswith("pip install"):
+                run_pip(command, folder, environment)
+            else:
+                run_command(command, typed, path.name, folder, environment)
     return skipped
 
 
-def test_the_readme_top_to_bottom(tmp_path: Path) -> None:
-    skipped = follow(ROOT / "README.md", tmp_path)
-    assert len(skipped) == 3, skipped  # hatch run test, hf:, openai: (see SKIPPED)
-    for made in ("runs/demo.jsonl", "runs/shop.jsonl", "runs/shop-null.jsonl", "runs/arith.jsonl", "report.html"):
-        assert (tmp_path / made).is_file(), made
-
-
-def test_the_tutorial_top_to_bottom(tmp_path: Path) -> None:
-    skipped = follow(ROOT / "docs" / "tutorial.md", tmp_path)
+def test_the_tutorial_top_to_bottom(clone: Path) -> None:
+    """First: its install is the core only, so nothing the README installs can hide a gap."""
+    skipped = follow(ROOT / "docs" / "tutorial.md", clone)
     assert skipped == [], skipped
     for made in ("runs/oracle.jsonl", "runs/null.jsonl", "runs/tutorial-arith.jsonl"):
-        assert (tmp_path / made).is_file(), made
+        assert (clone / made).is_file(), made
+
+
+def test_the_readme_top_to_bottom(clone: Path) -> None:
+    skipped = follow(ROOT / "README.md", clone)
+    assert len(skipped) == 5, skipped  # hatch and hatch run test, the torch line, hf:, openai: (see SKIPPED)
+    for made in ("runs/demo.jsonl", "runs/shop.jsonl", "runs/shop-null.jsonl", "runs/arith.jsonl", "report.html"):
+        assert (clone / made).is_file(), made
+    listed = subprocess.run(
+        [str(clone / ".venv" / "bin" / "pip"), "list", "--format=freeze"], capture_output=True, text=True, timeout=60
+    )
+    installed = {line.split("==")[0].lower() for line in listed.stdout.splitlines()}
+    assert {"rolloutgym", "rolloutgym-workflow", "rolloutgym-sql", "rolloutgym-code", "rolloutgym-openai"} <= installed
+    assert "hatch" not in installed and "ruff" not in installed  # a fresh venv, not the suite's environment
+    where = subprocess.run(
+        [str(clone / ".venv" / "bin" / "python"), "-c", "import rolloutgym_sql; print(rolloutgym_sql.__file__)"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert where.stdout.startswith(str(clone / ".venv")), where  # installed into the venv, not editable
 
 
 @pytest.mark.parametrize(
