@@ -18,8 +18,9 @@ import asyncio
 import base64
 import contextlib
 import json
+import time
 from collections.abc import AsyncIterator, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +49,32 @@ class ApiError(Exception):
         self.message = message
 
 
+class KeyCache:
+    """The API keys found lately, by their sha256, for ``ttl`` seconds: most requests need no key query.
+
+    Only keys that exist are kept (a key minted a moment ago is found at once); a key's rows
+    never change after it is minted.
+    """
+
+    def __init__(self, ttl: float = 10.0, size: int = 10_000) -> None:
+        self.ttl, self.size = ttl, size
+        self._keys: dict[str, tuple[float, ApiKey]] = {}
+
+    def find(self, sessions: sessionmaker[Session], token: str) -> ApiKey | None:
+        digest = db.hash_key(token)
+        now = time.monotonic()
+        hit = self._keys.get(digest)
+        if hit is not None and now - hit[0] < self.ttl:
+            return hit[1]
+        with sessions() as session:
+            key = session.scalars(select(ApiKey).where(ApiKey.key_hash == digest)).first()
+        if key is not None:
+            if len(self._keys) >= self.size:
+                self._keys.clear()
+            self._keys[digest] = (now, key)
+        return key
+
+
 @dataclass
 class Platform:
     """What the endpoints share: the data folder, the session factory, the wake-up hub, the poll interval."""
@@ -56,6 +83,7 @@ class Platform:
     sessions: sessionmaker[Session]
     hub: Hub
     poll: float = 1.0  # a waiting client's answer re-reads the database at least this often
+    keys: KeyCache = field(default_factory=KeyCache)
 
 
 def _platform(request: Request) -> Platform:
@@ -67,8 +95,7 @@ def _key(request: Request, scope: str | None = None) -> ApiKey:
     token = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
     if not token:
         raise ApiError(401, "no API key: run 'rolloutgym login' or set ROLLOUTGYM_API_KEY")
-    with _platform(request).sessions() as session:
-        key = db.find_key(session, token)
+    key = _platform(request).keys.find(_platform(request).sessions, token)
     if key is None:
         raise ApiError(401, "the API key is not valid here: mint one with 'rolloutgym platform keys create'")
     if scope and scope not in key.scopes.split(","):

@@ -110,7 +110,8 @@ def claim(sessions: sessionmaker[Session], model: type[Run] | type[Job], owner: 
     """Take the oldest queued (or lease-expired running) row of ``model`` for ``owner``; None when none.
 
     A compare-and-set update: the row changes hands only if it is still claimable, so two
-    workers never hold the same row.
+    workers never hold the same row. The update returns the claimed row (``RETURNING``: SQLite
+    3.35+, PostgreSQL), so a claim is one transaction.
     """
     for _attempt in range(20):
         now = utcnow()
@@ -119,7 +120,7 @@ def claim(sessions: sessionmaker[Session], model: type[Run] | type[Job], owner: 
             row_id = session.scalars(select(model.id).where(claimable).order_by(model.created_at).limit(1)).first()
             if row_id is None:
                 return None
-            changed = session.execute(
+            claimed = session.scalars(
                 update(model)
                 .where(model.id == row_id, claimable)
                 .values(
@@ -128,10 +129,10 @@ def claim(sessions: sessionmaker[Session], model: type[Run] | type[Job], owner: 
                     lease_until=now + datetime.timedelta(seconds=lease_seconds),
                     attempts=model.attempts + 1,
                 )
-            ).rowcount
-        if changed == 1:
-            with sessions() as session:
-                return session.get(model, row_id)
+                .returning(model)
+            ).first()
+        if claimed is not None:
+            return claimed
     return None
 
 

@@ -109,12 +109,23 @@ def _policy(sessions: sessionmaker[Session], data: Path, policy: str) -> str:
     return f"hf:{data / job.model_path}"
 
 
+_ENV_VERSIONS: dict[tuple[str, int], EnvVersion] = {}
+
+
+def _env_version(sessions: sessionmaker[Session], version_id: int) -> EnvVersion:
+    """The pushed env version (a version never changes: it is read once per worker and database)."""
+    key = (str(sessions.kw["bind"].url), version_id)
+    if key not in _ENV_VERSIONS:
+        with sessions() as session:
+            _ENV_VERSIONS[key] = session.get(EnvVersion, version_id)
+    return _ENV_VERSIONS[key]
+
+
 def _run_config(sessions: sessionmaker[Session], data: Path, run: Run, out: Path, ray: str | None = None) -> Any:
     """The run's :class:`~rolloutgym.runner.RunConfig`: its rollouts on the Ray cluster ``ray`` when given."""
     from ..runner import RunConfig
 
-    with sessions() as session:
-        version = session.get(EnvVersion, run.env_version_id)
+    version = _env_version(sessions, run.env_version_id)
     options = {k: v for k, v in (run.options or {}).items() if k != "env_version"}
     if options.get("tasks"):
         options["tasks"] = [str(task) for task in options["tasks"]]
