@@ -155,7 +155,7 @@ def _group_dicts(path: Path, allow_partial_tail: bool) -> Iterator[tuple[int, di
     with path.open(encoding="utf-8") as handle:
         handle.readline()
         for number, text in enumerate(handle, start=2):
-            if not text.strip():
+            if text.isspace():  # a blank line (strip() would copy a long line to say no)
                 continue
             if allow_partial_tail and not text.endswith("\n"):
                 try:

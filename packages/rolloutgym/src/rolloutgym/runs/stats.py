@@ -287,21 +287,25 @@ def _finite(value: Any) -> float | None:
 
 def _plain_step(step: Any) -> bool:
     """Whether a step's fields have the kinds the run-file schema asks for (numbers, flags, lists, dicts)."""
+    if type(step) is not dict or not _STEP_KEYS <= step.keys():
+        return False
+    get = step.get
+    stop_reason = get("policy_stop_reason")
     return (
-        type(step) is dict
-        and _finite(step.get("reward")) is not None
-        and type(step.get("terminated")) is bool
-        and type(step.get("truncated")) is bool
-        and "observation" in step
-        and "action" in step
-        and "next_observation" in step
-        and type(step.get("info", {})) is dict
-        and type(step.get("policy_info", {})) is dict
-        and type(step.get("policy_tokens")) in _OPTIONAL_LIST
-        and type(step.get("observation_tokens")) in _OPTIONAL_LIST
-        and type(step.get("policy_logprobs")) in _OPTIONAL_LIST
-        and (step.get("policy_stop_reason") is None or type(step.get("policy_stop_reason")) is str)
+        _finite(step["reward"]) is not None
+        and type(step["terminated"]) is bool
+        and type(step["truncated"]) is bool
+        and type(get("info", _EMPTY)) is dict
+        and type(get("policy_info", _EMPTY)) is dict
+        and type(get("policy_tokens")) in _OPTIONAL_LIST
+        and type(get("observation_tokens")) in _OPTIONAL_LIST
+        and type(get("policy_logprobs")) in _OPTIONAL_LIST
+        and (stop_reason is None or type(stop_reason) is str)
     )
+
+
+_STEP_KEYS = frozenset({"observation", "action", "reward", "next_observation", "terminated", "truncated"})
+_EMPTY: dict[str, Any] = {}
 
 
 class SummaryBuilder:
