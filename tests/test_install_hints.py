@@ -202,3 +202,39 @@ def test_the_missing_plugin_message_carries_the_hint() -> None:
     core_only = Registry(load_entry_points=False)  # as if no plugin distribution were installed
     assert core_only.install_hint("sql") == f"Install it with: {pip_install('rolloutgym-sql')}"
     assert "rolloutgym-sql " not in core_only.install_hint("sql")  # no index serves it: no bare distribution name
+
+
+# Pages of other work streams that still name bare distributions (issue 32); this list only shrinks.
+DOCS_NOT_YET = {"docs/how-to/platform.md", "docs/how-to/tau2-bench.md", "plugins/benchmarks/README.md"}
+BARE = re.compile(r"^'?(rolloutgym(?:-[a-z0-9-]+)?)(\[[A-Za-z0-9_,-]+\])?'?$")
+SEGMENT_END = re.compile(r"[`#;)\n]|&&| or |\. |\.$|, ")
+
+
+def bare_names(text: str, known: set[str]) -> list[str]:
+    """Our distributions a ``pip install`` of ``text`` names bare (no index serves them)."""
+    found = []
+    for match in re.finditer(r"pip install", text):
+        end = SEGMENT_END.search(text, match.end())
+        for word in text[match.end() : end.start() if end else len(text)].split():
+            bare = BARE.match(word)
+            if bare and bare.group(1) in known:
+                found.append(word)
+    return found
+
+
+def test_the_docs_install_our_packages_from_the_checkout() -> None:
+    known = set(projects())
+    pages = [ROOT / "README.md", *ROOT.glob("docs/**/*.md"), *ROOT.glob("plugins/*/README.md")]
+    pages += [*ROOT.glob("packages/*/README.md")]
+    found = {}
+    for page in pages:
+        names = [name for line in page.read_text(encoding="utf-8").splitlines() for name in bare_names(line, known)]
+        if names:
+            found[str(page.relative_to(ROOT))] = names
+    assert set(found) <= DOCS_NOT_YET, {page: names for page, names in found.items() if page not in DOCS_NOT_YET}
+    assert set(found) == DOCS_NOT_YET, f"fixed, drop from DOCS_NOT_YET: {sorted(DOCS_NOT_YET - set(found))}"
+    assert bare_names("pip install 'rolloutgym-sql[duckdb]' rolloutgym", known) == [
+        "'rolloutgym-sql[duckdb]'",
+        "rolloutgym",
+    ]
+    assert bare_names("pip install ./plugins/sql  # or rolloutgym-sql", known) == []
