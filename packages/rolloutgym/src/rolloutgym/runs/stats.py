@@ -166,15 +166,9 @@ def group_facts(group: TrajectoryGroup) -> GroupFacts:
             if step.policy_tokens is None:
                 # A server that returns no token ids (OpenAI-compatible APIs) still reports its
                 # usage: count the tokens it billed for this turn.
-                usage = step.policy_info.get("usage") if step.policy_info else None
-                if isinstance(usage, dict):
-                    completion = usage.get("completion_tokens")
-                    prompt = usage.get("prompt_tokens")
-                    if isinstance(completion, int):
-                        generated += completion
-                        total += completion
-                    if isinstance(prompt, int):
-                        total += prompt
+                billed, counted = _usage_tokens(step.policy_info)
+                generated += billed
+                total += counted
     answered = [trajectory.stop_reason not in UNANSWERED_STOP_REASONS for trajectory in group.trajectories]
     return GroupFacts(
         group.item_id,
