@@ -218,6 +218,9 @@ class AsyncClient(_Base):
     async def list_envs(self) -> list[dict[str, Any]]:
         return await self._call("GET", "/api/envs")
 
+    async def get_env(self, slug: str) -> dict[str, Any]:
+        return await self._call("GET", f"/api/envs/{slug}")
+
     async def create_run(self, env_slug: str, model: str, n: int = 1, **options: Any) -> dict[str, Any]:
         return await self._call("POST", "/api/runs", json=_run_body(env_slug, model, n, options))
 
