@@ -136,7 +136,7 @@ def test_to_hf_requires_mapping_items() -> None:
 
 def test_hf_interop_without_the_library_says_what_to_install(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "datasets", None)
-    with pytest.raises(ImportError, match=r"pip install 'rolloutgym\[datasets\]'"):
+    with pytest.raises(ImportError, match=r"pip install '\S*packages/rolloutgym\[datasets\]'"):
         Dataset.from_hf(object())
     with pytest.raises(ImportError, match=r"RLDataset.to_hf .*rolloutgym\[datasets\]"):
         make_rl_dataset().to_hf()

@@ -87,5 +87,5 @@ def test_sync_rollout_over_the_engine() -> None:
 
 @pytest.mark.skipif(importlib.util.find_spec("vllm") is not None, reason="vllm is installed here")
 def test_offline_engine_without_vllm_says_what_to_do() -> None:
-    with pytest.raises(PolicyError, match=r"pip install 'rolloutgym-vllm\[engine\]'.*--base-url"):
+    with pytest.raises(PolicyError, match=r"pip install '\S*plugins/vllm\[engine\]'.*--base-url"):
         make_policy("Qwen/Qwen3-0.6B")
