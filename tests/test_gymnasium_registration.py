@@ -15,6 +15,13 @@ import rolloutgym as rg
 from gymnasium.utils.env_checker import check_env
 
 IDS = rg.register_gymnasium()
+# ScienceWorld's 30 task types are one env class over one Java simulator (a JVM per worker,
+# seconds per reset under load: minutes of CI for all 30); Gymnasium's checker sees the same
+# code in each, so every tenth type is checked here (plugins/benchmarks' own tests check the
+# catalogue of all 30 against the package, and episodes of sampled types).
+CHECKED_IDS = [env_id for env_id in IDS if not env_id.startswith("scienceworld/")] + sorted(
+    env_id for env_id in IDS if env_id.startswith("scienceworld/")
+)[::10]
 
 
 def test_every_shipped_env_is_registered() -> None:
@@ -22,7 +29,7 @@ def test_every_shipped_env_is_registered() -> None:
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("env_id", IDS)
+@pytest.mark.parametrize("env_id", CHECKED_IDS)
 def test_gymnasium_check_env_passes(env_id: str) -> None:
     with warnings.catch_warnings():
         # check_env suggests checking the unwrapped env (we check what gymnasium.make returns);

@@ -72,31 +72,55 @@ ENV_IDS = sorted(spec.id for spec in envs() if not spec.id.startswith("sciencewo
 ORACLE_TASKS = {"browser/miniwob-v0": ["click-button", "click-link"]}
 
 
+class _Reports:
+    """Each env's report, built the first time a test asks for it (on a pytest-xdist worker,
+    only the envs its own tests check: building every env's runs on every worker cost
+    minutes of CI). Runs are built in a thread of their own: they use their own event
+    loops, which must not meet the browser's."""
+
+    def __init__(self, folder: Path) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.folder = folder
+        self.support = _load_support()
+        self._built: dict[str, Any] = {"support": self.support}
+        self._thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="report-runs")
+
+    def __getitem__(self, key: str) -> Any:
+        if key not in self._built:
+            self._thread.submit(self._build, key.removeprefix("null:")).result()
+        return self._built[key]
+
+    def close(self) -> None:
+        self._thread.shutdown()
+
+    def _build(self, key: str) -> None:
+        from rolloutgym.report import build_report
+
+        support, folder = self.support, self.folder
+        if key in ("errors", "tokens"):
+            path = (support.error_run if key == "errors" else support.token_run)(folder / f"{key}.jsonl")
+            self._built[key] = (build_report([path], folder / f"{key}.html"), path)
+            return
+        name = key.replace("/", "_")
+        tasks = ORACLE_TASKS.get(key)
+        oracle = support.toy_run(folder / f"{name}-oracle.jsonl", key, "oracle", n=2, limit=2, tasks=tasks)
+        null = support.toy_run(folder / f"{name}-null.jsonl", key, "null", n=2, limit=2, tasks=tasks)
+        self._built[key] = (build_report([oracle, null], folder / f"{name}.html"), oracle)
+        self._built[f"null:{key}"] = null
+
+
 @pytest.fixture(scope="module")
-def reports(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
-    """Every report, built before the browser starts (runs use their own event loops)."""
+def reports(tmp_path_factory: pytest.TempPathFactory) -> Iterator[_Reports]:
+    """The reports, each built on first use."""
     _require_browser()
-    from rolloutgym.report import build_report
-
-    support = _load_support()
-    folder = tmp_path_factory.mktemp("report-runs")
-    built: dict[str, Any] = {"support": support}
-    for env_id in ENV_IDS:
-        name = env_id.replace("/", "_")
-        tasks = ORACLE_TASKS.get(env_id)
-        oracle = support.toy_run(folder / f"{name}-oracle.jsonl", env_id, "oracle", n=2, limit=2, tasks=tasks)
-        null = support.toy_run(folder / f"{name}-null.jsonl", env_id, "null", n=2, limit=2, tasks=tasks)
-        built[env_id] = (build_report([oracle, null], folder / f"{name}.html"), oracle)
-        built[f"null:{env_id}"] = null
-    errors = support.error_run(folder / "errors.jsonl")
-    built["errors"] = (build_report([errors], folder / "errors.html"), errors)
-    tokens = support.token_run(folder / "tokens.jsonl")
-    built["tokens"] = (build_report([tokens], folder / "tokens.html"), tokens)
-    return built
+    built = _Reports(tmp_path_factory.mktemp("report-runs"))
+    yield built
+    built.close()
 
 
 @pytest.fixture(scope="module")
-def browser(reports: dict[str, Any]) -> Iterator[Any]:
+def browser(reports: _Reports) -> Iterator[Any]:
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as playwright:
@@ -142,7 +166,7 @@ def _card(section: Any, field: str) -> tuple[str, str]:
 
 
 @pytest.mark.parametrize("env_id", ENV_IDS)
-def test_report_of_each_env_matches_the_run_and_clicks_through(reports: dict[str, Any], page: Any, env_id: str) -> None:
+def test_report_of_each_env_matches_the_run_and_clicks_through(reports: _Reports, page: Any, env_id: str) -> None:
     result, oracle_path = reports[env_id]
     run = read_run(oracle_path)
     summary = summarize(run.groups, header=run.header, task_indices=run.task_indices)
@@ -222,7 +246,7 @@ def _count_components(score: Any) -> int:
     return sum(1 + _count_components(child) for child in score.components.values())
 
 
-def test_token_level_runs_show_sampled_tokens_shaded_by_logprob(reports: dict[str, Any], page: Any) -> None:
+def test_token_level_runs_show_sampled_tokens_shaded_by_logprob(reports: _Reports, page: Any) -> None:
     result, path = reports["tokens"]
     step = read_run(path).groups[0].trajectories[0].steps[0]
     page.goto(result.path.as_uri() + "#run-0/task/0/member/0")
@@ -239,7 +263,7 @@ def test_token_level_runs_show_sampled_tokens_shaded_by_logprob(reports: dict[st
     _shot(page, "tokens-trajectory")
 
 
-def test_failed_members_open_from_the_error_table(reports: dict[str, Any], page: Any) -> None:
+def test_failed_members_open_from_the_error_table(reports: _Reports, page: Any) -> None:
     result, _ = reports["errors"]
     page.goto(result.path.as_uri())
     section = page.locator("section#run-0")
@@ -259,7 +283,7 @@ def test_failed_members_open_from_the_error_table(reports: dict[str, Any], page:
     _shot(page, "errors", full_page=True)
 
 
-def test_view_serves_the_same_report_over_http(reports: dict[str, Any], browser: Any) -> None:
+def test_view_serves_the_same_report_over_http(reports: _Reports, browser: Any) -> None:
     from rolloutgym.report import ReportServer
 
     result, _ = reports["toy/guess-v0"]
@@ -278,7 +302,7 @@ def test_view_serves_the_same_report_over_http(reports: dict[str, Any], browser:
         server.stop()
 
 
-def test_hostile_run_content_stays_text(reports: dict[str, Any], page: Any, tmp_path: Path) -> None:
+def test_hostile_run_content_stays_text(reports: _Reports, page: Any, tmp_path: Path) -> None:
     import json
 
     from rolloutgym.report import build_report
@@ -325,7 +349,7 @@ def test_hostile_run_content_stays_text(reports: dict[str, Any], page: Any, tmp_
     page.wait_for_timeout(200)  # the Page fixture fails the test if any alert() ran
 
 
-def test_report_page_names_its_source(reports: dict[str, Any], page: Any) -> None:
+def test_report_page_names_its_source(reports: _Reports, page: Any) -> None:
     result, path = reports["toy/arith-v0"]
     page.goto(result.path.as_uri())
     assert re.search(r"toy/arith-v0 · oracle vs toy/arith-v0 · null", page.title())
