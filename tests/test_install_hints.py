@@ -94,8 +94,6 @@ def test_the_check_catches_a_wrong_name_or_extra() -> None:
 LITERAL = re.compile(r"pip install\s+(?:--\S+\s+)*'?(\.{1,2}/|rolloutgym\b)")
 # Files of other work streams that still spell their hints by hand (issue 32); this list only shrinks.
 NOT_YET = {
-    "packages/rolloutgym/src/rolloutgym/platform/db.py",
-    "packages/rolloutgym/src/rolloutgym/platform/worker.py",
     "packages/rolloutgym/src/rolloutgym/report/_plots.py",
     "plugins/benchmarks/src/rolloutgym_benchmarks/_loading.py",
     "plugins/benchmarks/src/rolloutgym_benchmarks/_symbolic.py",
@@ -205,7 +203,7 @@ def test_the_missing_plugin_message_carries_the_hint() -> None:
 
 
 # Pages of other work streams that still name bare distributions (issue 32); this list only shrinks.
-DOCS_NOT_YET = {"docs/how-to/platform.md", "docs/how-to/tau2-bench.md", "plugins/benchmarks/README.md"}
+DOCS_NOT_YET = {"docs/how-to/tau2-bench.md", "plugins/benchmarks/README.md"}
 BARE = re.compile(r"^'?(rolloutgym(?:-[a-z0-9-]+)?)(\[[A-Za-z0-9_,-]+\])?'?$")
 SEGMENT_END = re.compile(r"[`#;)\n]|&&| or |\. |\.$|, ")
 

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import Engine, create_engine, event, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..install_hints import pip_install
 from .errors import PlatformError
 from .models import ApiKey, Job, Run, utcnow
 
@@ -54,7 +55,7 @@ def make_engine(url: str) -> Engine:
         return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=30)
     except ModuleNotFoundError as exc:
         raise PlatformError(
-            f"the database driver {exc.name} is missing; install it with pip install 'rolloutgym[platform]'"
+            f"the database driver {exc.name} is missing; install it with {pip_install('rolloutgym', 'platform')}"
         ) from None
 
 

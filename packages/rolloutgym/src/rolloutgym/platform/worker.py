@@ -30,6 +30,7 @@ from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
 
+from ..install_hints import pip_install
 from . import db
 from .models import EnvVersion, Job, Run
 from .notify import Listener
@@ -307,7 +308,7 @@ def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -
     if child.returncode != 0:
         lines = [line for line in getattr(child, "output", "").strip().splitlines() if line.strip()]
         if any("No such command 'train'" in line for line in lines):
-            raise RuntimeError("training needs the TRL plugin on the workers: pip install rolloutgym-trl")
+            raise RuntimeError(f"training needs the TRL plugin on the workers: {pip_install('rolloutgym-trl')}")
         raise RuntimeError(lines[-1].strip(" │╭╰─") if lines else f"rolloutgym train exited with {child.returncode}")
     log = read_training_log(log_path)
     steps = [record["step"] for record in log.steps if isinstance(record.get("step"), int)]
