@@ -36,6 +36,8 @@ from ._sources import DatabaseSource
 __all__ = ["IsolatedSession"]
 
 _HEADER = struct.Struct("!Q")
+# The first read of a reply asks for this much (most replies fit: one system call).
+_FIRST_READ = 64 * 1024
 _POOL_SIZE = 4
 _IDLE: list[_Worker] = []
 _IDLE_LOCK = threading.Lock()
@@ -61,7 +63,12 @@ class _WorkerDied(Exception):
 
 
 class _Worker:
-    """One child process speaking length-prefixed pickles over its stdin/stdout."""
+    """One child process speaking length-prefixed pickles over its stdin/stdout.
+
+    The pipes are used through their file descriptors (one ``writev`` per request, one
+    ``poll`` plus usually one ``read`` per reply): buffered file objects and a fresh
+    ``select`` per call cost more than the statement for a point lookup.
+    """
 
     def __init__(self) -> None:
         self.process = subprocess.Popen(
@@ -70,30 +77,28 @@ class _Worker:
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             close_fds=True,
+            bufsize=0,
         )
+        assert self.process.stdin is not None and self.process.stdout is not None
+        self._requests = self.process.stdin.fileno()
+        self._replies = self.process.stdout.fileno()
+        self._poll = select.poll()
+        self._poll.register(self._replies, select.POLLIN)
         self.known_images: set[str] = set()
 
     def request(self, message: tuple[Any, ...], timeout: float) -> Any:
         """Send one request; return the reply, raise its StatementError, or kill and raise _WorkerDied."""
-        assert self.process.stdin is not None and self.process.stdout is not None
         payload = pickle.dumps(message, protocol=pickle.HIGHEST_PROTOCOL)
         try:
-            self.process.stdin.write(_HEADER.pack(len(payload)) + payload)
-            self.process.stdin.flush()
-        except (BrokenPipeError, OSError):
+            _write_all(self._requests, _HEADER.pack(len(payload)), payload)
+        except OSError:
             self.kill()
             raise _WorkerDied("the worker is gone") from None
-        deadline = time.monotonic() + timeout
-        stdout = self.process.stdout
-        ready, _, _ = select.select([stdout], [], [], max(deadline - time.monotonic(), 0.0))
-        if not ready:
+        try:
+            body = _read_message(self._replies, time.monotonic() + timeout, self._poll)
+        except _WorkerDied:
             self.kill()
-            raise _WorkerDied("timeout")
-        header = _read_exactly(stdout, _HEADER.size)
-        body = _read_exactly(stdout, _HEADER.unpack(header)[0]) if header is not None else None
-        if body is None:
-            self.kill()
-            raise _WorkerDied("the worker exited")
+            raise
         status, value = pickle.loads(body)
         if status == "ok":
             return value
@@ -118,15 +123,54 @@ class _Worker:
         return self.process.poll() is None
 
 
-def _read_exactly(stream: Any, size: int) -> bytes | None:
-    chunks = []
-    while size:
-        chunk = stream.read(size)
+def _write_all(descriptor: int, header: bytes, payload: bytes) -> None:
+    """Write a header and its payload with one system call where the pipe takes it all (no joined copy)."""
+    written = os.writev(descriptor, (header, payload))
+    if written == len(header) + len(payload):
+        return
+    rest = memoryview(header + payload if written < len(header) else payload)[
+        written if written < len(header) else written - len(header) :
+    ]
+    while rest:
+        rest = rest[os.write(descriptor, rest) :]
+
+
+def _read_message(descriptor: int, deadline: float | None = None, waiter: Any = None) -> bytes | bytearray:
+    """One length-prefixed message: usually one ``read``; a large one is read into its final buffer.
+
+    With a poll ``waiter``, waits at most until ``deadline`` (monotonic) for each chunk and
+    raises _WorkerDied("timeout") beyond it; end of file raises _WorkerDied("the worker exited").
+    """
+    # Only one message is ever in flight each way, so reading ahead cannot take part of the next one.
+    head = b""
+    while len(head) < _HEADER.size:
+        _wait_readable(waiter, deadline)
+        chunk = os.read(descriptor, _FIRST_READ)
         if not chunk:
-            return None
-        chunks.append(chunk)
-        size -= len(chunk)
-    return b"".join(chunks)
+            raise _WorkerDied("the worker exited")
+        head += chunk
+    size = _HEADER.unpack_from(head)[0]
+    filled = len(head) - _HEADER.size
+    if filled >= size:
+        return head[_HEADER.size : _HEADER.size + size]
+    body = bytearray(size)
+    view = memoryview(body)
+    view[:filled] = head[_HEADER.size :]
+    while filled < size:
+        _wait_readable(waiter, deadline)
+        count = os.readv(descriptor, [view[filled:]])
+        if not count:
+            raise _WorkerDied("the worker exited")
+        filled += count
+    return body
+
+
+def _wait_readable(waiter: Any, deadline: float | None) -> None:
+    if waiter is None or deadline is None:
+        return
+    left_ms = (deadline - time.monotonic()) * 1000
+    if left_ms <= 0 or not waiter.poll(left_ms):
+        raise _WorkerDied("timeout")
 
 
 def _take_worker() -> _Worker:
@@ -250,10 +294,11 @@ class IsolatedSession:
                     "of memory an episode may use and was stopped"
                 )
             raise StatementError(f"{reason}; {kept}. Simplify the query or add conditions.") from None
-        result, wrote = reply
+        *fields, wrote = reply
+        result = QueryResult(*fields)
         if wrote and not self.read_only:
             self._changes.append(sql)
-        return result  # type: ignore[no-any-return]
+        return result
 
     def tables(self) -> list[TableInfo]:
         """Every user table with columns, keys and row count."""
@@ -376,7 +421,18 @@ def _handle(message: tuple[Any, ...], state: dict[str, Any]) -> tuple[str, Any]:
         return ("ok", None)
     if operation == "execute":
         result = session.execute(message[1], max_rows=message[2])
-        return ("ok", (result, bool(session.last_statement_wrote)))
+        # A plain tuple: pickling the dataclass costs several times more than its fields.
+        return (
+            "ok",
+            (
+                result.columns,
+                result.rows,
+                result.truncated,
+                result.changed_rows,
+                result.returns_rows,
+                bool(session.last_statement_wrote),
+            ),
+        )
     if operation in ("tables", "contents"):
         with _TrustedRoom(state.get("limits")):
             return ("ok", session.tables() if operation == "tables" else session.contents())
@@ -389,7 +445,19 @@ def _handle(message: tuple[Any, ...], state: dict[str, Any]) -> tuple[str, Any]:
 
 
 def _encode(reply: tuple[str, Any], limits: Limits | None) -> bytes:
-    """Pickle a reply with room beyond the agent's cap; a reply too big even then is a statement error."""
+    """Pickle a reply; a reply too big even with room beyond the agent's cap is a statement error.
+
+    Most replies are small and pickle under the agent's cap. Only one that runs out of memory
+    (an engine keeps part of what a statement near the cap allocated) is pickled again with
+    :class:`_TrustedRoom`: raising and restoring the cap costs a ``/proc`` read and two
+    ``setrlimit`` calls, more than a point lookup itself.
+    """
+    try:
+        return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
+    except MemoryError:
+        pass
+    except Exception as exc:
+        return pickle.dumps(("fatal", f"the reply could not be sent: {type(exc).__name__}: {exc}"))
     with _TrustedRoom(limits):
         try:
             return pickle.dumps(reply, protocol=pickle.HIGHEST_PROTOCOL)
@@ -399,16 +467,26 @@ def _encode(reply: tuple[str, Any], limits: Limits | None) -> bytes:
             return pickle.dumps(("fatal", f"the reply could not be sent: {type(exc).__name__}: {exc}"))
 
 
+def _private_pipes() -> tuple[int, int]:
+    """The request and reply pipes on descriptors of their own; fds 0 and 1 become /dev/null and stderr.
+
+    Anything in the worker that prints (a library's progress output) then cannot corrupt a reply.
+    """
+    requests, replies = os.dup(0), os.dup(1)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    return requests, replies
+
+
 def _serve() -> None:
-    stdin = sys.stdin.buffer
-    stdout = sys.stdout.buffer
+    requests, replies = _private_pipes()
     state: dict[str, Any] = {"images": {}, "session": None, "limits": None}
     while True:
-        header = _read_exactly(stdin, _HEADER.size)
-        if header is None:
-            return
-        body = _read_exactly(stdin, _HEADER.unpack(header)[0])
-        if body is None:
+        try:
+            body = _read_message(requests)
+        except _WorkerDied:  # the parent closed the pipe
             return
         try:
             reply = _handle(pickle.loads(body), state)
@@ -419,8 +497,7 @@ def _serve() -> None:
         except Exception as exc:  # reported to the parent, which restarts the worker
             reply = ("fatal", f"{type(exc).__name__}: {exc}")
         payload = _encode(reply, state["limits"])
-        stdout.write(_HEADER.pack(len(payload)) + payload)
-        stdout.flush()
+        _write_all(replies, _HEADER.pack(len(payload)), payload)
 
 
 if __name__ == "__main__":
