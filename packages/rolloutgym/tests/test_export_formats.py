@@ -181,3 +181,20 @@ def test_cli_exports_each_format(arith_run: Path, tmp_path: Path) -> None:
         result = runner.invoke(app, ["export", str(arith_run), "--format", format_name, "--out", str(target)])
         assert result.exit_code == 0, result.output
         assert target.exists()
+
+
+def test_cli_default_export_paths_sit_next_to_the_run_file(arith_run: Path, tmp_path: Path) -> None:
+    import shutil
+
+    from rolloutgym.cli import app
+    from typer.testing import CliRunner
+
+    run_file = tmp_path / "arith.jsonl"
+    shutil.copy(arith_run, run_file)
+    runner = CliRunner()
+    for format_name, expected in (("jsonl", "arith.trajectories.jsonl"), ("sft", "arith.sft.jsonl")):
+        args = ["export", str(run_file)] + ([] if format_name == "jsonl" else ["--format", format_name])
+        result = runner.invoke(app, args)
+        assert result.exit_code == 0, result.output
+        assert (tmp_path / expected).is_file(), sorted(path.name for path in tmp_path.iterdir())
+    assert not (tmp_path / "arith.jsonl.jsonl").exists()

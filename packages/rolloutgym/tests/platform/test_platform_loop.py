@@ -64,7 +64,7 @@ def test_cli_loop_push_run_improve_run_compare(platform_server, user_home, tmp_p
     code, out, _ = cli(capsys, "report", baseline)  # remote ids: downloaded on demand, written here
     assert code == 0 and (tmp_path / f"{baseline}.html").is_file()
     code, out, _ = cli(capsys, "export", baseline)
-    assert code == 0 and len((tmp_path / f"{baseline}.jsonl.jsonl").read_text().splitlines()) == 6
+    assert code == 0 and len((tmp_path / f"{baseline}.trajectories.jsonl").read_text().splitlines()) == 6
 
     code, out, _ = cli(capsys, "run", "toy/arith-v0", "--remote", "-n", "2", "--limit", "3")  # oracle: all pass
     oracle = re.search(r"run (run_\w+) succeeded", out).group(1)

@@ -353,7 +353,12 @@ def export_command(
     format: str = typer.Option(
         "jsonl", "--format", "-f", help="Export format (see 'rolloutgym plugins'); e.g. tokens, sft, dpo, hf, tinker."
     ),
-    out: Optional[Path] = typer.Option(None, "--out", "-o", help="Output path (default next to the run file)."),
+    out: Optional[Path] = typer.Option(
+        None,
+        "--out",
+        "-o",
+        help="Output path (default next to the run file: RUN.FORMAT.EXT, RUN.trajectories.jsonl for jsonl).",
+    ),
     options: Optional[list[str]] = typer.Option(None, "--option", help="KEY=VALUE exporter options (repeatable)."),
 ) -> None:
     """Export a run as training data."""
@@ -366,7 +371,9 @@ def export_command(
     run = _load(run_file)
     if not run_file.exists():  # a remote run id: the export goes to the current folder, not the download cache
         run_file = Path(run_file.name + ".jsonl")
-    target = output_path(out or run_file.with_name(f"{run_file.stem}.{format}{spec.extension}"), "--out")
+    # RUN.sft.jsonl, RUN.tokens.jsonl, ...; the default format is named by what it holds (not RUN.jsonl.jsonl).
+    kind = "trajectories" if f".{format}" == spec.extension else format
+    target = output_path(out or run_file.with_name(f"{run_file.stem}.{kind}{spec.extension}"), "--out")
     existed = target.exists()
     from rolloutgym_protocol.errors import writing_output
 
