@@ -13,6 +13,8 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
+from ..install_hints import pip_install
+
 __all__ = ["delta_svg", "pass_at_k_svg", "reward_histogram_svg", "task_pass_rate_svg", "training_curve_svg"]
 
 # With more tasks than this, per-task bars become a sorted profile (one path, not N bars).
@@ -43,7 +45,7 @@ def _matplotlib() -> Any:
     except ImportError:
         raise ConfigError(
             "the HTML report draws its plots with matplotlib, which is not installed; "
-            "install it with: pip install 'rolloutgym[report]'"
+            f"install it with: {pip_install('rolloutgym', 'report')}"
         ) from None
     return matplotlib
 
