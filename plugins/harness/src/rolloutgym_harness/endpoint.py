@@ -53,8 +53,13 @@ class CallRecord:
     tool_calls: list[dict[str, Any]]
     segment: int
     new_segment: bool
-    extends: bool  # the prompt extends the previous prompt + completion token for token
+    # The prompt extends the previous prompt + completion token for token (a forwarded call without
+    # token ids: its messages extend the previous messages + the reply).
+    extends: bool
     seconds: float
+    # A forwarded call (openai:): what the upstream server said beyond the message (its usage
+    # counts, finish reason, response id, model). Empty for token-level policies.
+    upstream: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -301,12 +306,16 @@ class InterceptionEndpoint:
             action = parse_reply(completion.text or "", text_action=False, keep_thinking=True).action
         prompt = None if completion.prompt_tokens is None else list(completion.prompt_tokens)
         tokens = None if completion.tokens is None else tuple(completion.tokens)
-        extends = False
-        if prompt is not None and session.context is not None:
-            extends = prompt[: len(session.context)] == session.context
-        new_segment = session.context is not None and prompt is not None and not extends
-        if prompt is not None:
+        canonical = [_canonical(message) for message in request.messages]
+        if prompt is not None:  # the server gave token ids (vLLM's return_token_ids): compare tokens
+            extends = session.context is not None and prompt[: len(session.context)] == session.context
+            new_segment = session.context is not None and not extends
             session.context = prompt + list(tokens or ())
+        else:  # text only: the call extends when the harness sent back the history the endpoint answered
+            history = session.history
+            extends = history is not None and len(canonical) > len(history) and canonical[: len(history)] == history
+            new_segment = history is not None and not extends
+        session.history = [*canonical, _canonical(action)]
         usage = dict(completion.usage)
         reply = wire.Reply(
             content=action.get("content", ""),
@@ -319,7 +328,11 @@ class InterceptionEndpoint:
             logprobs=None if completion.logprobs is None else tuple(completion.logprobs),
         )
         text = completion.text if completion.text is not None else reply.content
-        return reply, {"extends": extends, "new_segment": new_segment, "text": text}
+        upstream = {"usage": usage, "finish_reason": completion.stop_reason}
+        upstream.update(
+            {key: completion.info[key] for key in ("response_id", "server_model") if key in completion.info}
+        )
+        return reply, {"extends": extends, "new_segment": new_segment, "text": text, "upstream": upstream}
 
     async def call(self, request: wire.Request, session_name: str = "default") -> wire.Reply:
         """Answer one model call and record it (the HTTP routes call this)."""
@@ -363,6 +376,7 @@ class InterceptionEndpoint:
                     new_segment=facts["new_segment"],
                     extends=facts["extends"],
                     seconds=time.perf_counter() - started,
+                    upstream=facts.get("upstream", {}),
                 )
             )
             return reply

@@ -50,7 +50,10 @@ class CommandHarness:
     Args:
         command: a shell command template (see the module docstring for its fields).
         model: the policy that answers the harness's model calls (``"hf:tiny"``, an
-            ``openai:`` reference, or a policy object).
+            ``openai:MODEL`` reference, forwarded to that server, or a policy object).
+        model_args: options for the model's factory when ``model`` is a reference
+            (``{"threads": 1}``, ``{"api_key": "...", "return_token_ids": True}``).
+        base_url: the ``openai:`` server (``--base-url``); same as ``model_args={"base_url": ...}``.
         wall_limit: seconds the harness may run per turn; then it is killed and the
             episode's stop reason is ``"wall_limit"``.
         max_calls: the most model calls per episode (``"max_calls"``).
@@ -65,6 +68,8 @@ class CommandHarness:
         command: str,
         *,
         model: Any = "hf:tiny",
+        model_args: Mapping[str, Any] | None = None,
+        base_url: str | None = None,
         wall_limit: float = 600.0,
         max_calls: int | None = None,
         force: Mapping[str, Any] | None = None,
@@ -83,11 +88,20 @@ class CommandHarness:
             ) from exc
         if float(wall_limit) <= 0:
             raise ConfigError(f"wall_limit must be positive, got {wall_limit}")
+        if model_args is not None and not isinstance(model_args, Mapping):
+            raise ConfigError(
+                f"model_args must be a mapping (--policy-arg 'model_args={{\"threads\": 1}}'), got {model_args!r}"
+            )
+        options = dict(model_args or {})
+        if base_url is not None:
+            options["base_url"] = base_url
         if isinstance(model, str):
             from rolloutgym import make_policy
 
             self.model_name = model
-            model = make_policy(model)
+            model = make_policy(model, **options)
+        elif options:
+            raise ConfigError("model_args and base_url apply to a model reference (model='openai:NAME'), not an object")
         else:
             self.model_name = getattr(model, "name", None) or type(model).__name__
         self.model = model
@@ -220,7 +234,7 @@ def harness_trajectory(step: Step, *, reward: float | None = None) -> Trajectory
     return session.trajectory(reward=step.reward if reward is None else reward)
 
 
-_ALLOWED = {"command", "model", "wall_limit", "max_calls", "force", "workdir", "env", "name"}
+_ALLOWED = {"command", "model", "model_args", "base_url", "wall_limit", "max_calls", "force", "workdir", "env", "name"}
 _MINI_ALLOWED = (_ALLOWED - {"command"}) | {"step_limit"}
 
 
