@@ -10,7 +10,12 @@ space limit) instead of exhausting the machine.
 
 After a kill the session is rebuilt in a fresh worker from the source, and the episode's
 earlier successful data changes are replayed in order, so the agent keeps its work.
-Idle workers are pooled and reused (one Python start-up per worker, not per episode).
+Idle workers are pooled per backend and reused (one Python start-up per worker, not per episode).
+
+The hand-off is kept cheap because every ``run_sql`` pays it (issue 30): one ``writev`` per
+message on the raw pipe descriptors, a registered ``poll`` and usually one ``read`` per reply,
+results as plain tuples, and the memory cap raised for pickling a reply only when pickling
+under it failed. What remains per statement is the two process wake-ups.
 """
 
 from __future__ import annotations
@@ -39,7 +44,9 @@ _HEADER = struct.Struct("!Q")
 # The first read of a reply asks for this much (most replies fit: one system call).
 _FIRST_READ = 64 * 1024
 _POOL_SIZE = 4
-_IDLE: list[_Worker] = []
+# Idle workers by backend: a SQLite session never lands in a worker that has loaded DuckDB and
+# pyarrow (a bigger process with allocator threads; its round trips measured slower).
+_IDLE: dict[str, list[_Worker]] = {}
 _IDLE_LOCK = threading.Lock()
 # Time the worker gets beyond the statement limit before it is killed (its own interrupt
 # normally answers first; this covers start-up, pickling a large result, a slow machine).
@@ -173,20 +180,22 @@ def _wait_readable(waiter: Any, deadline: float | None) -> None:
         raise _WorkerDied("timeout")
 
 
-def _take_worker() -> _Worker:
+def _take_worker(backend: str) -> _Worker:
     with _IDLE_LOCK:
-        while _IDLE:
-            worker = _IDLE.pop()
+        idle = _IDLE.get(backend, [])
+        while idle:
+            worker = idle.pop()
             if worker.alive:
                 return worker
             worker.kill()
     return _Worker()
 
 
-def _give_back(worker: _Worker) -> None:
+def _give_back(worker: _Worker, backend: str) -> None:
     with _IDLE_LOCK:
-        if worker.alive and len(_IDLE) < _POOL_SIZE:
-            _IDLE.append(worker)
+        idle = _IDLE.setdefault(backend, [])
+        if worker.alive and len(idle) < _POOL_SIZE:
+            idle.append(worker)
             return
     worker.kill()
 
@@ -194,7 +203,7 @@ def _give_back(worker: _Worker) -> None:
 @atexit.register
 def _stop_idle_workers() -> None:
     with _IDLE_LOCK:
-        workers = list(_IDLE)
+        workers = [worker for idle in _IDLE.values() for worker in idle]
         _IDLE.clear()
     for worker in workers:
         worker.kill()
@@ -221,7 +230,7 @@ class IsolatedSession:
         self._start()
 
     def _start(self) -> None:
-        worker = _take_worker()
+        worker = _take_worker(self.backend)
         try:
             image = None if self._image_key in worker.known_images else self._image
             files = _files_directory() if self.backend == "duckdb" else None
@@ -330,7 +339,7 @@ class IsolatedSession:
         except (StatementError, _WorkerDied):
             worker.kill()
             return
-        _give_back(worker)
+        _give_back(worker, self.backend)
 
 
 # -- the worker process -------------------------------------------------------------------
