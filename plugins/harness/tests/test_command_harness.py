@@ -91,3 +91,5 @@ def test_bad_template_is_a_clear_error() -> None:
         make_policy("command", command="agent {nope}", model="hf:tiny")
     with pytest.raises(ConfigError, match="known: harness:command, harness:mini-swe-agent"):
         make_policy("aider", command="x")
+    with pytest.raises(ConfigError, match="model_args must be a mapping"):
+        make_policy("command", command="agent", model="hf:tiny", model_args="threads=1")

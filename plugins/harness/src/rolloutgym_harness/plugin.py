@@ -13,7 +13,8 @@ def rolloutgym_policies() -> list[PolicySpec]:
             "rolloutgym_harness.harness:make_policy",
             "An agent program you do not own (any CLI agent from a command template) with its model calls "
             "served by a local interception endpoint (OpenAI Chat/Responses, Anthropic Messages) that records "
-            "exact tokens: --policy harness:command --policy-arg command='...' --policy-arg model=hf:tiny.",
+            "exact tokens: --policy harness:command --policy-arg command='...' --policy-arg model=hf:tiny "
+            "(or model=openai:NAME --base-url URL: forwarded to that server).",
             requires_model=True,
             example="harness:command",
         )
