@@ -97,6 +97,8 @@ def _cell(value: Any, width: int) -> str:
         text = value
     elif kind is int:
         text = str(value)
+    elif kind is float:
+        text = repr(value) if math.isfinite(value) else str(value)
     elif value is None:
         text = "NULL"
     else:
@@ -123,18 +125,15 @@ def format_result(result: QueryResult, limits: Limits) -> str:
     shown = result.rows[: limits.display_rows]
     header = [_cell(name, limits.display_cell_chars) for name in result.columns]
     body = [[_cell(value, limits.display_cell_chars) for value in row] for row in shown]
-    widths = [len(name) for name in header]
-    for row in body:
-        for index, text in enumerate(row):
-            widths[index] = max(widths[index], len(text))
-    lines = [" | ".join(text.ljust(widths[index]) for index, text in enumerate(header)).rstrip()]
+    widths = [max(map(len, column)) for column in zip(header, *body, strict=True)] if header else []
+    lines = [" | ".join(map(str.ljust, header, widths)).rstrip()]
     lines.append("-+-".join("-" * width for width in widths))
     output_size = sum(len(line) + 1 for line in lines)
     cut_by_bytes = False
     written = 0
     for row in body:
-        line = " | ".join(text.ljust(widths[index]) for index, text in enumerate(row)).rstrip()
-        size = len(line.encode("utf-8", "replace")) + 1
+        line = " | ".join(map(str.ljust, row, widths)).rstrip()
+        size = (len(line) if line.isascii() else len(line.encode("utf-8", "replace"))) + 1
         if output_size + size > limits.display_bytes:
             cut_by_bytes = True
             break
