@@ -353,6 +353,16 @@ def test_a_model_driven_user_section_without_a_policy_is_a_config_error() -> Non
         make_user(parse_user_section({"opening": "hi", "kind": "model"}))
 
 
+def test_a_policy_that_samples_its_action_space_can_play_the_user() -> None:
+    """``--user-policy random`` (was: the user side had no action space, an env error per episode)."""
+    from rolloutgym_workflow.user import make_user
+
+    user = make_user(parse_user_section({"opening": "My order came broken."}), user_policy="random")
+    for _ in range(3):
+        text, ended = user.reply("Could you give me your order number?")
+        assert isinstance(text, str) and text and not ended
+
+
 ENV_FILE = """
 from rolloutgym import Environment, Task
 

@@ -317,10 +317,18 @@ class ScriptedUser:
 
 
 class _UserSide:
-    """What a policy playing the user sees as its environment: no tools."""
+    """What a policy playing the user sees as its environment: the chat so far, no tools; it
+    answers with one assistant message (so a policy that samples the action space, such as
+    ``random``, can play the user too)."""
 
     tools: list[dict[str, Any]] = []
     metadata: dict[str, Any] = {}
+
+    def __init__(self) -> None:
+        from rolloutgym_protocol import spaces
+
+        self.action_space = spaces.MessageSpace(roles=("assistant",))
+        self.observation_space = spaces.ChatSpace()
 
 
 class ModelUser:
