@@ -99,6 +99,22 @@ def _route(
     return handle
 
 
+class _McpRoute:
+    """``/mcp/NAME/``: the MCP server the endpoint serves under that name (streamable HTTP)."""
+
+    def __init__(self, endpoint: Any) -> None:
+        self.endpoint = endpoint
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        manager = self.endpoint.mcp_apps.get(scope.get("path_params", {}).get("name"))
+        if manager is None:
+            await JSONResponse({"error": "no MCP server at this path (the episode is over?)"}, status_code=404)(
+                scope, receive, send
+            )
+            return
+        await manager.handle_request(scope, receive, send)
+
+
 def build_app(endpoint: Any) -> Starlette:
     chat = _route(endpoint, wire.parse_chat, _chat_response, False)
     responses = _route(endpoint, wire.parse_responses, _responses_response, False)
@@ -119,4 +135,6 @@ def build_app(endpoint: Any) -> Starlette:
             Route(f"{prefix}/v1/messages", messages, methods=["POST"]),
             Route(f"{prefix}/v1/models", models, methods=["GET"]),
         ]
+    mcp_route = _McpRoute(endpoint)
+    routes += [Route("/mcp/{name}/", mcp_route), Route("/mcp/{name}", mcp_route)]
     return Starlette(routes=routes)

@@ -188,6 +188,8 @@ class InterceptionEndpoint:
         self._task: asyncio.Task[Any] | None = None
         self._thread: threading.Thread | None = None
         self._calls = 0
+        self.mcp_apps: dict[str, Any] = {}  # path name -> the MCP session manager serving it
+        self._mcp_tasks: dict[str, tuple[asyncio.Task[Any], asyncio.Event]] = {}
 
     # ---- addresses -------------------------------------------------------------------
     @property
@@ -381,6 +383,47 @@ class InterceptionEndpoint:
             )
             return reply
 
+    # ---- MCP -------------------------------------------------------------------------
+    def mcp_url(self, name: str) -> str:
+        return f"{self.base_url}/mcp/{name}/"
+
+    async def add_mcp(self, name: str, server: Any) -> str:
+        """Serve the MCP ``server`` (a low-level ``mcp`` Server) over streamable HTTP at
+        ``/mcp/NAME/`` until :meth:`remove_mcp` or :meth:`stop`; returns its URL."""
+        from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
+        from mcp.server.transport_security import TransportSecuritySettings
+
+        security = TransportSecuritySettings(
+            enable_dns_rebinding_protection=True,
+            allowed_hosts=["127.0.0.1:*", "localhost:*"],
+            allowed_origins=["http://127.0.0.1:*", "http://localhost:*"],
+        )
+        manager = StreamableHTTPSessionManager(server, stateless=True, json_response=True, security_settings=security)
+        started, stop = asyncio.Event(), asyncio.Event()
+
+        async def serve() -> None:
+            async with manager.run():
+                started.set()
+                await stop.wait()
+
+        task = asyncio.create_task(serve())
+        waiter = asyncio.ensure_future(started.wait())
+        await asyncio.wait([task, waiter], return_when=asyncio.FIRST_COMPLETED)
+        if task.done():
+            waiter.cancel()
+            task.result()
+        self.mcp_apps[name] = manager
+        self._mcp_tasks[name] = (task, stop)
+        return self.mcp_url(name)
+
+    async def remove_mcp(self, name: str) -> None:
+        self.mcp_apps.pop(name, None)
+        entry = self._mcp_tasks.pop(name, None)
+        if entry is not None:
+            task, stop = entry
+            stop.set()
+            await asyncio.gather(task, return_exceptions=True)
+
     # ---- serving ---------------------------------------------------------------------
     def app(self) -> Any:
         from ._app import build_app
@@ -406,6 +449,8 @@ class InterceptionEndpoint:
         return self
 
     async def stop(self) -> None:
+        for name in list(self._mcp_tasks):
+            await self.remove_mcp(name)
         if self._server is not None and self._task is not None:
             self._server.should_exit = True
             await self._task

@@ -20,6 +20,8 @@ import shlex
 import signal
 import sys
 import tempfile
+import threading
+import weakref
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -33,15 +35,7 @@ from .endpoint import CallRecord, InterceptionEndpoint, Session
 
 __all__ = ["CommandHarness", "harness_trajectory", "make_policy"]
 
-_FIELDS = ("instruction", "instruction_file", "workdir", "base_url", "openai_base_url", "model")
-
-
-def _call_maybe_sync(coroutine: Any) -> Any:
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    return coroutine
+_FIELDS = ("instruction", "instruction_file", "workdir", "base_url", "openai_base_url", "model", "mcp_url")
 
 
 class CommandHarness:
@@ -61,6 +55,10 @@ class CommandHarness:
         workdir: where the harness runs (default: the env's ``workspace`` folder when it
             has one on disk, else a fresh temporary folder per episode).
         env: extra environment variables for the harness.
+        mcp: serve the env's tools to the harness over MCP (``"auto"``: when the env has
+            tools and takes message actions). The harness gets the server's URL as
+            ``ROLLOUTGYM_MCP_URL`` and ``{mcp_url}``; each tool call it makes there is one
+            env step of the episode, its printed answer the last.
     """
 
     def __init__(
@@ -76,6 +74,7 @@ class CommandHarness:
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
         name: str | None = None,
+        mcp: bool | str = "auto",
     ) -> None:
         if not command or not isinstance(command, str):
             raise ConfigError("harness:command needs a command template: --policy-arg command='agent {instruction}'")
@@ -111,6 +110,11 @@ class CommandHarness:
         self.force = dict(force or {})
         self.workdir = workdir
         self.extra_env = dict(env or {})
+        if isinstance(mcp, str) and mcp.lower() in ("true", "false", "auto"):
+            mcp = {"true": True, "false": False, "auto": "auto"}[mcp.lower()]
+        if mcp not in (True, False, "auto"):
+            raise ConfigError(f"mcp must be true, false or auto (--policy-arg mcp=auto), got {mcp!r}")
+        self.mcp = mcp
         self.name = name or f"harness:command({self.model_name})"
 
     def for_env(self, environment: Any) -> _HarnessEpisode:
@@ -129,6 +133,114 @@ def _workspace_dir(environment: Any) -> str | None:
     return None
 
 
+class _EngineTools:
+    """The env as :func:`rolloutgym.serve.mcp_bridge.session_mcp_server` sees it: its tools, and a
+    ``step`` that hands the call to the engine (through the episode's queue) and waits for the
+    env's answer. The engine steps the real env and records the step; rewards stay with the engine."""
+
+    def __init__(self, environment: Any, events: asyncio.Queue[Any]) -> None:
+        self.tools = list(getattr(environment, "tools", None) or [])
+        self.rolloutgym_task_id = getattr(environment, "rolloutgym_task_id", None)
+        self.events = events
+
+    async def reset(self, seed: int | None = None) -> None:
+        return None
+
+    async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        answer: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        await self.events.put(("call", action, answer))
+        return await answer
+
+
+def _uses_mcp(harness: CommandHarness, environment: Any, text_action: bool) -> bool:
+    has_tools = bool(getattr(environment, "tools", None))
+    if harness.mcp == "auto":
+        return has_tools and not text_action
+    if harness.mcp and not has_tools:
+        raise ConfigError(f"mcp=true: {type(environment).__name__} has no tools to serve over MCP; drop mcp=")
+    return bool(harness.mcp)
+
+
+class _Run:
+    """One harness process: its watcher task, the queue of its MCP calls and its exit."""
+
+    def __init__(self) -> None:
+        self.events: asyncio.Queue[Any] = asyncio.Queue()
+        self.process: asyncio.subprocess.Process | None = None
+        self.watcher: asyncio.Task[Any] | None = None
+        self.pending: asyncio.Future[Any] | None = None
+        self.command = ""
+        self.scratch: tempfile.TemporaryDirectory[str] | None = None
+
+
+async def _shutdown(endpoint: InterceptionEndpoint, run: _Run | None) -> None:
+    if run is not None and run.watcher is not None:
+        await asyncio.gather(run.watcher, return_exceptions=True)
+    await endpoint.stop()
+    if run is not None and run.scratch is not None:
+        run.scratch.cleanup()
+
+
+def _abandon(
+    run: _Run | None, endpoint: InterceptionEndpoint, loop: asyncio.AbstractEventLoop | None, own: bool
+) -> None:
+    """The episode is gone (it ended on an env step, not on the harness's answer, or it was dropped):
+    kill a harness still running, stop the endpoint on its loop, and end the episode's own loop thread."""
+    if run is not None and run.process is not None and run.process.returncode is None:
+        _kill(run.process)
+    if loop is None or loop.is_closed():
+        return
+
+    def schedule() -> None:
+        task = loop.create_task(_shutdown(endpoint, run))
+        if own:
+            task.add_done_callback(lambda _: loop.stop())
+
+    try:
+        loop.call_soon_threadsafe(schedule)
+    except RuntimeError:  # the loop closed meanwhile
+        pass
+
+
+def _own_loop() -> asyncio.AbstractEventLoop:
+    loop = asyncio.new_event_loop()
+
+    def serve() -> None:
+        loop.run_forever()
+        loop.close()
+
+    threading.Thread(target=serve, name="rolloutgym-harness", daemon=True).start()
+    return loop
+
+
+async def _watch(run: _Run, session: Session, wall_limit: float) -> None:
+    """Wait for the harness; kill it at the wall limit or the call limit; queue its exit."""
+    process = run.process
+    assert process is not None
+    talk = asyncio.ensure_future(process.communicate())
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + wall_limit
+    reason = None
+    while not talk.done():
+        await asyncio.wait([talk], timeout=0.05)
+        if talk.done():
+            break
+        if session.stop_reason == "max_calls":
+            reason = "max_calls"
+        elif loop.time() >= deadline:
+            reason = "wall_limit"
+        if reason:
+            _kill(process)
+            break
+    out, err = await talk
+    code = process.returncode
+    if reason is None:
+        reason = "done" if code == 0 else ("killed" if code is not None and code < 0 else "harness_error")
+    if session.stop_reason == "max_calls":
+        reason = "max_calls"
+    await run.events.put(("exit", out.decode(errors="replace"), err.decode(errors="replace"), code, reason))
+
+
 class _HarnessEpisode:
     def __init__(self, harness: CommandHarness, environment: Any) -> None:
         self.harness = harness
@@ -136,15 +248,50 @@ class _HarnessEpisode:
         self.endpoint = InterceptionEndpoint(harness.model, force=harness.force, max_calls=harness.max_calls)
         space = getattr(environment, "action_space", None)
         self.text_action = environment is None or isinstance(space, (spaces.TextSpace, gym.spaces.Text))
+        self.mcp = environment is not None and _uses_mcp(harness, environment, self.text_action)
         self.turn = 0
+        self.first_call = 0
+        self.run: _Run | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._finalizer = weakref.finalize(self, _abandon, None, self.endpoint, None, False)
 
     def __call__(self, observation: Any) -> Any:
-        return _call_maybe_sync(self.act(observation))
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:  # a sync rollout: the harness lives on this episode's own loop thread
+            if self._loop is None:
+                self._loop = _own_loop()
+            return asyncio.run_coroutine_threadsafe(self.act(observation), self._loop).result()
+        return self.act(observation)
 
-    async def _run(self, command: str, workdir: str, session: Session) -> tuple[str, str, int | None, str]:
+    async def _start(self, instruction: str) -> _Run:
+        run = _Run()
+        run.scratch = tempfile.TemporaryDirectory(prefix="rolloutgym-harness-")
+        scratch = run.scratch.name
+        workdir = self.harness.workdir or _workspace_dir(self.environment) or scratch
+        instruction_file = Path(scratch) / "instruction.md"
+        instruction_file.write_text(instruction)
+        await self.endpoint.start()
+        mcp_url = ""
+        if self.mcp:
+            from rolloutgym.serve.mcp_bridge import session_mcp_server
+
+            server = session_mcp_server(_EngineTools(self.environment, run.events), name="rolloutgym-env")
+            mcp_url = await self.endpoint.add_mcp("episode", server)
+        run.command = self.harness.command.format(
+            instruction=shlex.quote(instruction),
+            instruction_file=shlex.quote(str(instruction_file)),
+            workdir=shlex.quote(workdir),
+            base_url=self.endpoint.base_url,
+            openai_base_url=self.endpoint.openai_base_url,
+            model=shlex.quote(self.harness.model_name),
+            mcp_url=mcp_url,
+        )
         env = {**os.environ, **self.endpoint.environment(), **self.harness.extra_env}
-        process = await asyncio.create_subprocess_shell(
-            command,
+        if mcp_url:
+            env["ROLLOUTGYM_MCP_URL"] = mcp_url
+        run.process = await asyncio.create_subprocess_shell(
+            run.command,
             cwd=workdir,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -152,64 +299,41 @@ class _HarnessEpisode:
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
-        talk = asyncio.ensure_future(process.communicate())
-        loop = asyncio.get_running_loop()
-        deadline = loop.time() + self.harness.wall_limit
-        reason = None
-        while not talk.done():
-            await asyncio.wait([talk], timeout=0.05)
-            if talk.done():
-                break
-            if session.stop_reason == "max_calls":
-                reason = "max_calls"
-            elif loop.time() >= deadline:
-                reason = "wall_limit"
-            if reason:
-                _kill(process)
-                break
-        out, err = await talk
-        stdout, stderr = out.decode(errors="replace"), err.decode(errors="replace")
-        code = process.returncode
-        if reason is None:
-            reason = "done" if code == 0 else ("killed" if code is not None and code < 0 else "harness_error")
-        if session.stop_reason == "max_calls":
-            reason = "max_calls"
-        return stdout, stderr, code, reason
+        run.watcher = asyncio.create_task(_watch(run, self.endpoint.session(), self.harness.wall_limit))
+        self._finalizer.detach()
+        own = self._loop is not None
+        self._finalizer = weakref.finalize(self, _abandon, run, self.endpoint, asyncio.get_running_loop(), own)
+        return run
+
+    def _record(self, run: _Run, session: Session, **facts: Any) -> dict[str, Any]:
+        calls = session.calls[self.first_call :]
+        self.first_call = len(session.calls)
+        harness = {"command": run.command, "segments": session.segments, "calls": [c.to_dict() for c in calls]}
+        return {"turn": self.turn, "model": self.harness.name, "harness": {**harness, **facts}}
 
     async def act(self, observation: Any) -> PolicyOutput:
-        messages = observation_messages(observation)
-        instruction = content_text(messages[-1].get("content")) if messages else ""
         self.turn += 1
-        with tempfile.TemporaryDirectory(prefix="rolloutgym-harness-") as scratch:
-            workdir = self.harness.workdir or _workspace_dir(self.environment) or scratch
-            instruction_file = Path(scratch) / "instruction.md"
-            instruction_file.write_text(instruction)
-            async with self.endpoint:
-                command = self.harness.command.format(
-                    instruction=shlex.quote(instruction),
-                    instruction_file=shlex.quote(str(instruction_file)),
-                    workdir=shlex.quote(workdir),
-                    base_url=self.endpoint.base_url,
-                    openai_base_url=self.endpoint.openai_base_url,
-                    model=shlex.quote(self.harness.model_name),
-                )
-                session = self.endpoint.session()
-                first = len(session.calls)
-                stdout, stderr, code, reason = await self._run(command, workdir, session)
-        calls = session.calls[first:]
+        session = self.endpoint.session()
+        run = self.run
+        if run is None:
+            messages = observation_messages(observation)
+            instruction = content_text(messages[-1].get("content")) if messages else ""
+            run = self.run = await self._start(instruction)
+        elif run.pending is not None:  # the env answered the harness's MCP call: hand it back
+            run.pending.set_result((observation, 0.0, False, False, {}))
+            run.pending = None
+        event = await run.events.get()
+        if event[0] == "call":
+            _, action, run.pending = event
+            name = action["tool_calls"][0]["name"]
+            return PolicyOutput(action, self._record(run, session, mcp_call=name, stop_reason=None))
+        _, stdout, stderr, code, reason = event
+        self.run = None
+        await self.endpoint.stop()
+        if run.scratch is not None:
+            run.scratch.cleanup()
         answer = stdout.strip()
-        info = {
-            "turn": self.turn,
-            "model": self.harness.name,
-            "harness": {
-                "command": command,
-                "returncode": code,
-                "stop_reason": reason,
-                "stderr_tail": stderr[-2000:],
-                "segments": session.segments,
-                "calls": [call.to_dict() for call in calls],
-            },
-        }
+        info = self._record(run, session, returncode=code, stop_reason=reason, stderr_tail=stderr[-2000:])
         action: Any = answer if self.text_action else {"role": "assistant", "content": answer}
         return PolicyOutput(action, info, stop_reason=reason)
 
@@ -221,20 +345,37 @@ def _kill(process: asyncio.subprocess.Process) -> None:
         pass
 
 
-def harness_trajectory(step: Step, *, reward: float | None = None) -> Trajectory:
-    """The model calls recorded in a harness step, as a token-exact trajectory (one step per call;
-    works on steps read back from a run file)."""
-    record = step.policy_info.get("harness")
-    if not isinstance(record, Mapping):
+def harness_trajectory(item: Step | Trajectory, *, reward: float | None = None) -> Trajectory:
+    """The model calls recorded in a harness step (or in all the harness steps of an episode, as
+    with MCP, where each tool call is a step), as a token-exact trajectory (one step per call;
+    works on steps read back from a run file). ``reward`` defaults to the step's (the episode's return)."""
+    steps = list(item.steps) if isinstance(item, Trajectory) else [item]
+    records = [step.policy_info.get("harness") for step in steps]
+    records = [record for record in records if isinstance(record, Mapping)]
+    if not records:
         raise ConfigError("this step has no policy_info['harness']: it was not made by a harness policy")
     session = Session("replay")
-    session.calls = [CallRecord(**call) for call in record.get("calls", [])]
-    session.segments = int(record.get("segments", 0))
-    session.stop_reason = str(record.get("stop_reason"))
-    return session.trajectory(reward=step.reward if reward is None else reward)
+    session.calls = [CallRecord(**call) for record in records for call in record.get("calls", [])]
+    session.segments = int(records[-1].get("segments", 0))
+    session.stop_reason = str(records[-1].get("stop_reason"))
+    if reward is None:
+        reward = sum(step.reward for step in steps)
+    return session.trajectory(reward=reward)
 
 
-_ALLOWED = {"command", "model", "model_args", "base_url", "wall_limit", "max_calls", "force", "workdir", "env", "name"}
+_ALLOWED = {
+    "command",
+    "model",
+    "model_args",
+    "base_url",
+    "wall_limit",
+    "max_calls",
+    "force",
+    "workdir",
+    "env",
+    "name",
+    "mcp",
+}
 _MINI_ALLOWED = (_ALLOWED - {"command"}) | {"step_limit"}
 
 
