@@ -52,22 +52,22 @@ asyncio.run(main())
 """
 
 
-def _oracle_plan() -> dict:
-    trajectory = rollout(get_registry().make(ENV, task=0), make_policy("oracle"))
+def _oracle_plan(env_id: str = ENV) -> dict:
+    trajectory = rollout(get_registry().make(env_id, task=0), make_policy("oracle"))
     calls = [
         (call["name"], call["arguments"]) for step in trajectory.steps for call in step.action.get("tool_calls", ())
     ]
     assert calls and trajectory.steps[-1].reward == 1.0
-    return {"calls": calls, "answer": trajectory.steps[-1].action["content"]}
+    return {"calls": calls, "answer": trajectory.steps[-1].action.get("content", "")}
 
 
-def _episode(tmp_path: Path, plan: dict, **options: object):
+def _episode(tmp_path: Path, plan: dict, env_id: str = ENV, **options: object):
     agent, plan_file = tmp_path / "agent.py", tmp_path / "plan.json"
     agent.write_text(AGENT)
     plan_file.write_text(json.dumps(plan))
     command = f"{sys.executable} {agent} {plan_file} {{mcp_url}}"
     policy = make_harness("command", command=command, model="hf:tiny", wall_limit=60, **options)
-    return asyncio.run(arollout(get_registry().make(ENV, task=0), policy))
+    return asyncio.run(arollout(get_registry().make(env_id, task=0), policy))
 
 
 def test_oracle_calls_over_mcp_score_and_are_the_recorded_steps(tmp_path: Path) -> None:
@@ -92,6 +92,16 @@ def test_oracle_calls_over_mcp_score_and_are_the_recorded_steps(tmp_path: Path) 
     calls = harness_trajectory(trajectory)
     assert calls.metadata["calls"] == 2 and calls.steps[-1].reward == 1.0
     assert all(len(step.policy_tokens) == 4 and step.observation_tokens for step in calls.steps)
+
+
+def test_a_code_env_graded_through_its_tools_over_mcp(tmp_path: Path) -> None:
+    """code/pybugs-v0: the harness edits the workspace with the env's own tools (apply_patch,
+    submit), so the env grades the edit; submit ends the episode."""
+    plan = _oracle_plan("code/pybugs-v0")
+    trajectory = _episode(tmp_path, plan, "code/pybugs-v0")
+    names = [step.action["tool_calls"][0]["name"] for step in trajectory.steps]
+    assert names == [name for name, _ in plan["calls"]] == ["apply_patch", "submit"]
+    assert trajectory.steps[-1].reward == 1.0 and trajectory.terminated
 
 
 def test_a_harness_that_calls_nothing_scores_zero(tmp_path: Path) -> None:

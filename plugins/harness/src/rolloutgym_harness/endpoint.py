@@ -189,6 +189,7 @@ class InterceptionEndpoint:
         self._thread: threading.Thread | None = None
         self._calls = 0
         self.mcp_apps: dict[str, Any] = {}  # path name -> the MCP session manager serving it
+        self._socket: socket.socket | None = None
         self._mcp_tasks: dict[str, tuple[asyncio.Task[Any], asyncio.Event]] = {}
 
     # ---- addresses -------------------------------------------------------------------
@@ -438,6 +439,7 @@ class InterceptionEndpoint:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((self.host, 0))
         self.port = sock.getsockname()[1]
+        self._socket = sock
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
@@ -447,6 +449,12 @@ class InterceptionEndpoint:
                 self._task.result()
             await asyncio.sleep(0.005)
         return self
+
+    def close_socket(self) -> None:
+        """Close the listening socket now (the loop that served it is gone or going)."""
+        if self._socket is not None:
+            self._socket.close()
+            self._socket = None
 
     async def stop(self) -> None:
         for name in list(self._mcp_tasks):

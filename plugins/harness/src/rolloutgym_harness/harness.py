@@ -8,15 +8,23 @@ Every model call the harness made is in the step's ``policy_info["harness"]["cal
 ids, logprobs, stop reason, sampling parameters); :func:`harness_trajectory` turns a step back
 into a token-exact :class:`~rolloutgym_protocol.Trajectory` (one step per model call).
 
+On an env with tools that takes message actions (``mcp="auto"``), the harness also gets the
+env's tools as an MCP server (streamable HTTP, ``ROLLOUTGYM_MCP_URL`` / ``{mcp_url}``, served by
+:func:`rolloutgym.serve.mcp_bridge.session_mcp_server` on the endpoint's server): the harness
+then lives across env steps; each MCP tool call it makes is one env step the engine records
+(the env's answer goes back over MCP), and its printed answer is the last step.
+
 Template fields: ``{instruction}`` (shell-quoted), ``{instruction_file}``, ``{workdir}``,
-``{base_url}``, ``{openai_base_url}``, ``{model}``.
+``{base_url}``, ``{openai_base_url}``, ``{model}``, ``{mcp_url}`` (empty without MCP).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import shlex
+import shutil
 import signal
 import sys
 import tempfile
@@ -170,7 +178,15 @@ class _Run:
         self.watcher: asyncio.Task[Any] | None = None
         self.pending: asyncio.Future[Any] | None = None
         self.command = ""
-        self.scratch: tempfile.TemporaryDirectory[str] | None = None
+        self.scratch: str | None = None  # the run's own folder (instruction file; workdir by default)
+
+    def release(self, endpoint: InterceptionEndpoint) -> None:
+        """What needs no event loop: kill the harness, close the endpoint's socket, remove the folder."""
+        if self.process is not None and self.process.returncode is None:
+            _kill(self.process)
+        endpoint.close_socket()
+        if self.scratch is not None:
+            shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 async def _shutdown(endpoint: InterceptionEndpoint, run: _Run | None) -> None:
@@ -178,7 +194,7 @@ async def _shutdown(endpoint: InterceptionEndpoint, run: _Run | None) -> None:
         await asyncio.gather(run.watcher, return_exceptions=True)
     await endpoint.stop()
     if run is not None and run.scratch is not None:
-        run.scratch.cleanup()
+        shutil.rmtree(run.scratch, ignore_errors=True)
 
 
 def _abandon(
@@ -188,7 +204,9 @@ def _abandon(
     kill a harness still running, stop the endpoint on its loop, and end the episode's own loop thread."""
     if run is not None and run.process is not None and run.process.returncode is None:
         _kill(run.process)
-    if loop is None or loop.is_closed():
+    if loop is None or loop.is_closed() or not loop.is_running():
+        if run is not None:
+            run.release(endpoint)
         return
 
     def schedule() -> None:
@@ -213,8 +231,20 @@ def _own_loop() -> asyncio.AbstractEventLoop:
     return loop
 
 
-async def _watch(run: _Run, session: Session, wall_limit: float) -> None:
-    """Wait for the harness; kill it at the wall limit or the call limit; queue its exit."""
+async def _watch(run: _Run, endpoint: InterceptionEndpoint, wall_limit: float) -> None:
+    """Wait for the harness; kill it at the wall limit or the call limit; queue its exit. Cancelled
+    (the loop is ending with the harness still running): release the run."""
+    try:
+        await _wait(run, endpoint.session(), wall_limit)
+    except asyncio.CancelledError:
+        run.release(endpoint)
+        if run.process is not None:  # reap it, so its pipes close on this loop
+            with contextlib.suppress(BaseException):
+                await asyncio.wait_for(run.process.wait(), 5)
+        raise
+
+
+async def _wait(run: _Run, session: Session, wall_limit: float) -> None:
     process = run.process
     assert process is not None
     talk = asyncio.ensure_future(process.communicate())
@@ -266,8 +296,7 @@ class _HarnessEpisode:
 
     async def _start(self, instruction: str) -> _Run:
         run = _Run()
-        run.scratch = tempfile.TemporaryDirectory(prefix="rolloutgym-harness-")
-        scratch = run.scratch.name
+        scratch = run.scratch = tempfile.mkdtemp(prefix="rolloutgym-harness-")
         workdir = self.harness.workdir or _workspace_dir(self.environment) or scratch
         instruction_file = Path(scratch) / "instruction.md"
         instruction_file.write_text(instruction)
@@ -299,7 +328,7 @@ class _HarnessEpisode:
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
-        run.watcher = asyncio.create_task(_watch(run, self.endpoint.session(), self.harness.wall_limit))
+        run.watcher = asyncio.create_task(_watch(run, self.endpoint, self.harness.wall_limit))
         self._finalizer.detach()
         own = self._loop is not None
         self._finalizer = weakref.finalize(self, _abandon, run, self.endpoint, asyncio.get_running_loop(), own)
@@ -331,7 +360,7 @@ class _HarnessEpisode:
         self.run = None
         await self.endpoint.stop()
         if run.scratch is not None:
-            run.scratch.cleanup()
+            shutil.rmtree(run.scratch, ignore_errors=True)
         answer = stdout.strip()
         info = self._record(run, session, returncode=code, stop_reason=reason, stderr_tail=stderr[-2000:])
         action: Any = answer if self.text_action else {"role": "assistant", "content": answer}
