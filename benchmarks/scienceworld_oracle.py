@@ -10,7 +10,7 @@ end are compared with ours, and its observation (which can differ in the order t
 lists objects). Prints per-type figures, the agreement, and the cost of one step: ours
 against the package's full ``step`` (with its valid-action list), measured here.
 
-    python -P benchmarks/scienceworld_oracle.py --variations 1 [--types 30]
+    python -P benchmarks/scienceworld_oracle.py --variations 1 [--types 30] [--rest]
 """
 
 from __future__ import annotations
@@ -84,6 +84,9 @@ def main() -> None:
     parser.add_argument("--variations", type=int, default=1)
     parser.add_argument("--long-limit", type=int, default=1000)
     parser.add_argument("--types", type=int, default=30, help="a seeded sample of this many task types")
+    parser.add_argument(
+        "--rest", action="store_true", help="the task types the seeded sample of --types leaves out instead"
+    )
     arguments = parser.parse_args()
     from rolloutgym_benchmarks.scienceworld_envs import CATALOGUE, POOL, load_tasks, make_env, package_version
 
@@ -91,7 +94,8 @@ def main() -> None:
     simulator = POOL.acquire()
     POOL.release(simulator)
     totals = {"episodes": 0, "oracle": 0.0, "long": 0.0, "null": 0.0, "compared": 0, "agreed": 0, "same_text": 0}
-    for name in sorted(random.Random(28).sample(list(CATALOGUE), arguments.types)):
+    chosen = set(random.Random(28).sample(list(CATALOGUE), arguments.types))
+    for name in sorted(set(CATALOGUE) - chosen if arguments.rest else chosen):
         started = time.perf_counter()
         tasks = random.Random(f"sw-{name}").sample(load_tasks(name), arguments.variations)
         rows = []
