@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import socket
 import threading
 import time
@@ -190,6 +191,8 @@ class InterceptionEndpoint:
         self._calls = 0
         self.mcp_apps: dict[str, Any] = {}  # path name -> the MCP session manager serving it
         self._socket: socket.socket | None = None
+        self._unix: socket.socket | None = None
+        self.unix_socket: str | None = None  # also serve on this socket file (set before start)
         self._mcp_tasks: dict[str, tuple[asyncio.Task[Any], asyncio.Event]] = {}
 
     # ---- addresses -------------------------------------------------------------------
@@ -440,10 +443,18 @@ class InterceptionEndpoint:
         sock.bind((self.host, 0))
         self.port = sock.getsockname()[1]
         self._socket = sock
+        sockets = [sock]
+        if self.unix_socket is not None:  # the same server on a socket file (a sandboxed harness's way in)
+            if os.path.exists(self.unix_socket):
+                os.unlink(self.unix_socket)
+            unix = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            unix.bind(self.unix_socket)
+            self._unix = unix
+            sockets.append(unix)
         config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
-        self._task = asyncio.create_task(self._server.serve(sockets=[sock]))
+        self._task = asyncio.create_task(self._server.serve(sockets=sockets))
         while not self._server.started:
             if self._task.done():
                 self._task.result()
@@ -452,9 +463,11 @@ class InterceptionEndpoint:
 
     def close_socket(self) -> None:
         """Close the listening socket now (the loop that served it is gone or going)."""
-        if self._socket is not None:
-            self._socket.close()
-            self._socket = None
+        for name in ("_socket", "_unix"):
+            sock = getattr(self, name)
+            if sock is not None:
+                sock.close()
+                setattr(self, name, None)
 
     async def stop(self) -> None:
         for name in list(self._mcp_tasks):

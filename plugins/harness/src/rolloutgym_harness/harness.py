@@ -67,6 +67,9 @@ class CommandHarness:
             tools and takes message actions). The harness gets the server's URL as
             ``ROLLOUTGYM_MCP_URL`` and ``{mcp_url}``; each tool call it makes there is one
             env step of the episode, its printed answer the last.
+        sandbox: ``"bwrap"`` runs the harness in bubblewrap (:mod:`rolloutgym_harness._sandbox`:
+            no network but the endpoint at the same 127.0.0.1 address, the work folder the only
+            writable host folder); ``"none"`` (default) runs it on the host, unsandboxed.
     """
 
     def __init__(
@@ -83,6 +86,7 @@ class CommandHarness:
         env: Mapping[str, str] | None = None,
         name: str | None = None,
         mcp: bool | str = "auto",
+        sandbox: str = "none",
     ) -> None:
         if not command or not isinstance(command, str):
             raise ConfigError("harness:command needs a command template: --policy-arg command='agent {instruction}'")
@@ -123,6 +127,13 @@ class CommandHarness:
         if mcp not in (True, False, "auto"):
             raise ConfigError(f"mcp must be true, false or auto (--policy-arg mcp=auto), got {mcp!r}")
         self.mcp = mcp
+        if sandbox not in ("none", "bwrap"):
+            raise ConfigError(f"sandbox must be none or bwrap (--policy-arg sandbox=bwrap), got {sandbox!r}")
+        if sandbox == "bwrap":
+            from ._sandbox import bwrap_path
+
+            bwrap_path()
+        self.sandbox = sandbox
         self.name = name or f"harness:command({self.model_name})"
 
     def for_env(self, environment: Any) -> _HarnessEpisode:
@@ -300,6 +311,8 @@ class _HarnessEpisode:
         workdir = self.harness.workdir or _workspace_dir(self.environment) or scratch
         instruction_file = Path(scratch) / "instruction.md"
         instruction_file.write_text(instruction)
+        if self.harness.sandbox == "bwrap":
+            self.endpoint.unix_socket = str(Path(scratch) / "endpoint.sock")
         await self.endpoint.start()
         mcp_url = ""
         if self.mcp:
@@ -319,8 +332,20 @@ class _HarnessEpisode:
         env = {**os.environ, **self.endpoint.environment(), **self.harness.extra_env}
         if mcp_url:
             env["ROLLOUTGYM_MCP_URL"] = mcp_url
-        run.process = await asyncio.create_subprocess_shell(
-            run.command,
+        argv = ["/bin/sh", "-c", run.command]
+        if self.harness.sandbox == "bwrap":
+            from ._sandbox import sandboxed
+
+            assert self.endpoint.unix_socket is not None and self.endpoint.port is not None
+            argv = sandboxed(
+                run.command,
+                workdir=workdir,
+                run_dir=scratch,
+                socket_path=self.endpoint.unix_socket,
+                port=self.endpoint.port,
+            )
+        run.process = await asyncio.create_subprocess_exec(
+            *argv,
             cwd=workdir,
             env=env,
             stdin=asyncio.subprocess.DEVNULL,
@@ -404,6 +429,7 @@ _ALLOWED = {
     "env",
     "name",
     "mcp",
+    "sandbox",
 }
 _MINI_ALLOWED = (_ALLOWED - {"command"}) | {"step_limit"}
 
