@@ -14,6 +14,7 @@ session ``NAME`` (one endpoint can serve a whole group).
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
 import socket
@@ -462,7 +463,14 @@ class InterceptionEndpoint:
         return self
 
     def close_socket(self) -> None:
-        """Close the listening socket now (the loop that served it is gone or going)."""
+        """Close the listening sockets and open connections now (the loop that served them is
+        going: its tasks are being cancelled, so the server will not shut down by itself)."""
+        server = self._server
+        for connection in list(getattr(getattr(server, "server_state", None), "connections", ())):
+            transport = getattr(connection, "transport", None)
+            if transport is not None:
+                with contextlib.suppress(RuntimeError):  # its loop is already closed
+                    transport.close()
         for name in ("_socket", "_unix"):
             sock = getattr(self, name)
             if sock is not None:

@@ -249,9 +249,13 @@ async def _watch(run: _Run, endpoint: InterceptionEndpoint, wall_limit: float) -
         await _wait(run, endpoint.session(), wall_limit)
     except asyncio.CancelledError:
         run.release(endpoint)
-        if run.process is not None:  # reap it, so its pipes close on this loop
+        if run.process is not None:  # reap it and close its pipes while this loop still runs
             with contextlib.suppress(BaseException):
                 await asyncio.wait_for(run.process.wait(), 5)
+            transport = getattr(run.process, "_transport", None)  # the reading tasks were cancelled too
+            if transport is not None:
+                with contextlib.suppress(Exception):
+                    transport.close()
         raise
 
 
