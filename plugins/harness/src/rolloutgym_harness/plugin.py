@@ -14,7 +14,8 @@ def rolloutgym_policies() -> list[PolicySpec]:
             "An agent program you do not own (any CLI agent from a command template) with its model calls "
             "served by a local interception endpoint (OpenAI Chat/Responses, Anthropic Messages) that records "
             "exact tokens: --policy harness:command --policy-arg command='...' --policy-arg model=hf:tiny "
-            "(or model=openai:NAME --base-url URL: forwarded to that server).",
+            "(or model=openai:NAME --base-url URL: forwarded to that server); on a tool env the harness also "
+            "gets the env's tools over MCP (ROLLOUTGYM_MCP_URL); sandbox=bwrap runs it in bubblewrap.",
             requires_model=True,
             example="harness:command",
         )
