@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 from rolloutgym_protocol.errors import ConfigError, RolloutGymError
 
-__all__ = ["DatasetUnavailable", "load_hub_rows", "read_local_rows", "sample_rows"]
+__all__ = ["DatasetUnavailable", "installed_version", "load_hub_rows", "read_local_rows", "sample_rows"]
 
 PROBE_TIMEOUT_SECONDS = 3.0
 _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFFLINE")
@@ -27,6 +27,16 @@ _OFFLINE_VARIABLES = ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "TRANSFORMERS_OFF
 
 class DatasetUnavailable(RolloutGymError, ConnectionError):
     """The requested hub dataset cannot be loaded (no network, not cached, not found)."""
+
+
+def installed_version(distribution: str) -> str | None:
+    """The installed version of a benchmark's package (``None`` when it is not installed)."""
+    import importlib.metadata
+
+    try:
+        return importlib.metadata.version(distribution)
+    except importlib.metadata.PackageNotFoundError:
+        return None
 
 
 def sample_rows(name: str) -> list[dict[str, Any]]:

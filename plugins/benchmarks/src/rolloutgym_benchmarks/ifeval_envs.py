@@ -22,7 +22,6 @@ Not served: the two checkers that need NLTK's punkt data (``_ifeval_tasks.NEEDS_
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import re
 import threading
 from dataclasses import dataclass, field
@@ -32,6 +31,7 @@ from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 from rolloutgym_protocol.errors import ConfigError
 
 from ._ifeval_tasks import CHECKERS, FLOOR_WORDS, FLOORED, TEST_TOPICS, TOPICS, WORD_FLOOR, build
+from ._loading import installed_version
 
 __all__ = ["IFEvalEnv", "IFEvalTask", "grade", "load_tasks", "make_env", "package_verdict", "package_version"]
 
@@ -61,10 +61,7 @@ class IFEvalTask:
 
 
 def package_version() -> str | None:
-    try:
-        return importlib.metadata.version(PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    return installed_version(PACKAGE)
 
 
 def _task(index: int) -> IFEvalTask:

@@ -14,7 +14,6 @@ last).
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import importlib.util
 import json
 import threading
@@ -26,6 +25,7 @@ from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 from rolloutgym_protocol.errors import ConfigError
 
 from ._extract import _boxed_contents
+from ._loading import installed_version
 
 __all__ = ["MMATH_SUBSETS", "MmathEnv", "MmathTask", "grade_mmath", "load_mmath", "make_env", "package_version"]
 
@@ -62,10 +62,7 @@ class MmathTask:
 
 
 def package_version() -> str | None:
-    try:
-        return importlib.metadata.version(PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    return installed_version(PACKAGE)
 
 
 def _data_file() -> Path:

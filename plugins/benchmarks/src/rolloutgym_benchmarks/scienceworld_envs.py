@@ -24,7 +24,6 @@ action on every step (about ten times the cost); the score and the end rules are
 from __future__ import annotations
 
 import atexit
-import importlib.metadata
 import importlib.util
 import json
 import shutil
@@ -36,6 +35,8 @@ from typing import Any
 import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import ConfigError
+
+from ._loading import installed_version
 
 __all__ = ["CATALOGUE", "ScienceWorldEnv", "ScienceWorldTask", "load_tasks", "make_env", "package_version"]
 
@@ -67,10 +68,7 @@ class ScienceWorldTask:
 
 
 def package_version() -> str | None:
-    try:
-        return importlib.metadata.version(PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    return installed_version(PACKAGE)
 
 
 def load_tasks(task_name: str) -> list[ScienceWorldTask]:

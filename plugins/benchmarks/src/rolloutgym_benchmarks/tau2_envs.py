@@ -31,7 +31,6 @@ natural-language assertions with a judge policy is not implemented).
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import json
 import os
 import re
@@ -42,6 +41,8 @@ from typing import Any
 import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import ConfigError
+
+from ._loading import installed_version
 
 __all__ = ["DOMAINS", "STOP", "Tau2Env", "Tau2Task", "load_tasks", "make_env", "package_version"]
 
@@ -86,10 +87,7 @@ class Tau2Task:
 
 
 def package_version() -> str | None:
-    try:
-        return importlib.metadata.version(PACKAGE)
-    except importlib.metadata.PackageNotFoundError:
-        return None
+    return installed_version(PACKAGE)
 
 
 @functools.cache
