@@ -93,12 +93,7 @@ def test_the_check_catches_a_wrong_name_or_extra() -> None:
 # A literal hint for one of this project's packages (not a docstring): it must be built by pip_install.
 LITERAL = re.compile(r"pip install\s+(?:--\S+\s+)*'?(\.{1,2}/|rolloutgym\b)")
 # Files of other work streams that still spell their hints by hand (issue 32); this list only shrinks.
-NOT_YET = {
-    "plugins/benchmarks/src/rolloutgym_benchmarks/_loading.py",
-    "plugins/benchmarks/src/rolloutgym_benchmarks/_symbolic.py",
-    "plugins/benchmarks/src/rolloutgym_benchmarks/agentdojo_envs.py",
-    "plugins/benchmarks/src/rolloutgym_benchmarks/tau2_envs.py",
-}
+NOT_YET: set[str] = set()
 
 
 def _trees() -> list[tuple[str, ast.Module]]:
@@ -202,7 +197,7 @@ def test_the_missing_plugin_message_carries_the_hint() -> None:
 
 
 # Pages of other work streams that still name bare distributions (issue 32); this list only shrinks.
-DOCS_NOT_YET = {"docs/how-to/tau2-bench.md", "plugins/benchmarks/README.md"}
+DOCS_NOT_YET: set[str] = set()
 BARE = re.compile(r"^'?(rolloutgym(?:-[a-z0-9-]+)?)(\[[A-Za-z0-9_,-]+\])?'?$")
 SEGMENT_END = re.compile(r"[`#;)\n]|&&| or |\. |\.$|, ")
 

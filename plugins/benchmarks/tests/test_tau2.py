@@ -12,6 +12,7 @@ import sys
 from typing import Any
 
 import pytest
+from rolloutgym.install_hints import pip_install
 
 pytest.importorskip("tau2")
 pytest.importorskip("rolloutgym_workflow")
@@ -151,7 +152,8 @@ def test_without_the_extra_run_says_what_to_install(tmp_path: Any) -> None:
     )
     message = " ".join((run.stdout + run.stderr).split())
     assert run.returncode != 0
-    assert "pip install 'rolloutgym-benchmarks[tau2]'" in message and "Traceback" not in message
+    assert pip_install("rolloutgym-benchmarks", "tau2") in message and "Traceback" not in message
+    assert "./plugins/benchmarks[tau2]" in message  # the checkout's folder, runnable from the repository's root
 
 
 def test_info_shows_size_splits_source_and_licence() -> None:

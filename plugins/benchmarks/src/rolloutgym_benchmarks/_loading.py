@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlparse
 
+from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol.errors import ConfigError, RolloutGymError
 
 __all__ = ["DatasetUnavailable", "installed_version", "load_hub_rows", "read_local_rows", "sample_rows"]
@@ -124,7 +125,7 @@ def _import_datasets() -> Any:
     except ImportError:
         raise ImportError(
             "loading benchmark data from the hub, a folder or a .parquet file needs the 'datasets' package: "
-            "pip install 'rolloutgym-benchmarks[datasets]'. Or give a .jsonl/.json/.csv file with path=..."
+            f"{pip_install('rolloutgym-benchmarks', 'datasets')}. Or give a .jsonl/.json/.csv file with path=..."
         ) from None
     return datasets
 

@@ -12,6 +12,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
+
 __all__ = ["SymbolicUnavailable", "symbolically_equal"]
 
 MAX_LENGTH = 200
@@ -74,7 +76,7 @@ def _parse(text: str) -> Any:
         )
     except ImportError as error:  # pragma: no cover - exercised only without sympy
         raise SymbolicUnavailable(
-            "symbolic grading needs sympy: pip install 'rolloutgym-benchmarks[symbolic]' (or pip install sympy)"
+            f"symbolic grading needs sympy: {pip_install('rolloutgym-benchmarks', 'symbolic')} (or pip install sympy)"
         ) from error
     syntax = _to_sympy_syntax(text)
     if syntax is None:

@@ -200,11 +200,11 @@ def _math_specs() -> list[EnvSpec]:
 
 def _agentdojo_specs() -> list[EnvSpec]:
     from .agentdojo_envs import BENCHMARK_VERSION, LICENCE, MAX_TOOL_REPLIES, PACKAGE, SUITES
-    from .agentdojo_envs import INSTALL_HINT as AGENTDOJO_HINT
+    from .agentdojo_envs import install_hint as agentdojo_hint
     from .agentdojo_envs import package_version as agentdojo_version
 
     version = agentdojo_version()
-    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {AGENTDOJO_HINT})"
+    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {agentdojo_hint()})"
     specs = []
     for suite, (users, injections) in SUITES.items():
         for injection in (False, True):
@@ -243,11 +243,11 @@ def _agentdojo_specs() -> list[EnvSpec]:
 
 
 def _tau2_specs() -> list[EnvSpec]:
-    from .tau2_envs import DOMAINS, INSTALL_HINT, LICENCE, MAX_REPLIES, PACKAGE, loader_name
+    from .tau2_envs import DOMAINS, LICENCE, MAX_REPLIES, PACKAGE, install_hint, loader_name
     from .tau2_envs import package_version as tau2_version
 
     version = tau2_version()
-    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {INSTALL_HINT})"
+    source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {install_hint()})"
     specs = []
     for name, (domain, task_set, sizes) in DOMAINS.items():
         splits = ", ".join(f"{split} {size:,}" for split, size in sizes.items())

