@@ -19,8 +19,18 @@ from rolloutgym_protocol import AsyncEnv, Score, spaces
 from rolloutgym_protocol.display import int_text, safe_str
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError
 
-from . import _actions
-from ._actions import BROWSER_TOOLS, ActionError, CheckedToolCall, element_error, option_value, parse_tool_call
+from ._actions import (
+    BROWSER_TOOLS,
+    ActionError,
+    CheckedToolCall,
+    call_id_of,
+    element_error,
+    option_value,
+    parse_tool_call,
+    prepare_typed_text,
+    shown,
+)
+from ._dispatch import dispatch_tool_calls, tool_calls_of, with_page
 from ._miniwob_page import MiniWoBPage, PageElement
 from ._miniwob_server import miniwob_html_root
 
@@ -194,32 +204,6 @@ def _parse_miniwob_call(raw: Any, index: int) -> CheckedToolCall:
     return CheckedToolCall(call_id_of(raw, index), name, cleaned)
 
 
-#: Tool calls run from one assistant message; more are answered with an error each.
-MAX_CALLS_PER_MESSAGE = getattr(_actions, "MAX_CALLS_PER_MESSAGE", 32)
-
-
-def shown(text: str, limit: int = 60) -> str:
-    """``repr`` of ``text`` cut to ``limit`` characters, for error messages that echo the policy."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + f"... ({len(text)} characters)"
-
-
-def call_id_of(call: Any, index: int) -> str:
-    """The id to answer a tool call with: its own when it is a short string, else ``call_<index>``."""
-    raw = call.get("id") if isinstance(call, dict) else None
-    return raw if isinstance(raw, str) and 0 < len(raw) <= 200 and raw.isprintable() else f"call_{index}"
-
-
-def prepare_typed_text(element_id: str, input_type: str, text: str) -> str:
-    """The value a ``type`` call puts into a field: the browser plugin's shared rule where it has one."""
-    shared = getattr(_actions, "prepare_typed_text", None)
-    if shared is not None:
-        result: str = shared(element_id, input_type, text)
-        return result
-    if input_type != "textarea" and re.search(r"[\n\r]", text):
-        raise ActionError(f"[{element_id}] is a one-line field; send the text without line breaks")
-    return text
-
-
 class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
     """An episode of one MiniWoB++ task.
 
@@ -287,10 +271,7 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
         self._active = True
         self._utterance = await self.page.utterance()
         page = await self._page_content()
-        text = f"Task: {self._utterance}\n\n{page if isinstance(page, str) else page[0]['text']}"
-        user: dict[str, Any] = {"role": "user", "content": text}
-        if not isinstance(page, str):
-            user["content"] = [{"type": "text", "text": text}, *page[1:]]
+        user: dict[str, Any] = {"role": "user", "content": with_page(f"Task: {self._utterance}", page)}
         return [{"role": "system", "content": SYSTEM_PROMPT}, user], self._info()
 
     async def current_elements(self) -> tuple[str, str, list[PageElement]]:
@@ -325,46 +306,26 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
     ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if not self._active:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
-        calls = action.get("tool_calls") if isinstance(action, dict) else None
-        if not calls:
+        calls = tool_calls_of(action)
+        if calls is None:
             return await self._finish([], gave_up=True)
-        if not isinstance(calls, list):
-            calls = [calls]
-        messages: list[dict[str, Any]] = []
-        for index, raw in enumerate(calls):
-            call_id = call_id_of(raw, index)
-            try:
-                if index >= MAX_CALLS_PER_MESSAGE:
-                    raise ActionError(
-                        f"too many tool calls in one message (at most {MAX_CALLS_PER_MESSAGE}); this one was not run"
-                    )
-                call = _parse_miniwob_call(raw, index)
-                if call.name == "answer":
-                    messages.append({"role": "tool", "tool_call_id": call.id, "content": "the episode is over"})
-                    return await self._finish(messages, gave_up=True)
-                result = await self._execute(call)
-            except ActionError as exc:
-                self._invalid += 1
-                result = f"error: {exc}"
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
-            done, *_ = await self.page.status()
-            if done:
-                for later_index, later in enumerate(calls[index + 1 :], start=index + 1):
-                    messages.append(
-                        {
-                            "role": "tool",
-                            "tool_call_id": call_id_of(later, later_index),
-                            "content": "not run: the task page ended the episode",
-                        }
-                    )
-                return await self._finish(messages, gave_up=False)
-        page = await self._page_content()
-        last = messages[-1]
-        if isinstance(page, str):
-            last["content"] = f"{last['content']}\n\n{page}"
-        else:
-            last["content"] = [{"type": "text", "text": f"{last['content']}\n\n{page[0]['text']}"}, *page[1:]]
-        return messages, 0.0, False, False, self._info()
+        outcome = await dispatch_tool_calls(
+            calls,
+            parse=_parse_miniwob_call,
+            execute=self._execute,
+            answer_reply="the episode is over",
+            page_done=self._page_done,
+        )
+        self._invalid += outcome.invalid
+        if outcome.answer is not None or outcome.page_ended:
+            return await self._finish(outcome.messages, gave_up=outcome.answer is not None)
+        last = outcome.messages[-1]
+        last["content"] = with_page(last["content"], await self._page_content())
+        return outcome.messages, 0.0, False, False, self._info()
+
+    async def _page_done(self) -> bool:
+        done, *_ = await self.page.status()
+        return bool(done)
 
     async def _finish(
         self, messages: list[dict[str, Any]], *, gave_up: bool

@@ -28,10 +28,8 @@ from rolloutgym_protocol.errors import ConfigError, EnvClosedError, PolicyError
 from ._actions import (
     BROWSER_TOOLS,
     LIMITS,
-    MAX_CALLS_PER_MESSAGE,
     ActionError,
     CheckedToolCall,
-    call_id_of,
     check_path,
     element_error,
     option_value,
@@ -40,6 +38,7 @@ from ._actions import (
     shown,
 )
 from ._backend import Backend
+from ._dispatch import dispatch_tool_calls, tool_calls_of, with_page
 from ._model import Snapshot, SnapshotElement, format_snapshot, short_url
 from ._site import Site, SiteApp
 from .grading import grade_episode
@@ -263,13 +262,8 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
                 "content": f"{SYSTEM_PROMPT}\n\nThe site: {self.name}."
                 + (f"\n{self.description}" if self.description else ""),
             },
-            {
-                "role": "user",
-                "content": f"Task: {self.task.instruction}\n\n{page if isinstance(page, str) else page[0]['text']}",
-            },
+            {"role": "user", "content": with_page(f"Task: {self.task.instruction}", page)},
         ]
-        if not isinstance(page, str):
-            messages[1]["content"] = [{"type": "text", "text": messages[1]["content"]}, *page[1:]]
         return messages, self._info()
 
     async def _current(self) -> Snapshot:
@@ -305,48 +299,23 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         if isinstance(action, str):
             return await self._finish([], _answer_text(action))
-        calls = action.get("tool_calls") if isinstance(action, dict) else None
-        if not calls:
+        calls = tool_calls_of(action)
+        if calls is None:
             content = action.get("content") if isinstance(action, dict) else None
             return await self._finish([], _answer_text(content))
-        if not isinstance(calls, list):
-            calls = [calls]  # one call sent bare: still one (possibly invalid) call
-        messages: list[dict[str, Any]] = []
-        for index, raw in enumerate(calls):
-            call_id = call_id_of(raw, index)
-            record: dict[str, Any] = {
-                "name": raw.get("name") if isinstance(raw, dict) else None,
-                "arguments": raw.get("arguments") if isinstance(raw, dict) else raw,
-                "result": None,
-                "error": None,
-            }
-            self._tool_log.append(record)
-            try:
-                if index >= MAX_CALLS_PER_MESSAGE:
-                    raise ActionError(
-                        f"too many tool calls in one message (at most {MAX_CALLS_PER_MESSAGE}); this one was not run"
-                    )
-                call = parse_tool_call(raw, index)
-                if call.name == "answer":
-                    record["result"] = "answer recorded"
-                    messages.append(
-                        {"role": "tool", "tool_call_id": call.id, "content": "answer recorded; the episode is over"}
-                    )
-                    return await self._finish(messages, call.arguments["text"])
-                result = await self._execute(call)
-                record["result"] = result
-            except ActionError as exc:
-                self._invalid += 1
-                result = f"error: {exc}"
-                record["error"] = str(exc)
-            messages.append({"role": "tool", "tool_call_id": call_id, "content": result})
-        page = await self._page_message_content()
-        last = messages[-1]
-        if isinstance(page, str):
-            last["content"] = f"{last['content']}\n\n{page}"
-        else:
-            last["content"] = [{"type": "text", "text": f"{last['content']}\n\n{page[0]['text']}"}, *page[1:]]
-        return messages, 0.0, False, False, self._info()
+        outcome = await dispatch_tool_calls(
+            calls,
+            parse=parse_tool_call,
+            execute=self._execute,
+            answer_reply="answer recorded; the episode is over",
+            log=self._tool_log,
+        )
+        self._invalid += outcome.invalid
+        if outcome.answer is not None:
+            return await self._finish(outcome.messages, outcome.answer.arguments["text"])
+        last = outcome.messages[-1]
+        last["content"] = with_page(last["content"], await self._page_message_content())
+        return outcome.messages, 0.0, False, False, self._info()
 
     async def _finish(
         self, messages: list[dict[str, Any]], answer: str
