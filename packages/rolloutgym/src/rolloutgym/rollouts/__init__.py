@@ -9,18 +9,12 @@ an env whose ``close()`` may be async.
 from rolloutgym_protocol import AsyncPolicy, Policy, PolicyOutput, RolloutError, Step, Trajectory, TrajectoryGroup
 from rolloutgym_protocol.records import ActionT, ItemT, ObservationT
 
-from ._episode import EpisodeState, arollout, bind_policy, check_budgets, rollout
-from ._group import (
-    LOOP_TURN_SECONDS,
-    GroupCollector,
-    aclose_env,
-    arollout_group,
-    error_record,
-    member_seeds,
-    planned_seeds,
-    rollout_group,
-    run_member,
-)
+from ._collector import GroupCollector
+from ._episode import arollout, rollout
+from ._group import LOOP_TURN_SECONDS, arollout_group, rollout_group, run_member
+from ._member import aclose_env, error_record
+from ._rules import EpisodeState, bind_policy, check_budgets
+from ._seeds import member_seeds, planned_seeds
 
 __all__ = [
     "LOOP_TURN_SECONDS",

@@ -5,15 +5,14 @@ record in ``TrajectoryGroup.errors`` (never a silent zero reward); its siblings 
 ``on_error="raise"`` restores fail-fast behaviour (the siblings are cancelled).
 Every environment a group creates is closed, also when the group is cancelled.
 
-The pieces executors build on are public here: :func:`run_member` (one member, start to
-finish), :func:`error_record`, :class:`GroupCollector` (members in, finished groups out)
-and :func:`aclose_env`.
+:func:`run_member` (one member, start to finish) is what executors build on, with
+:class:`GroupCollector` (``_collector.py``) and :func:`error_record` / :func:`aclose_env`
+(``_member.py``); all are public in :mod:`rolloutgym.rollouts`.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
 import time
 from collections.abc import Callable, Coroutine, Mapping, Sequence
 from typing import Any, Literal
@@ -21,30 +20,13 @@ from typing import Any, Literal
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, TrajectoryGroup
 
-from ._episode import (
-    EpisodeState,
-    Release,
-    arun_episode,
-    arun_loop,
-    bind_policy,
-    check_budgets,
-    error_record,
-    made_env,
-    member_metadata,
-    release_env,
-    run_episode,
-)
+from ._collector import GroupCollector
+from ._episode import arun_episode, arun_loop, run_episode
+from ._member import Release, error_record, made_env, member_metadata, release_env
+from ._rules import EpisodeState, bind_policy, check_budgets
+from ._seeds import member_seeds, planned_seeds
 
-__all__ = [
-    "GroupCollector",
-    "aclose_env",
-    "arollout_group",
-    "error_record",
-    "member_seeds",
-    "planned_seeds",
-    "rollout_group",
-    "run_member",
-]
+__all__ = ["LOOP_TURN_SECONDS", "arollout_group", "rollout_group", "run_member"]
 
 OnError = Literal["record", "raise"]
 perf_counter = time.perf_counter
@@ -53,108 +35,11 @@ perf_counter = time.perf_counter
 LOOP_TURN_SECONDS = 0.02
 
 
-def member_seeds(seed: int | Sequence[int | None] | None, num_rollouts: int) -> list[int | None]:
-    """Seeds for each member: an int gives ``seed + i``; a sequence gives one per member."""
-    if seed is None:
-        return [None] * num_rollouts
-    if isinstance(seed, bool):
-        raise TypeError("seed must be an int, a sequence of ints, or None")
-    if isinstance(seed, int):
-        return [seed + index for index in range(num_rollouts)]
-    seeds = list(seed)
-    if len(seeds) != num_rollouts:
-        raise ValueError(f"got {len(seeds)} seeds for {num_rollouts} rollouts; pass one seed per rollout")
-    return seeds
-
-
-class _Unseeded(Sequence[None]):
-    """``n`` members without a seed, in constant memory (a run's -n may be large)."""
-
-    __slots__ = ("_size",)
-
-    def __init__(self, size: int) -> None:
-        self._size = size
-
-    def __len__(self) -> int:
-        return self._size
-
-    def __getitem__(self, index: Any) -> Any:
-        if isinstance(index, slice):
-            return [None] * len(range(self._size)[index])
-        range(self._size)[index]  # IndexError past the end, as a list
-        return None
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (_Unseeded, (self._size,))
-
-
-def planned_seeds(base: int | None, num_rollouts: int) -> Sequence[int | None]:
-    """The seeds of ``num_rollouts`` members, ``base + i`` (or ``None``), computed when indexed.
-
-    Like :func:`member_seeds` for an int or ``None`` seed, but in constant memory: a run
-    plans its work lazily, so ``-n`` does not decide how much memory the plan takes.
-    """
-    if base is None:
-        return _Unseeded(num_rollouts)
-    return range(base, base + num_rollouts)
-
-
 def _check_group_args(num_rollouts: int, on_error: str) -> None:
     if num_rollouts < 1:
         raise ValueError("num_rollouts must be at least 1")
     if on_error not in ("record", "raise"):
         raise ValueError(f"on_error must be 'record' or 'raise', got {on_error!r}")
-
-
-async def aclose_env(environment: Any) -> None:
-    """Close an env whose ``close()`` may be sync or async."""
-    result = environment.close()
-    if result is not None and inspect.isawaitable(result):
-        await result
-
-
-class GroupCollector:
-    """Collects member outcomes and hands back each group once, when its last member is in.
-
-    Used by :func:`arollout_group` and by every executor: open a group with
-    :meth:`open`, add each member's trajectory or error with :meth:`add`; the call that
-    completes a group returns its :class:`TrajectoryGroup` (members in member order).
-    """
-
-    def __init__(self) -> None:
-        self._open: dict[Any, tuple[Any, str, dict[int, Trajectory | RolloutError], list[int], dict[str, Any]]] = {}
-
-    def open(self, key: Any, item: Any, item_id: Any, size: int, metadata: Mapping[str, Any] | None = None) -> None:
-        """Expect ``size`` members for ``key`` (``item_id`` ``None`` or ``""`` becomes ``"0"``).
-
-        Holds only the outcomes that arrived (memory grows with the members finished, not with ``size``).
-        """
-        identifier = "0" if item_id is None or item_id == "" else str(item_id)
-        self._open[key] = (item, identifier, {}, [size], dict(metadata) if metadata else {})
-
-    def note(self, key: Any, **metadata: Any) -> None:
-        """Add metadata to an open group (e.g. ``retried=True``)."""
-        self._open[key][4].update(metadata)
-
-    def add(self, key: Any, member: int, outcome: Trajectory | RolloutError) -> TrajectoryGroup | None:
-        """Record one member; returns the finished group when this was its last member."""
-        entry = self._open[key]
-        slots = entry[2]
-        if member in slots:
-            raise RuntimeError(f"member {member} of group {entry[1]!r} was reported twice")
-        slots[member] = outcome
-        entry[3][0] -= 1
-        if entry[3][0]:
-            return None
-        del self._open[key]
-        item, identifier, arrived, _, metadata = entry
-        outcomes = [arrived[member] for member in sorted(arrived)]
-        trajectories = tuple(record for record in outcomes if type(record) is not RolloutError)
-        errors = tuple(record for record in outcomes if type(record) is RolloutError)
-        return TrajectoryGroup(item, identifier, trajectories, (), errors, metadata)  # type: ignore[arg-type]
-
-    def __len__(self) -> int:
-        return len(self._open)
 
 
 def run_member(
