@@ -159,7 +159,7 @@ def provider(request):
 def test_run_tests_cannot_read_any_hidden_test(provider):
     """The package data (every task's hidden tests and reference fixes) is world-readable on
     the host; code run by ``run_tests`` must see none of it, whichever way it looks."""
-    from rolloutgym_code._namespace_sandbox import hidden_host_paths
+    from rolloutgym_code._mount_plan import hidden_host_paths
     from rolloutgym_code.testrun import run_pytest
 
     hidden_files = [

@@ -30,7 +30,7 @@ def test_environment_variable_selects_the_provider(monkeypatch):
 def test_an_interpreter_in_roots_home_is_refused_with_the_reason(monkeypatch):
     import os
 
-    from rolloutgym_code._namespace_sandbox import BubblewrapSandbox
+    from rolloutgym_code._bwrap_sandbox import BubblewrapSandbox
 
     if os.geteuid() != 0:
         pytest.skip("only root drops to another uid")

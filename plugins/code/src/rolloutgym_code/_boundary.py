@@ -68,7 +68,7 @@ def module_names(paths: Iterable[str]) -> set[str]:
 
 
 def _write(directory: str, files: Mapping[str, bytes]) -> None:
-    from ._namespace_sandbox import check_relative_path
+    from ._paths import check_relative_path
 
     for name, data in files.items():
         target = os.path.join(directory, *check_relative_path(name).parts)

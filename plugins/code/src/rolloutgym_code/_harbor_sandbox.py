@@ -18,7 +18,9 @@ import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
-from ._namespace_sandbox import BubblewrapSandbox, _is_under, _remove_tree, _visible_roots
+from ._bwrap_sandbox import BubblewrapSandbox
+from ._mount_plan import _is_under, _visible_roots
+from ._namespace_sandbox import _remove_tree
 from ._sandbox_types import SandboxLimits, SandboxResult, SandboxUnavailable
 
 __all__ = ["EpisodeSandbox"]

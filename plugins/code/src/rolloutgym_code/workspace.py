@@ -13,8 +13,8 @@ import tempfile
 from collections.abc import Mapping
 from pathlib import Path
 
-from ._namespace_sandbox import check_relative_path
 from ._patch import PatchError, apply_unified_diff
+from ._paths import check_relative_path
 
 __all__ = ["Workspace", "WorkspaceError"]
 
