@@ -143,7 +143,7 @@ def test_every_hint_for_our_packages_is_built_by_pip_install() -> None:
             continue
         assert distribution in known, f"{where}:{line}: pip_install names {distribution}, no project of this repository"
         assert set(extras) <= known[distribution][1], f"{where}:{line}: {distribution} has no extra {extras}"
-    from rolloutgym.registry.registry import KNOWN_PLUGINS
+    from rolloutgym.registry._hints import KNOWN_PLUGINS
 
     assert set(KNOWN_PLUGINS.values()) <= set(known), set(KNOWN_PLUGINS.values()) - set(known)
 

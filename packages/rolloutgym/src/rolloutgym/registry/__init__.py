@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+from ._build import adapt_env, import_entry_point, tag_env
 from ._plugins import CORE_PLUGINS, ENTRY_POINT_GROUP, PluginInfo, core_plugins, discover_plugins
 from ._tasks import TaskIndex, task_id, task_split
-from .registry import Registered, Registry, adapt_env, import_entry_point, tag_env
+from .registry import Registered, Registry
 
 __all__ = [
     "CORE_PLUGINS",

@@ -12,11 +12,15 @@ the exception.
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 import traceback
 from dataclasses import dataclass, field
 from importlib.metadata import EntryPoint, PackageNotFoundError, entry_points, version
 from types import ModuleType
+
+from rolloutgym_protocol import hookspecs
+from rolloutgym_protocol.errors import did_you_mean
 
 __all__ = ["CORE_PLUGINS", "ENTRY_POINT_GROUP", "PluginInfo", "core_plugins", "discover_plugins"]
 
@@ -108,3 +112,27 @@ def discover_plugins() -> list[PluginInfo]:
             info.module = loaded
         plugins.append(info)
     return plugins
+
+
+def warn_unmarked_hooks(info: PluginInfo) -> None:
+    """Name a plugin module's functions called like a hook (``rolloutgym_*``) but not marked ``@hookimpl``.
+
+    pluggy ignores them without a word, so they are never called; the warning is listed by
+    ``rolloutgym plugins``, like a marked hook with a misspelled name.
+    """
+    if not inspect.ismodule(info.module):
+        return
+    prefix, marker = f"{hookspecs.PROJECT_NAME}_", f"{hookspecs.PROJECT_NAME}_impl"
+    known = [name for name in dir(hookspecs) if name.startswith(prefix)]
+    for name, value in vars(info.module).items():
+        if not name.startswith(prefix) or not inspect.isfunction(value) or hasattr(value, marker):
+            continue
+        if value.__module__ != info.module.__name__:  # imported from elsewhere, not defined here
+            continue
+        hint = "" if name in known else did_you_mean(name, known)
+        warning = (
+            f"function {name!r} is named like a hook but not marked @hookimpl, so it is never called: "
+            f"decorate it with @rolloutgym_protocol.hookimpl.{hint}"
+        )
+        if warning not in info.warnings:
+            info.warnings.append(warning)

@@ -8,15 +8,12 @@ Listing reads spec objects only; an environment's module is imported at ``make()
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import pluggy
-from rolloutgym_protocol import AsyncEnv, as_async, hookspecs
+from rolloutgym_protocol import AsyncEnv, hookspecs
 from rolloutgym_protocol.errors import (
     ConfigError,
     EnvNotFound,
@@ -39,96 +36,12 @@ from rolloutgym_protocol.specs import (
     parse_env_id,
 )
 
-from ..install_hints import pip_install
-from ._plugins import PluginInfo, core_plugins, discover_plugins
+from ._build import adapt_env, import_entry_point, tag_env
+from ._hints import KNOWN_PLUGINS, env_not_found_message, install_hint
+from ._plugins import PluginInfo, core_plugins, discover_plugins, warn_unmarked_hooks
 from ._tasks import TaskIndex, task_split
 
-__all__ = ["Registered", "Registry", "adapt_env", "import_entry_point", "tag_env"]
-
-# Which plugin distribution to install for a namespace / template / provider that is missing.
-KNOWN_PLUGINS = {
-    "sql": "rolloutgym-sql",
-    "workflow": "rolloutgym-workflow",
-    "custom": "rolloutgym-workflow",
-    "code": "rolloutgym-code",
-    "code-editing": "rolloutgym-code",
-    "browser": "rolloutgym-browser",
-    "bench": "rolloutgym-benchmarks",
-    "rg": "rolloutgym-benchmarks",
-    "openai": "rolloutgym-openai",
-    "vllm": "rolloutgym-vllm",
-    "tinker": "rolloutgym-tinker",
-    "hf": "rolloutgym-transformers",
-    "bfcl": "rolloutgym-bfcl",
-    "trl": "rolloutgym-trl",
-}
-
-
-def import_entry_point(value: str, *, what: str = "entry point") -> Any:
-    """Import ``"package.module:attribute"`` and return the attribute."""
-    module_name, _, attribute = value.partition(":")
-    module = importlib.import_module(module_name)
-    target: Any = module
-    for part in attribute.split("."):
-        try:
-            target = getattr(target, part)
-        except AttributeError:
-            raise SpecError(f"{what} '{value}': module '{module_name}' has no attribute '{attribute}'") from None
-    return target
-
-
-def tag_env(environment: Any, env_id: str, identifier: str | None, *, what: str = "environment factory") -> Any:
-    """Check a factory's result and record its env id and task id on it (``rolloutgym_env_id``/``_task_id``).
-
-    The one place envs are tagged: registered ids, env files and remote envs alike.
-    """
-    if inspect.isawaitable(environment):
-        close = getattr(environment, "close", None)
-        if close is not None:
-            close()
-        raise TypeError(f"{what} returned an awaitable; factories must be sync")
-    try:
-        environment.rolloutgym_task_id = identifier
-        environment.rolloutgym_env_id = env_id
-    except AttributeError:
-        pass
-    return environment
-
-
-def adapt_env(environment: Any) -> Any:
-    """``as_async(environment)``, keeping its env id and task id tags."""
-    adapted = as_async(environment)
-    if adapted is not environment:
-        try:
-            adapted.rolloutgym_task_id = getattr(environment, "rolloutgym_task_id", None)
-            adapted.rolloutgym_env_id = getattr(environment, "rolloutgym_env_id", None)
-        except AttributeError:
-            pass
-    return adapted
-
-
-def _warn_unmarked_hooks(info: PluginInfo) -> None:
-    """Name a plugin module's functions called like a hook (``rolloutgym_*``) but not marked ``@hookimpl``.
-
-    pluggy ignores them without a word, so they are never called; the warning is listed by
-    ``rolloutgym plugins``, like a marked hook with a misspelled name.
-    """
-    if not inspect.ismodule(info.module):
-        return
-    prefix, marker = f"{hookspecs.PROJECT_NAME}_", f"{hookspecs.PROJECT_NAME}_impl"
-    known = [name for name in dir(hookspecs) if name.startswith(prefix)]
-    for name, value in vars(info.module).items():
-        if not name.startswith(prefix) or not inspect.isfunction(value) or hasattr(value, marker):
-            continue
-        if value.__module__ != info.module.__name__:  # imported from elsewhere, not defined here
-            continue
-        hint = "" if name in known else did_you_mean(name, known)
-        warning = (
-            f"function {name!r} is named like a hook but not marked @hookimpl, so it is never called: "
-            f"decorate it with @rolloutgym_protocol.hookimpl.{hint}"
-        )
-        if warning not in info.warnings:
-            info.warnings.append(warning)
+__all__ = ["Registered", "Registry"]
 
 
 @dataclass(frozen=True)
@@ -179,7 +92,7 @@ class Registry:
                 info.status, info.error, info.module = "failed", f"{type(exc).__name__}: {exc}", None
             else:
                 self._by_name[name] = info
-                _warn_unmarked_hooks(info)
+                warn_unmarked_hooks(info)
         self.plugins.append(info)
         self._cache.clear()
         self._tasks.clear()
@@ -314,59 +227,11 @@ class Registry:
             ]
             if candidates:
                 return max(candidates, key=lambda entry: entry.spec.version)
-        raise EnvNotFound(self._env_not_found_message(env_id, namespace))
+        raise EnvNotFound(env_not_found_message(self, env_id, namespace))
 
     def install_hint(self, name: str) -> str:
-        """How to get the plugin that provides ``name`` (a namespace, template or provider of :data:`KNOWN_PLUGINS`).
-
-        A plugin that is installed but switched off by ``ROLLOUTGYM_DISABLE_PLUGINS`` or left out of
-        ``ROLLOUTGYM_PLUGINS`` is named as such; otherwise the hint is the install from the checkout
-        (:func:`rolloutgym.install_hints.pip_install`: ``pip install ./plugins/NAME``; no index serves the plugins).
-        """
-        distribution = KNOWN_PLUGINS.get(name)
-        if distribution is None:
-            return ""
-        for info in self.plugins:
-            if info.status != "disabled" or (info.distribution or "").lower() != distribution:
-                continue
-            names = {info.name, info.distribution or ""}
-            disabled = {
-                part.strip() for part in os.environ.get("ROLLOUTGYM_DISABLE_PLUGINS", "").split(",") if part.strip()
-            }
-            if names & disabled:
-                return (
-                    f"The {info.name} plugin ({distribution}) is installed but disabled by "
-                    f"ROLLOUTGYM_DISABLE_PLUGINS={os.environ.get('ROLLOUTGYM_DISABLE_PLUGINS', '')}; "
-                    f"remove '{sorted(names & disabled)[0]}' from that variable."
-                )
-            return (
-                f"The {info.name} plugin ({distribution}) is installed but disabled: ROLLOUTGYM_PLUGINS="
-                f"{os.environ.get('ROLLOUTGYM_PLUGINS', '')} does not name it; add '{info.name}' to that variable "
-                "or unset it."
-            )
-        return f"Install it with: {pip_install(distribution)}"  # no full stop: it would be copied with the path
-
-    def _env_not_found_message(self, env_id: str, namespace: str) -> str:
-        ids = sorted(self.env_specs())
-        namespaces = sorted({identifier.split("/")[0] for identifier in ids})
-        message = f"no environment '{env_id}'.{did_you_mean(env_id, ids)}"
-        message += f" Installed namespaces: {', '.join(namespaces) or 'none'}."
-        if namespace in namespaces:
-            message += f" Run 'rolloutgym list {namespace}' to see its environments."
-        elif namespace in KNOWN_PLUGINS:
-            message += (
-                f" The '{namespace}' namespace comes from '{KNOWN_PLUGINS[namespace]}'. {self.install_hint(namespace)}"
-            )
-        else:
-            message += " Run 'rolloutgym list' to see every environment."
-        failed = [info for info in self.failed_plugins()]
-        if failed:
-            message += (
-                " Some plugins failed to load (run 'rolloutgym plugins'): "
-                + ", ".join(info.name for info in failed)
-                + "."
-            )
-        return message
+        """How to get the plugin that provides ``name`` (see :func:`rolloutgym.registry._hints.install_hint`)."""
+        return install_hint(self.plugins, name)
 
     def task_index(self, env_id: str) -> TaskIndex:
         """The env's tasks with their ids, for O(1) lookups; loaded once per registry."""
