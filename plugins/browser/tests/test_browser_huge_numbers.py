@@ -30,7 +30,7 @@ def _call(name: str, arguments: dict[Any, Any]) -> dict[str, Any]:
 
 
 def test_a_5000_digit_quantity_is_refused_by_the_shop_not_raised() -> None:
-    from rolloutgym_browser._shop_site import _quantity
+    from rolloutgym_browser._shop_forms import _quantity
 
     assert _quantity(DIGITS) is not None and _quantity(DIGITS) > 10**17  # more than any stock: "not enough stock"
     assert _quantity("²") is None and _quantity("3") == 3  # str.isdigit() says yes to "²"; int() says no

@@ -6,8 +6,8 @@ import json
 import subprocess
 import sys
 
-from rolloutgym_browser._shop_catalog import initial_shop_state
-from rolloutgym_browser._shop_site import ShopSite, search_products
+from rolloutgym_browser._shop_catalog import initial_shop_state, search_products
+from rolloutgym_browser._shop_site import ShopSite
 from rolloutgym_browser._site import SiteApp
 from rolloutgym_browser.shop import TASK_FILE, build_tasks
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 import json
+import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,9 +26,12 @@ __all__ = [
     "SHOP_NAME",
     "SUPPORT_TOPICS",
     "Product",
+    "cart_lines",
     "initial_shop_state",
     "money",
     "product",
+    "search_products",
+    "cart_subtotal",
 ]
 
 SHOP_NAME = "Harbor & Pine"
@@ -80,3 +85,29 @@ def initial_shop_state() -> dict[str, Any]:
 @functools.cache
 def _initial_state_json() -> str:
     return json.dumps(shop_catalog().initial_state)
+
+
+def search_products(query: str) -> list[Product]:
+    """Products whose name, category or description contains every word of ``query``."""
+    words = [word for word in re.split(r"[^a-z0-9]+", query.lower()) if word]
+    if not words:
+        return []
+    found = []
+    for item in PRODUCTS:
+        haystack = f"{item.name} {CATEGORIES[item.category]} {item.description}".lower()
+        if all(word in haystack for word in words):
+            found.append(item)
+    return found
+
+
+def cart_lines(state: Mapping[str, Any]) -> list[tuple[Product, int]]:
+    lines = []
+    for line in state["cart"]:
+        item = product(line["sku"])
+        if item is not None:
+            lines.append((item, int(line["quantity"])))
+    return lines
+
+
+def cart_subtotal(state: Mapping[str, Any]) -> float:
+    return round(sum(item.price * quantity for item, quantity in cart_lines(state)), 2)
