@@ -23,231 +23,24 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import inspect
 import time
-from collections.abc import Callable, Mapping, Sequence
-from operator import itemgetter
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rolloutgym_protocol import RolloutError, Trajectory
-from rolloutgym_protocol.errors import ConfigError, PolicyError, TaskNotFound, did_you_mean
+from rolloutgym_protocol.errors import ConfigError
 
+from ._routes import Route, TaskEnv, batch_samples, plan_routes
 from ._seed_rules import DEFAULT_MAX_ROLLOUT_TURNS, check_tokenizer, finish_batch
+from ._waves import FreeRunning, Waves, WaveSlot
 from .configs import InvalidActionPenaltyConfig, StructuredToolUseConfig
-from .environments import interface_factory, is_environment_interface
 from .generation import BatchSampler
 from .generation_interface import is_generation_interface, seed_batch_sampler
 from .renderers import Renderer
-from .rollout_batch import RESULT_COLUMNS, RolloutBatch, batch_columns, batch_metrics
-from .sampling import Sample, SamplingParams
+from .rollout_batch import RolloutBatch, batch_columns, batch_metrics
 from .token_policy import TokenPolicy
 
 __all__ = ["arun_multi_turn_rollout", "run_multi_turn_rollout"]
-
-EnvSource = str | Callable[[Any], Any]
-"""What ``task_to_env`` maps a task name to: a registered env id, or ``factory(task) -> env``."""
-
-
-class _Waves:
-    """Collects the sampling requests of active samples and sends each wave in one call."""
-
-    def __init__(self, sampler: BatchSampler, active: int) -> None:
-        self.sampler = sampler
-        self.active = active
-        self.pending: list[tuple[int, tuple[int, ...], SamplingParams, asyncio.Future[Sample]]] = []
-        self.sizes: list[int] = []
-        self.seconds = 0.0
-        self.failure: PolicyError | None = None
-        self._tasks: set[asyncio.Task[None]] = set()
-        self._coroutine = inspect.iscoroutinefunction(getattr(sampler, "generate", None))
-
-    async def request(self, index: int, prompt: Sequence[int], params: SamplingParams) -> Sample:
-        if self.failure is not None:
-            raise self.failure
-        future: asyncio.Future[Sample] = asyncio.get_running_loop().create_future()
-        self.pending.append((index, tuple(prompt), params, future))
-        self._flush_if_complete()
-        return await future
-
-    def finish(self) -> None:
-        """A sample left the batch (finished or failed)."""
-        self.active -= 1
-        self._flush_if_complete()
-
-    def _flush_if_complete(self) -> None:
-        if self.pending and len(self.pending) >= self.active:
-            items = sorted(self.pending, key=itemgetter(0))
-            self.pending = []
-            task = asyncio.get_running_loop().create_task(self._generate(items))
-            self._tasks.add(task)
-            task.add_done_callback(self._tasks.discard)
-
-    async def _call(self, prompts: list[tuple[int, ...]], params: list[SamplingParams]) -> Any:
-        if self._coroutine:
-            return await self.sampler.generate(prompts, params)
-        result = await asyncio.to_thread(self.sampler.generate, prompts, params)
-        return await result if inspect.isawaitable(result) else result
-
-    async def _generate(self, items: list[tuple[int, tuple[int, ...], SamplingParams, asyncio.Future[Sample]]]) -> None:
-        wave = len(self.sizes)
-        self.sizes.append(len(items))
-        prompts = [item[1] for item in items]
-        params = [item[2] for item in items]
-        started = time.perf_counter()
-        try:
-            samples = list(await self._call(prompts, params))
-            if len(samples) != len(items):
-                raise PolicyError(f"generate() returned {len(samples)} samples for {len(items)} prompts")
-            for sample in samples:
-                if not isinstance(sample, Sample):
-                    raise PolicyError(
-                        f"generate() must return rolloutgym.llm.Sample objects, got {type(sample).__name__}"
-                    )
-        except Exception as exc:
-            name = type(self.sampler).__name__
-            self.failure = PolicyError(
-                f"the generation backend {name} failed in wave {wave} ({len(items)} prompts): "
-                f"{type(exc).__name__}: {exc}"
-            )
-            self.failure.__cause__ = exc
-            for *_, future in items:
-                if not future.done():
-                    future.set_exception(self.failure)
-            return
-        finally:
-            self.seconds += time.perf_counter() - started
-        for (*_, future), sample in zip(items, samples, strict=True):
-            if not future.done():
-                future.set_result(sample)
-
-
-class _FreeRunning(_Waves):
-    """Each sample's turn is sent on its own as soon as it is ready (no wave barrier).
-
-    A coroutine backend gets the requests concurrently (continuous batching is its job);
-    a plain method runs one request at a time in a worker thread.
-    """
-
-    def __init__(self, sampler: BatchSampler, active: int) -> None:
-        super().__init__(sampler, active)
-        self._lock = asyncio.Lock()
-
-    async def request(self, index: int, prompt: Sequence[int], params: SamplingParams) -> Sample:
-        if self.failure is not None:
-            raise self.failure
-        future: asyncio.Future[Sample] = asyncio.get_running_loop().create_future()
-        if self._coroutine:
-            await self._generate([(index, tuple(prompt), params, future)])
-        else:
-            async with self._lock:
-                await self._generate([(index, tuple(prompt), params, future)])
-        return await future
-
-    def finish(self) -> None:
-        self.active -= 1
-
-
-class _WaveSlot:
-    """The per-request :class:`Sampler` one sample's episode sees: a seat in the waves."""
-
-    __slots__ = ("index", "waves")
-
-    def __init__(self, waves: _Waves, index: int) -> None:
-        self.waves = waves
-        self.index = index
-
-    async def sample(self, prompt_token_ids: Sequence[int], params: SamplingParams) -> Sample:
-        return await self.waves.request(self.index, prompt_token_ids, params)
-
-
-class _Route:
-    """How to build the environment of one task name."""
-
-    def __init__(self, task_name: str, source: Any, registry: Any) -> None:
-        self.task_name = task_name
-        self.registry = registry
-        self.env_id: str | None = None
-        self.factory: Callable[[Any], Any] | None = None
-        self.has_tasks = False
-        self.batched = is_environment_interface(source)
-        if self.batched:  # a NeMo-style batched env: each sample's message_log is its episode
-            self.factory = interface_factory(source)
-        elif isinstance(source, str):
-            spec = registry.resolve_env(source).spec  # EnvNotFound names the installed ones
-            self.env_id, self.has_tasks = spec.id, spec.tasks is not None
-        elif callable(source):
-            self.factory = source
-        else:
-            raise ConfigError(
-                f"task_to_env[{task_name!r}] must be a registered env id (e.g. 'sql/shop-v0'), a "
-                f"factory(task) -> env or a batched EnvironmentInterface, got {type(source).__name__}"
-            )
-
-    def task_of(self, sample: Mapping[str, Any]) -> Any:
-        """What the env is made from: the sample itself for a batched env, else its ``task``."""
-        return sample if self.batched else sample["task"]
-
-    def check(self, task: Any, index: int) -> None:
-        if self.env_id is None or not self.has_tasks:
-            return
-        try:
-            self.registry.resolve_task(self.env_id, task)
-        except (TaskNotFound, TypeError) as exc:
-            raise TaskNotFound(f"sample {index} (task_name {self.task_name!r}): {exc}") from None
-
-    def make(self, task: Any) -> Any:
-        if self.factory is not None:
-            return self.factory(task)
-        return self.registry.make(self.env_id, task=task)
-
-
-def _samples(batch: Any) -> list[Mapping[str, Any]]:
-    if isinstance(batch, Mapping):  # columns, like a BatchedDataDict
-        lengths = {key: len(values) for key, values in batch.items()}
-        if len(set(lengths.values())) > 1:
-            raise ConfigError(f"batch columns have different lengths: {lengths}")
-        count = next(iter(lengths.values()), 0)
-        return [{key: values[index] for key, values in batch.items()} for index in range(count)]
-    try:
-        rows = list(batch)
-    except TypeError:
-        raise ConfigError(
-            f"batch must be a list of sample dicts, a datasets.Dataset or a dict of columns, got {type(batch).__name__}"
-        ) from None
-    for index, row in enumerate(rows):
-        if not isinstance(row, Mapping):
-            raise ConfigError(
-                f"sample {index} is a {type(row).__name__}; each sample must be a dict with 'task_name' and 'task'"
-            )
-    return rows
-
-
-def _plan(samples: Sequence[Mapping[str, Any]], task_to_env: Mapping[str, EnvSource], registry: Any) -> list[_Route]:
-    if not isinstance(task_to_env, Mapping) or not task_to_env:
-        raise ConfigError("task_to_env must map task names to env ids or env factories, e.g. {'sql': 'sql/shop-v0'}")
-    routes = {name: _Route(name, source, registry) for name, source in task_to_env.items()}
-    known = sorted(routes)
-    plan = []
-    for index, sample in enumerate(samples):
-        clashes = sorted(set(sample) & set(RESULT_COLUMNS))
-        if clashes:
-            raise ConfigError(
-                f"sample {index} has field(s) {', '.join(clashes)}, which the rollout writes; rename them"
-            )
-        name = sample.get("task_name")
-        wanted = ("task_name",) if getattr(routes.get(name), "batched", False) else ("task_name", "task")
-        missing = [key for key in wanted if key not in sample]
-        if missing:
-            raise ConfigError(f"sample {index} has no {' or '.join(repr(key) for key in missing)} field")
-        if name not in routes:
-            raise ConfigError(
-                f"sample {index} has task_name {name!r}, which task_to_env does not map."
-                f"{did_you_mean(str(name), known)} "
-                f"Known task names: {', '.join(known)}."
-            )
-        routes[name].check(routes[name].task_of(sample), index)
-        plan.append(routes[name])
-    return plan
 
 
 def _default(value: Any, generation: Any, attribute: str, fallback: Any) -> Any:
@@ -261,7 +54,7 @@ def _default(value: Any, generation: Any, attribute: str, fallback: Any) -> Any:
 async def arun_multi_turn_rollout(
     generation: Any,
     batch: Any,
-    task_to_env: Mapping[str, EnvSource],
+    task_to_env: Mapping[str, TaskEnv],
     *,
     max_seq_len: int,
     max_rollout_turns: int = DEFAULT_MAX_ROLLOUT_TURNS,
@@ -327,7 +120,7 @@ async def arun_multi_turn_rollout(
         generation, sampler, chosen, max_seq_len=max_seq_len, max_turns=max_rollout_turns, greedy=greedy
     )
     base.structured_cfg = structured_cfg
-    waves = (_FreeRunning if free_running else _Waves)(sampler, len(samples))
+    waves = (FreeRunning if free_running else Waves)(sampler, len(samples))
     episodes = (
         _run_sample(sample, route, index, base, waves, seed=seed, max_turns=max_rollout_turns)
         for index, (sample, route) in enumerate(zip(samples, plan, strict=True))
@@ -343,11 +136,11 @@ async def arun_multi_turn_rollout(
 def _prepare(
     generation: Any,
     batch: Any,
-    task_to_env: Mapping[str, EnvSource],
+    task_to_env: Mapping[str, TaskEnv],
     renderer: Renderer | None,
     registry: Any,
     tokenizer: Any = None,
-) -> tuple[BatchSampler, list[Mapping[str, Any]], list[_Route]]:
+) -> tuple[BatchSampler, list[Mapping[str, Any]], list[Route]]:
     """The batch sampler, the samples and each sample's route (everything checked before generating).
 
     A NeMo-style generation (``generate(data, greedy)``) renders with ``tokenizer`` unless ``renderer`` is given.
@@ -359,8 +152,8 @@ def _prepare(
         from ..registry import get_registry
 
         registry = get_registry()
-    samples = _samples(batch)
-    return sampler, samples, _plan(samples, task_to_env, registry)
+    samples = batch_samples(batch)
+    return sampler, samples, plan_routes(samples, task_to_env, registry)
 
 
 def _check_limits(max_seq_len: int, max_rollout_turns: int) -> None:
@@ -376,7 +169,7 @@ def _base_policy(
     """The TokenPolicy every sample copies: the options in ``chosen`` that are not None, else
     the generation's own (when it is a TokenPolicy), else the defaults."""
     return TokenPolicy(
-        _WaveSlot(_Waves(sampler, 0), -1),
+        WaveSlot(Waves(sampler, 0), -1),
         sampler.renderer,
         max_tokens=int(_default(chosen["max_tokens"], generation, "max_tokens", max_seq_len)),
         max_seq_len=max_seq_len,
@@ -392,10 +185,10 @@ def _base_policy(
 
 async def _run_sample(
     sample: Mapping[str, Any],
-    route: _Route,
+    route: Route,
     index: int,
     base: TokenPolicy,
-    waves: _Waves,
+    waves: Waves,
     *,
     seed: int | None,
     max_turns: int,
@@ -404,7 +197,7 @@ async def _run_sample(
     from ..rollouts import arollout_group
 
     policy = copy.copy(base)
-    policy.sampler = _WaveSlot(waves, index)
+    policy.sampler = WaveSlot(waves, index)
     policy.seed = None if seed is None else seed + 1000 * index
     made: dict[str, Any] = {}
 
@@ -436,9 +229,9 @@ async def _run_sample(
 
 def _assemble(
     samples: list[Mapping[str, Any]],
-    plan: list[_Route],
+    plan: list[Route],
     results: list[Trajectory | RolloutError],
-    waves: _Waves,
+    waves: Waves,
     sampler: BatchSampler,
     started: float,
 ) -> tuple[RolloutBatch, dict[str, Any]]:
@@ -467,7 +260,7 @@ def _assemble(
 def run_multi_turn_rollout(
     generation: Any,
     batch: Any,
-    task_to_env: Mapping[str, EnvSource],
+    task_to_env: Mapping[str, TaskEnv],
     *,
     max_seq_len: int,
     max_rollout_turns: int = DEFAULT_MAX_ROLLOUT_TURNS,
