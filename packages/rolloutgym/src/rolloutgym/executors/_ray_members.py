@@ -17,8 +17,8 @@ from typing import Any
 from rolloutgym_protocol import RolloutError, Trajectory
 
 from ..rollouts import GroupCollector, error_record
+from ._ray_leased_env import LeasedEnv, result_of
 from ._ray_pool import WORKER_LOST, Worker, WorkerPool
-from ._ray_remote_env import RemoteEnv, _result
 from ._ray_worker import RunSpec
 from .base import GroupJob, OnGroup, run_job_member
 
@@ -92,7 +92,7 @@ async def run_batch(
             worker = pool.pick()
             worker.load += len(batch)
             try:
-                outcomes = await _result(worker.handle.run_members.remote(spec, work))
+                outcomes = await result_of(worker.handle.run_members.remote(spec, work))
             except WORKER_LOST as exc:
                 pool.lost(worker)
                 if attempt == 1:
@@ -159,9 +159,9 @@ async def drive_member(
             handle = worker.handle
             worker.load += 1
 
-            async def open_env(item: Any, handle: Any = handle) -> RemoteEnv:
+            async def open_env(item: Any, handle: Any = handle) -> LeasedEnv:
                 # The first reset travels with the lease; the member's timeout covers both.
-                opening = RemoteEnv.open(handle, spec, job.task_index, releases, (job.seeds[member], job.options))
+                opening = LeasedEnv.open(handle, spec, job.task_index, releases, (job.seeds[member], job.options))
                 if job.timeout is None:
                     return await opening
                 async with asyncio.timeout(job.timeout):

@@ -50,9 +50,9 @@ import ray
 from rolloutgym_protocol.errors import ConfigError
 
 from ..sources import PolicySource, ResolvedEnv, ResolvedPolicy  # noqa: F401 - PolicySource in placement()
+from ._ray_leased_env import result_of
 from ._ray_members import RunGroups, run_in_workers, run_on_driver
 from ._ray_pool import WORKER_LOST, WorkerPool, WorkersLost
-from ._ray_remote_env import _result
 from ._ray_worker import PLUGIN_VARIABLES, RegistryMirror, RolloutWorker, RunSpec
 from .base import Executor, GroupJob, OnGroup
 
@@ -195,7 +195,7 @@ class RayExecutor(Executor):
             if not workers:
                 pool.pick()  # raises WorkersLost
             results = await asyncio.gather(
-                *(_result(worker.handle.prepare.remote(spec)) for worker in workers), return_exceptions=True
+                *(result_of(worker.handle.prepare.remote(spec)) for worker in workers), return_exceptions=True
             )
             lost = False
             for worker, result in zip(workers, results, strict=True):

@@ -1,6 +1,7 @@
 """The driver's view of an env instance that lives in a Ray worker (driver-side policies).
 
-:class:`RemoteEnv` is an :class:`AsyncEnv` whose ``reset``/``step``/``close`` are calls to
+:class:`LeasedEnv` (an instance leased from a worker; not :class:`rolloutgym.serve.RemoteEnv`, the
+client of ``rolloutgym serve``) is an :class:`AsyncEnv` whose ``reset``/``step``/``close`` are calls to
 the worker holding the instance, so the ordinary rollout loop runs on the driver with the
 driver's policy (an API client, a human, a replay file). It carries the spaces, ``tools``
 and task id of the real env, which is what chat policies read through ``for_env``.
@@ -14,10 +15,10 @@ from rolloutgym_protocol import AsyncEnv
 
 from ._ray_worker import RunSpec
 
-__all__ = ["RemoteEnv"]
+__all__ = ["LeasedEnv", "result_of"]
 
 
-async def _result(reference: Any) -> Any:
+async def result_of(reference: Any) -> Any:
     """Await a Ray call; an exception raised by the env comes back as itself."""
     from ray.exceptions import RayTaskError
 
@@ -30,7 +31,7 @@ async def _result(reference: Any) -> Any:
         raise
 
 
-class RemoteEnv(AsyncEnv[Any, Any]):
+class LeasedEnv(AsyncEnv[Any, Any]):
     """An env instance leased from a worker; ``close()`` hands it back to the worker's pool.
 
     An instance whose episode raised, or was cancelled mid-call, is closed by the worker
@@ -59,7 +60,7 @@ class RemoteEnv(AsyncEnv[Any, Any]):
         task_index: int,
         releases: list[Any] | None = None,
         reset: tuple[int | None, dict[str, Any] | None] | None = None,
-    ) -> RemoteEnv:
+    ) -> LeasedEnv:
         """Lease an instance of task ``task_index``.
 
         With ``releases``, ``close()`` does not wait for the worker: it appends the pending
@@ -67,7 +68,7 @@ class RemoteEnv(AsyncEnv[Any, Any]):
         resets the instance right away and the first matching :meth:`reset` returns (or
         raises) that outcome without another call. Both save a round trip per episode.
         """
-        lease, description, outcome = await _result(worker.open_env.remote(spec, task_index, reset))
+        lease, description, outcome = await result_of(worker.open_env.remote(spec, task_index, reset))
         environment = cls(worker, lease, description, releases)
         if reset is not None:
             environment._first_reset = (reset, outcome)
@@ -75,7 +76,7 @@ class RemoteEnv(AsyncEnv[Any, Any]):
 
     async def _call(self, reference: Any) -> Any:
         try:
-            return await _result(reference)
+            return await result_of(reference)
         except BaseException:
             self._healthy = False
             raise
@@ -109,9 +110,9 @@ class RemoteEnv(AsyncEnv[Any, Any]):
             self.releases.append(reference)
             return
         try:
-            await _result(reference)
+            await result_of(reference)
         except WORKER_LOST:  # the worker is gone, and its envs with it
             pass
 
     def __repr__(self) -> str:
-        return f"<RemoteEnv {self.rolloutgym_env_id or ''} task {self.rolloutgym_task_id} lease {self.lease}>"
+        return f"<LeasedEnv {self.rolloutgym_env_id or ''} task {self.rolloutgym_task_id} lease {self.lease}>"
