@@ -21,15 +21,15 @@ what was expected and what was found.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 from rolloutgym_protocol import Score
 from rolloutgym_protocol.display import json_text, safe_repr, safe_str
-from rolloutgym_protocol.errors import ConfigError
 
-from ..validation import format_errors
+from ._judge import llm_judge
+from ._primitive import PrimitiveGrader, _build, _Params, _passed
 from .context import VerifierContext
 from .diff import describe_value, state_diff
 from .paths import PathError, get_path, parse_path
@@ -44,44 +44,6 @@ __all__ = [
     "state_match",
     "tool_was_called",
 ]
-
-
-class _Params(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-class PrimitiveGrader:
-    """A criterion grader built from a primitive's parameters.
-
-    ``grader(context, criterion=None)`` returns a Score; ``requires_judge`` says whether it
-    needs ``context.judge``.
-    """
-
-    requires_judge = False
-
-    def __init__(self, type_name: str, params: BaseModel, evaluate: Callable[[Any, VerifierContext], Score]) -> None:
-        self.type_name = type_name
-        self.params = params
-        self._evaluate = evaluate
-
-    def __call__(self, context: VerifierContext, criterion: Any = None) -> Score:
-        return self._evaluate(self.params, context)
-
-    def __repr__(self) -> str:
-        return f"{self.type_name}({self.params.model_dump()})"
-
-
-def _build(model: type[_Params], type_name: str, params: Mapping[str, Any]) -> Any:
-    try:
-        return model.model_validate(dict(params))
-    except ValidationError as exc:
-        raise ConfigError(
-            "; ".join(format_errors(exc, "", model)).replace("unknown field", "unknown parameter")
-        ) from None
-
-
-def _passed(ok: bool, feedback: str, **metadata: Any) -> Score:
-    return Score(1.0 if ok else 0.0, metadata=metadata, feedback=feedback)
 
 
 # -- state_match ----------------------------------------------------------------------
@@ -324,80 +286,3 @@ def ground_truth_match(**params: Any) -> PrimitiveGrader:
     return PrimitiveGrader(
         "ground_truth_match", _build(GroundTruthMatchParams, "ground_truth_match", params), _ground_truth_match
     )
-
-
-# -- llm_judge ------------------------------------------------------------------------
-
-
-class LLMJudgeParams(_Params):
-    rubric: str = Field(min_length=1)
-    threshold: float = Field(0.5, ge=0, le=1)
-    include_state: bool = False
-
-
-_JUDGE_SYSTEM = (
-    "You are a strict grader. Read the task, the agent's final answer and the rubric, then reply "
-    'with one JSON object: {"score": <number from 0 to 1>, "reason": "<one sentence>"}.'
-)
-_SCORE = re.compile(r"\"?score\"?\s*[:=]\s*(-?\d+(?:\.\d+)?)", re.IGNORECASE)
-
-
-def _render(params: LLMJudgeParams, context: VerifierContext) -> Any:
-    parts = [
-        f"Task:\n{context.task_field('instruction', '')}",
-        f"Agent's final answer:\n{context.final_output or '(none)'}",
-    ]
-    if params.include_state:
-        parts.append(f"Final state:\n{json_text(context.final_state, default=safe_repr)[:8000]}")
-    parts.append(f"Rubric:\n{params.rubric}")
-    return [{"role": "system", "content": _JUDGE_SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
-
-
-def _parse(text: str, params: LLMJudgeParams) -> Score:
-    match = _SCORE.search(text)
-    if match is None:
-        return Score(0.0, feedback=f"the judge's reply has no score: {text[:200]!r}")
-    value = min(1.0, max(0.0, float(match.group(1))))
-    reason = re.search(r"\"reason\"\s*:\s*\"([^\"]*)\"", text)
-    because = reason.group(1) if reason else text[:200]
-    verdict = "pass" if value >= params.threshold else "fail"
-    return Score(
-        value,
-        metadata={"threshold": params.threshold},
-        feedback=f"judge: {value:g} ({verdict}, threshold {params.threshold:g}): {because}",
-    )
-
-
-class _JudgeGrader(PrimitiveGrader):
-    requires_judge = True
-
-    def __call__(self, context: VerifierContext, criterion: Any = None) -> Score:
-        from ..graders import LLMGrader
-
-        params: LLMJudgeParams = self.params  # type: ignore[assignment]
-        if context.judge is None:
-            raise ConfigError(
-                "the llm_judge primitive needs a judge policy: pass --env-arg judge=PROVIDER:MODEL "
-                "(e.g. judge=openai:gpt-4o-mini) or judge=<policy> to the env factory"
-            )
-        grader = LLMGrader(
-            sample=lambda chat: _sample(context.judge, chat),
-            render=lambda input, rubric: _render(params, input),
-            parse=lambda text, rubric: _parse(text, params),
-        )
-        return grader.score(context, params.rubric)
-
-
-def _sample(judge: Any, chat: Any) -> str:
-    from ._sync import call_policy
-
-    action = call_policy(judge, chat)
-    if isinstance(action, Mapping):
-        content = action.get("content")
-        return content if isinstance(content, str) else json_text(content)
-    return safe_str(action)
-
-
-def llm_judge(**params: Any) -> PrimitiveGrader:
-    """``llm_judge``: a judge policy scores the final answer against ``rubric`` (0..1; passes at ``threshold``)."""
-    return _JudgeGrader("llm_judge", _build(LLMJudgeParams, "llm_judge", params), lambda params, context: Score(0.0))
