@@ -121,7 +121,7 @@ async def _recorded_operations(task_id: str) -> list[tuple[Any, ...]]:
 
 async def _raw_episode(task_id: str, actions: list[tuple[Any, ...]], pooled: bool) -> tuple[float, list[float]]:
     """Raw Playwright on the service loop: same site, same browser, same low-level operations."""
-    from rolloutgym_browser._chromium import get_pool
+    from rolloutgym_browser._browser_pool import get_pool
     from rolloutgym_browser._server import SiteServer
     from rolloutgym_browser._shop_site import ShopSite
     from rolloutgym_browser._site import SiteApp

@@ -21,7 +21,7 @@ import time
 from typing import Any
 
 from rolloutgym_browser import _miniwob_page
-from rolloutgym_browser._chromium import BrowserPool
+from rolloutgym_browser._browser_pool import BrowserPool
 from rolloutgym_browser._miniwob_oracle import SCRIPTED
 from rolloutgym_browser._service import shutdown_browser
 from rolloutgym_browser.miniwob import make_miniwob_env, miniwob_tasks
@@ -70,7 +70,7 @@ def start_times(count: int) -> tuple[list[float], list[float]]:
     tasks = [task.id for task in miniwob_tasks()][:: max(1, 125 // count)][:count]
     pooled_acquire = BrowserPool.acquire
     pooled_prepare = BrowserPool.prepare_spare
-    take_ready, prepare_next = _miniwob_page._take_ready, _miniwob_page._prepare_next
+    take_ready, prepare_next = _miniwob_page.take_ready, _miniwob_page.prepare_next
 
     async def no_ready(pool: Any, key: Any) -> None:
         return None
@@ -89,8 +89,8 @@ def start_times(count: int) -> tuple[list[float], list[float]]:
             if mode == "fresh":
                 BrowserPool.acquire = fresh_acquire  # type: ignore[method-assign]
                 BrowserPool.prepare_spare = lambda self: None  # type: ignore[method-assign]
-                _miniwob_page._take_ready = no_ready  # type: ignore[assignment]
-                _miniwob_page._prepare_next = lambda *arguments: None  # type: ignore[assignment]
+                _miniwob_page.take_ready = no_ready  # type: ignore[assignment]
+                _miniwob_page.prepare_next = lambda *arguments: None  # type: ignore[assignment]
             try:
                 # One warm-up episode in this mode (its spare context, or none), then the measured one.
                 asyncio.run(_reset_seconds(task, 1))
@@ -98,7 +98,7 @@ def start_times(count: int) -> tuple[list[float], list[float]]:
             finally:
                 BrowserPool.acquire = pooled_acquire  # type: ignore[method-assign]
                 BrowserPool.prepare_spare = pooled_prepare  # type: ignore[method-assign]
-                _miniwob_page._take_ready, _miniwob_page._prepare_next = take_ready, prepare_next
+                _miniwob_page.take_ready, _miniwob_page.prepare_next = take_ready, prepare_next
             (pooled if mode == "pooled" else fresh).append(seconds)
     return pooled, fresh
 

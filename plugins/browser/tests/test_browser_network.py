@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from rolloutgym.declarative import Environment, Task, browser_config, browser_page
 from rolloutgym_browser import BrowserError
-from rolloutgym_browser._chromium import find_chromium
+from rolloutgym_browser._browser_pool import find_chromium
 from rolloutgym_browser.shop import make_shop_env, shop_tasks
 from rolloutgym_browser.template import compile_browser
 from rolloutgym_browser.testing import require_chromium

@@ -172,7 +172,7 @@ def test_killing_chromium_mid_episode_is_an_env_error_and_the_next_episode_gets_
 
 
 def _loopback_server(kind: str, root: Path) -> Any:
-    from rolloutgym_browser._chromium import _BlankSite
+    from rolloutgym_browser._browser_pool import _BlankSite
     from rolloutgym_browser._miniwob_server import StaticServer
     from rolloutgym_browser._server import SiteServer
     from rolloutgym_browser._site import SiteApp

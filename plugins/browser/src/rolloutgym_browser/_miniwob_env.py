@@ -235,7 +235,7 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             )
         if viewport < 5:
             raise ConfigError(f"viewport must show at least 5 lines, got {viewport}")
-        from ._chromium import find_chromium
+        from ._browser_pool import find_chromium
 
         self.task = task
         self.html_root = miniwob_html_root()

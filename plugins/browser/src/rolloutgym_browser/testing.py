@@ -17,7 +17,7 @@ def require_chromium() -> str:
     import pytest
 
     from ._backend import BrowserError
-    from ._chromium import find_chromium
+    from ._browser_pool import find_chromium
 
     try:
         import playwright  # noqa: F401
