@@ -17,7 +17,8 @@ if TYPE_CHECKING:
     from ._model import Element, Page, Snapshot, SnapshotElement, format_snapshot
     from ._service import shutdown_browser
     from ._site import Site, SiteApp
-    from .envs import BACKENDS, BrowserEnv, BrowserTask, EpisodeOutcome, grade_with_ground_truth, make_backend
+    from ._task import BrowserTask, EpisodeOutcome, grade_with_ground_truth
+    from .envs import BACKENDS, BrowserEnv, make_backend
     from .grading import answer_matches, diff_values, grade_episode, lookup_path
 
 # Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
@@ -29,7 +30,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "_model": ["Element", "Page", "Snapshot", "SnapshotElement", "format_snapshot"],
         "_service": ["shutdown_browser"],
         "_site": ["Site", "SiteApp"],
-        "envs": ["BACKENDS", "BrowserEnv", "BrowserTask", "EpisodeOutcome", "grade_with_ground_truth", "make_backend"],
+        "_task": ["BrowserTask", "EpisodeOutcome", "grade_with_ground_truth"],
+        "envs": ["BACKENDS", "BrowserEnv", "make_backend"],
         "grading": ["answer_matches", "diff_values", "grade_episode", "lookup_path"],
     },
 )

@@ -17,7 +17,8 @@ from typing import Any
 
 from ._data_files import ShopTaskRecord, shop_task_records
 from ._shop_site import ShopSite
-from .envs import BrowserEnv, BrowserTask
+from ._task import BrowserTask
+from .envs import BrowserEnv
 
 __all__ = ["SHOP_DESCRIPTION", "build_tasks", "make_shop_env", "shop_tasks"]
 

@@ -28,7 +28,8 @@ from rolloutgym_protocol import Score
 from rolloutgym_protocol.errors import EnvFileError
 
 from ._config import TemplateSite, parse_browser_config
-from .envs import BrowserEnv, BrowserTask, EpisodeOutcome
+from ._task import BrowserTask, EpisodeOutcome
+from .envs import BrowserEnv
 
 __all__ = ["compile_browser", "task_from_declarative"]
 
