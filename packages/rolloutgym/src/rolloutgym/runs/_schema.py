@@ -61,7 +61,7 @@ class ErrorModel(_Open):
     member: int | None = None
 
 
-class GroupLine(_Open):
+class GroupLineSchema(_Open):
     kind: Literal["group"]
     task_index: int
     item_id: str

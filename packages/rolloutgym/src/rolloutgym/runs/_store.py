@@ -22,7 +22,7 @@ from rolloutgym_protocol import TrajectoryGroup, to_jsonable
 from rolloutgym_protocol.errors import RunFileError, json_error_text, output_error
 
 from ._schema import FORMAT_VERSION, HeaderLine
-from ._schema import GroupLine as _GroupSchema
+from ._schema import GroupLineSchema as _GroupSchema
 from .stats import GroupFacts, SummaryBuilder, group_facts, line_facts
 
 __all__ = [
