@@ -5,7 +5,7 @@ Completions (streaming and not), the OpenAI Responses API and Anthropic Messages
 with a token-level policy (``hf:``, ``vllm:``, ``tinker:``: any :class:`~rolloutgym.llm.TokenPolicy`)
 through the policy's renderer, or forwards to a message-level one (``openai:``). Every call is
 recorded (:class:`CallRecord`) and the calls of a session become a ``Trajectory`` with exact
-tokens and loss masks (:meth:`Session.trajectory`).
+tokens and loss masks (:meth:`EndpointSession.trajectory`).
 
 A session is one conversation: ``/v1/...`` is session ``"default"``, ``/s/NAME/v1/...`` is
 session ``NAME`` (one endpoint can serve a whole group).
@@ -31,7 +31,7 @@ from rolloutgym_protocol.errors import ConfigError
 
 from . import wire
 
-__all__ = ["CallRecord", "InterceptionEndpoint", "Session"]
+__all__ = ["CallRecord", "InterceptionEndpoint", "EndpointSession"]
 
 _SAMPLING_KEYS = ("max_tokens", "temperature", "top_p", "stop", "seed")
 
@@ -74,7 +74,7 @@ def _canonical(message: Mapping[str, Any]) -> str:
 
 
 @dataclass
-class Session:
+class EndpointSession:
     """One conversation's calls and token context."""
 
     name: str
@@ -184,7 +184,7 @@ class InterceptionEndpoint:
         self.force = dict(force or {})
         self.max_calls = max_calls
         self.host = host
-        self.sessions: dict[str, Session] = {}
+        self.sessions: dict[str, EndpointSession] = {}
         self.port: int | None = None
         self._server: Any = None
         self._task: asyncio.Task[Any] | None = None
@@ -211,9 +211,9 @@ class InterceptionEndpoint:
     def openai_base_url(self) -> str:
         return f"{self.base_url}/v1"
 
-    def session(self, name: str = "default") -> Session:
+    def session(self, name: str = "default") -> EndpointSession:
         if name not in self.sessions:
-            self.sessions[name] = Session(name)
+            self.sessions[name] = EndpointSession(name)
         return self.sessions[name]
 
     def environment(self, session: str | None = None) -> dict[str, str]:
@@ -247,7 +247,7 @@ class InterceptionEndpoint:
             seed=merged.get("seed"),
         )
 
-    def _prompt(self, session: Session, request: wire.Request) -> tuple[list[int], bool, list[str]]:
+    def _prompt(self, session: EndpointSession, request: wire.Request) -> tuple[list[int], bool, list[str]]:
         renderer = self.policy.renderer
         canonical = [_canonical(message) for message in request.messages]
         tools_key = json.dumps(request.tools, sort_keys=True)
@@ -268,7 +268,7 @@ class InterceptionEndpoint:
         return prompt, extends, canonical
 
     async def _token_call(
-        self, session: Session, request: wire.Request, params: SamplingParams
+        self, session: EndpointSession, request: wire.Request, params: SamplingParams
     ) -> tuple[wire.Reply, dict[str, Any]]:
         policy = self.policy
         prompt, extends, canonical = self._prompt(session, request)
@@ -302,7 +302,7 @@ class InterceptionEndpoint:
         return reply, {"extends": extends, "new_segment": new_segment, "text": text}
 
     async def _message_call(
-        self, session: Session, request: wire.Request, params: SamplingParams
+        self, session: EndpointSession, request: wire.Request, params: SamplingParams
     ) -> tuple[wire.Reply, dict[str, Any]]:
         completion = await self.policy.complete(request.messages, request.tools, params)
         if completion.message is not None:

@@ -39,7 +39,7 @@ from rolloutgym.llm.messages import content_text, observation_messages
 from rolloutgym_protocol import PolicyOutput, Step, Trajectory, spaces
 from rolloutgym_protocol.errors import ConfigError
 
-from .endpoint import CallRecord, InterceptionEndpoint, Session
+from .endpoint import CallRecord, EndpointSession, InterceptionEndpoint
 
 __all__ = ["CommandHarness", "harness_trajectory", "make_policy"]
 
@@ -259,7 +259,7 @@ async def _watch(run: _Run, endpoint: InterceptionEndpoint, wall_limit: float) -
         raise
 
 
-async def _wait(run: _Run, session: Session, wall_limit: float) -> None:
+async def _wait(run: _Run, session: EndpointSession, wall_limit: float) -> None:
     process = run.process
     assert process is not None
     talk = asyncio.ensure_future(process.communicate())
@@ -363,7 +363,7 @@ class _HarnessEpisode:
         self._finalizer = weakref.finalize(self, _abandon, run, self.endpoint, asyncio.get_running_loop(), own)
         return run
 
-    def _record(self, run: _Run, session: Session, **facts: Any) -> dict[str, Any]:
+    def _record(self, run: _Run, session: EndpointSession, **facts: Any) -> dict[str, Any]:
         calls = session.calls[self.first_call :]
         self.first_call = len(session.calls)
         harness = {"command": run.command, "segments": session.segments, "calls": [c.to_dict() for c in calls]}
@@ -412,7 +412,7 @@ def harness_trajectory(item: Step | Trajectory, *, reward: float | None = None) 
     records = [record for record in records if isinstance(record, Mapping)]
     if not records:
         raise ConfigError("this step has no policy_info['harness']: it was not made by a harness policy")
-    session = Session("replay")
+    session = EndpointSession("replay")
     session.calls = [CallRecord(**call) for record in records for call in record.get("calls", [])]
     session.segments = int(records[-1].get("segments", 0))
     session.stop_reason = str(records[-1].get("stop_reason"))
