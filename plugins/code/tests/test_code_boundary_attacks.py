@@ -634,7 +634,7 @@ def _answer(line: bytes):
     import threading
     import time
 
-    from rolloutgym_code._bridge import Session
+    from rolloutgym_code._bridge import BridgeSession
 
     to_trusted_read, to_trusted_write = os.pipe()
     to_sandbox_read, to_sandbox_write = os.pipe()
@@ -646,7 +646,7 @@ def _answer(line: bytes):
 
     thread = threading.Thread(target=sandbox)
     thread.start()
-    session = Session(to_trusted_read, to_sandbox_write, time.monotonic() + 10)
+    session = BridgeSession(to_trusted_read, to_sandbox_write, time.monotonic() + 10)
     try:
         return session, session.request("get", id=1, name="x")
     finally:

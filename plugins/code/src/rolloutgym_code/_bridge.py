@@ -59,7 +59,7 @@ class RemoteError(Exception):
 _ISO = {"date": datetime.date, "dt": datetime.datetime, "time": datetime.time}
 
 
-class Session:
+class BridgeSession:
     """One connection to the sandbox's server (``read_fd`` from it, ``write_fd`` to it)."""
 
     def __init__(self, read_fd, write_fd, deadline):

@@ -67,7 +67,7 @@ def main():
     sys.path.insert(0, config["support"])  # the bridge and the exact-type guard, copied there
     bridge = importlib.import_module("_rolloutgym_bridge")
 
-    session = bridge.Session(config["read_fd"], config["write_fd"], time.monotonic() + float(config["seconds"]))
+    session = bridge.BridgeSession(config["read_fd"], config["write_fd"], time.monotonic() + float(config["seconds"]))
     bridge.install(session, config["front"], config["back"])
     import pytest
 
