@@ -16,7 +16,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 from ._model import Element, Page
 
-__all__ = ["Request", "Response", "Site", "SiteApp", "form_fields", "not_found_page", "split_target"]
+__all__ = ["Response", "Site", "SiteApp", "SiteRequest", "form_fields", "not_found_page", "split_target"]
 
 
 class Site(Protocol):
@@ -36,7 +36,7 @@ class Site(Protocol):
 
 
 @dataclass(frozen=True)
-class Request:
+class SiteRequest:
     """One request the site answered (kept in :attr:`SiteApp.requests`)."""
 
     method: str
@@ -101,7 +101,7 @@ class SiteApp:
     site: Site
     setup: Mapping[str, Any] | None = None
     state: dict[str, Any] = field(default_factory=dict)
-    requests: list[Request] = field(default_factory=list)
+    requests: list[SiteRequest] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         self.reset(self.setup)
@@ -136,5 +136,5 @@ class SiteApp:
         else:
             page = self.site.render(path, query, self.state)
             response = Response(404, not_found_page(target)) if page is None else Response(200, page)
-        self.requests.append(Request(method, target, response.status, document))
+        self.requests.append(SiteRequest(method, target, response.status, document))
         return response
