@@ -104,7 +104,9 @@ def token_policy_versions(trajectory: Trajectory) -> list[int | None]:
 
 
 @dataclasses.dataclass(frozen=True)
-class _Group:
+class _RolledBatch:
+    """One rolled-out batch of the off-policy queue: its samples and their RolloutBatch."""
+
     samples: list[Mapping[str, Any]]
     batch: Any
 
@@ -152,7 +154,7 @@ class RolloutQueue:
         self.task_to_env = task_to_env
         self.max_staleness = max_staleness
         self.options = options
-        self.queue: asyncio.Queue[_Group | None] = asyncio.Queue(max_queued)
+        self.queue: asyncio.Queue[_RolledBatch | None] = asyncio.Queue(max_queued)
         self.concurrency = concurrency
         self.dropped_stale = 0
         self._workers: list[asyncio.Task[None]] = []
@@ -164,7 +166,7 @@ class RolloutQueue:
             batch, _ = await arun_multi_turn_rollout(
                 self.sampler, list(samples), self.task_to_env, free_running=True, **self.options
             )
-            await self.queue.put(_Group(list(samples), batch))
+            await self.queue.put(_RolledBatch(list(samples), batch))
 
     async def __aenter__(self) -> RolloutQueue:
         self._workers = [asyncio.create_task(self._produce()) for _ in range(self.concurrency)]
@@ -183,7 +185,7 @@ class RolloutQueue:
     async def get(self) -> Any | None:
         """The next fresh enough group's ``RolloutBatch`` (``None`` when every group is done)."""
         while not self._done():
-            getter: Awaitable[_Group | None] = self.queue.get()
+            getter: Awaitable[_RolledBatch | None] = self.queue.get()
             try:
                 group = await asyncio.wait_for(getter, 0.05)
             except TimeoutError:
