@@ -143,7 +143,7 @@ def test_client_by_the_sdk_names_and_orgs(platform_server, wait) -> None:
 
 def _sdk_calls(client, other, runner, wait) -> None:
     from rolloutgym import AsyncClient
-    from rolloutgym.platform import NotFoundError, ScopeError
+    from rolloutgym.platform import ResourceNotFound, ScopeError
 
     client.push("toy/arith-v0")
     run = client.create_run(env_slug="toy/arith-v0", model="oracle", n=3, limit=2)
@@ -153,11 +153,11 @@ def _sdk_calls(client, other, runner, wait) -> None:
     ids = client.passing_rollout_ids(run["runId"])
     assert sorted(ids) == sorted(f"{task}:{member}" for task in range(2) for member in range(3))
 
-    with pytest.raises(NotFoundError):
+    with pytest.raises(ResourceNotFound):
         other.get_run(run["runId"])
-    with pytest.raises(NotFoundError):
+    with pytest.raises(ResourceNotFound):
         other.passing_rollout_ids(run["runId"])
-    with pytest.raises(NotFoundError):
+    with pytest.raises(ResourceNotFound):
         other.create_training_job(source_run_id=run["runId"], rollout_ids=ids, base_model="hf:tiny", method="sft")
     assert run["runId"] not in [item["runId"] for item in other.list_runs()]
     with pytest.raises(ScopeError):

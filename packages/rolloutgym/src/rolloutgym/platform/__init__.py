@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["AsyncClient", "AuthenticationError", "Client", "NotFoundError", "PlatformError", "ScopeError"]
+__all__ = ["AsyncClient", "AuthenticationError", "Client", "PlatformError", "ResourceNotFound", "ScopeError"]
 
 
 def __getattr__(name: str) -> Any:
@@ -16,7 +16,7 @@ def __getattr__(name: str) -> Any:
         from . import client
 
         return getattr(client, name)
-    if name in ("AuthenticationError", "NotFoundError", "PlatformError", "ScopeError"):
+    if name in ("AuthenticationError", "ResourceNotFound", "PlatformError", "ScopeError"):
         from . import errors
 
         return getattr(errors, name)

@@ -18,7 +18,7 @@ import httpx
 
 from . import credentials
 from .envfiles import push_payload
-from .errors import AuthenticationError, NotFoundError, PlatformError, ScopeError
+from .errors import AuthenticationError, PlatformError, ResourceNotFound, ScopeError
 
 
 def _check(response: httpx.Response) -> Any:
@@ -37,7 +37,7 @@ def _check(response: httpx.Response) -> Any:
         message = response.json().get("error") or response.text
     except ValueError:
         message = response.text.strip()[:200] or response.reason_phrase
-    errors = {401: AuthenticationError, 403: ScopeError, 404: NotFoundError}
+    errors = {401: AuthenticationError, 403: ScopeError, 404: ResourceNotFound}
     raise errors.get(response.status_code, PlatformError)(message, status=response.status_code)
 
 

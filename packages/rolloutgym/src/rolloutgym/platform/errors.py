@@ -19,7 +19,7 @@ class AuthenticationError(PlatformError):
     """The API key is missing or wrong, or the endpoint answered with a login page or a redirect."""
 
 
-class NotFoundError(PlatformError):
+class ResourceNotFound(PlatformError):
     """No such env, run or job (for this key's organisation)."""
 
 
