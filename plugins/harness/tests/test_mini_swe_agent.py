@@ -10,8 +10,8 @@ from pathlib import Path
 
 from rolloutgym.llm import check_provenance
 from rolloutgym_harness import check_rerender, harness_trajectory
-from rolloutgym_harness.endpoint import CallRecord
 from rolloutgym_harness.harness import make_policy
+from rolloutgym_harness.recording import CallRecord
 from rolloutgym_protocol import Step
 
 

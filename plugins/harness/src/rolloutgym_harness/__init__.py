@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:
-    from .endpoint import CallRecord, EndpointSession, InterceptionEndpoint, check_rerender
+    from .endpoint import InterceptionEndpoint
     from .harness import CommandHarness, harness_trajectory
+    from .recording import CallRecord, EndpointSession, check_rerender
 
 # Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module.
 __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
-        "endpoint": ["CallRecord", "InterceptionEndpoint", "EndpointSession", "check_rerender"],
+        "endpoint": ["InterceptionEndpoint"],
+        "recording": ["CallRecord", "EndpointSession", "check_rerender"],
         "harness": ["CommandHarness", "harness_trajectory"],
     },
 )

@@ -4,8 +4,9 @@
 Completions (streaming and not), the OpenAI Responses API and Anthropic Messages. It answers
 with a token-level policy (``hf:``, ``vllm:``, ``tinker:``: any :class:`~rolloutgym.llm.TokenPolicy`)
 through the policy's renderer, or forwards to a message-level one (``openai:``). Every call is
-recorded (:class:`CallRecord`) and the calls of a session become a ``Trajectory`` with exact
-tokens and loss masks (:meth:`EndpointSession.trajectory`).
+recorded (:class:`~rolloutgym_harness.recording.CallRecord`, :mod:`rolloutgym_harness.recording`)
+and the calls of a session become a ``Trajectory`` with exact tokens and loss masks
+(:meth:`~rolloutgym_harness.recording.EndpointSession.trajectory`).
 
 A session is one conversation: ``/v1/...`` is session ``"default"``, ``/s/NAME/v1/...`` is
 session ``NAME`` (one endpoint can serve a whole group).
@@ -20,123 +21,25 @@ import os
 import socket
 import threading
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
-from rolloutgym.llm import SamplingParams, parse_reply, token_digest
+from rolloutgym.llm import SamplingParams, parse_reply
 from rolloutgym.llm.messages import content_text
-from rolloutgym_protocol import Step, Trajectory
 from rolloutgym_protocol.errors import ConfigError
 
 from . import wire
+from .recording import CallRecord, EndpointSession
 
-__all__ = ["CallRecord", "InterceptionEndpoint", "EndpointSession"]
+__all__ = ["InterceptionEndpoint"]
 
 _SAMPLING_KEYS = ("max_tokens", "temperature", "top_p", "stop", "seed")
-
-
-@dataclass
-class CallRecord:
-    """One model call, as the harness sent it and as the model answered."""
-
-    index: int
-    api: str
-    session: str
-    messages: list[dict[str, Any]]
-    tools: list[dict[str, Any]]
-    requested: dict[str, Any]
-    params: dict[str, Any]
-    prompt_token_ids: list[int] | None
-    completion_token_ids: list[int] | None
-    logprobs: list[float] | None
-    stop_reason: str
-    text: str
-    tool_calls: list[dict[str, Any]]
-    segment: int
-    new_segment: bool
-    # The prompt extends the previous prompt + completion token for token (a forwarded call without
-    # token ids: its messages extend the previous messages + the reply).
-    extends: bool
-    seconds: float
-    # A forwarded call (openai:): what the upstream server said beyond the message (its usage
-    # counts, finish reason, response id, model). Empty for token-level policies.
-    upstream: dict[str, Any] = field(default_factory=dict)
-
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
 
 
 def _canonical(message: Mapping[str, Any]) -> str:
     calls = [(call.get("name", ""), call.get("arguments", {})) for call in message.get("tool_calls") or ()]
     item = [message.get("role"), content_text(message.get("content")).strip(), calls, message.get("tool_call_id")]
     return json.dumps(item, sort_keys=True, ensure_ascii=False, default=repr)
-
-
-@dataclass
-class EndpointSession:
-    """One conversation's calls and token context."""
-
-    name: str
-    calls: list[CallRecord] = field(default_factory=list)
-    stop_reason: str | None = None
-    context: list[int] | None = None  # previous prompt + completion
-    history: list[str] | None = None  # canonical messages of that context
-    tools_key: str = ""
-    last_completion: tuple[int, ...] = ()
-    segments: int = 0
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-
-    def trajectory(self, *, reward: float = 0.0, metadata: Mapping[str, Any] | None = None) -> Trajectory:
-        """The calls as steps: observation tokens (loss mask 0) then sampled tokens (mask 1).
-
-        A call whose prompt does not extend the previous context starts a new segment: its
-        step's ``observation_tokens`` are its whole prompt and ``policy_info`` says
-        ``retokenization_mismatch`` (the convention of :class:`~rolloutgym.llm.ChatPolicy`).
-        """
-        steps = []
-        context: list[int] = []
-        for position, call in enumerate(self.calls):
-            prompt = call.prompt_token_ids
-            observation_tokens = None
-            if prompt is not None:
-                observation_tokens = tuple(prompt[len(context) :]) if call.extends else tuple(prompt)
-                context = list(prompt) + list(call.completion_token_ids or ())
-            info = {
-                "turn": position + 1,
-                "api": call.api,
-                "text": call.text,
-                "segment": call.segment,
-                "retokenization_mismatch": call.new_segment,
-                "requested": call.requested,
-                "params": call.params,
-            }
-            if prompt is not None:
-                info["prompt_digest"] = token_digest(prompt)
-            if position == 0 and call.tools:
-                info["tools"] = call.tools
-            last = position == len(self.calls) - 1
-            action = {"role": "assistant", "content": call.text}
-            if call.tool_calls:
-                action["tool_calls"] = call.tool_calls
-            steps.append(
-                Step(
-                    observation=call.messages,
-                    action=action,
-                    reward=reward if last else 0.0,
-                    next_observation=None,
-                    terminated=last and self.stop_reason in (None, "done"),
-                    truncated=last and self.stop_reason not in (None, "done"),
-                    policy_info=info,
-                    policy_tokens=None if call.completion_token_ids is None else tuple(call.completion_token_ids),
-                    policy_logprobs=None if call.logprobs is None else tuple(call.logprobs),
-                    policy_stop_reason=call.stop_reason,
-                    observation_tokens=observation_tokens,
-                )
-            )
-        first = self.calls[0].messages if self.calls else []
-        meta = {"segments": self.segments, "calls": len(self.calls), **dict(metadata or {})}
-        return Trajectory(first, tuple(steps), metadata=meta, stop_reason=self.stop_reason or "done")
 
 
 class InterceptionEndpoint:
@@ -526,15 +429,3 @@ class InterceptionEndpoint:
     def records(self) -> list[dict[str, Any]]:
         """Every call of every session, as JSON-ready dicts."""
         return [call.to_dict() for session in self.sessions.values() for call in session.calls]
-
-
-def check_rerender(renderer: Any, calls: Sequence[CallRecord]) -> list[int]:
-    """Indices of calls whose re-rendered messages differ from the recorded prompt tokens,
-    among calls that started a segment (the others continue the recorded context verbatim)."""
-    bad = []
-    for call in calls:
-        if call.prompt_token_ids is None or call.extends:
-            continue
-        if list(renderer.render_prompt(call.messages, call.tools)) != call.prompt_token_ids:
-            bad.append(call.index)
-    return bad

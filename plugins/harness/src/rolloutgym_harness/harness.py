@@ -39,7 +39,8 @@ from rolloutgym.llm.messages import content_text, observation_messages
 from rolloutgym_protocol import PolicyOutput, Step, Trajectory, spaces
 from rolloutgym_protocol.errors import ConfigError
 
-from .endpoint import CallRecord, EndpointSession, InterceptionEndpoint
+from .endpoint import InterceptionEndpoint
+from .recording import CallRecord, EndpointSession
 
 __all__ = ["CommandHarness", "harness_trajectory", "make_policy"]
 
