@@ -310,7 +310,7 @@ def test_long_function_calls_end_within_the_limit(backend: str, changes_data: bo
 _ROOM_SCRIPT = """
 import resource, sys
 from rolloutgym_sql import Limits
-from rolloutgym_sql._worker import _TrustedRoom, _encode, _in_use
+from rolloutgym_sql._worker_process import _encode, _in_use, _TrustedRoom
 
 limits = Limits(memory_bytes=64 * 1024 * 1024)
 hard = resource.getrlimit(resource.RLIMIT_AS)[1]

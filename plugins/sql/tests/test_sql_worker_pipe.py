@@ -18,15 +18,8 @@ import time
 import pytest
 from rolloutgym_sql import Limits
 from rolloutgym_sql._sessions import open_in_process
-from rolloutgym_sql._worker import (
-    _FIRST_READ,
-    _HEADER,
-    _IDLE,
-    IsolatedSession,
-    _read_message,
-    _WorkerDied,
-    _write_all,
-)
+from rolloutgym_sql._worker import _IDLE, IsolatedSession
+from rolloutgym_sql._worker_pipe import _FIRST_READ, HEADER, WorkerDied, read_message, write_all
 from rolloutgym_sql.shop import shop_source
 
 
@@ -51,12 +44,12 @@ def test_a_reply_cut_after_its_header_ends_at_the_deadline() -> None:
 
     reading, writing = os.pipe()
     try:
-        _write_all(writing, _HEADER.pack(1000), b"only ten b")
+        write_all(writing, HEADER.pack(1000), b"only ten b")
         waiter = select.poll()
         waiter.register(reading, select.POLLIN)
         started = time.monotonic()
-        with pytest.raises(_WorkerDied, match="timeout"):
-            _read_message(reading, started + 0.3, waiter)
+        with pytest.raises(WorkerDied, match="timeout"):
+            read_message(reading, started + 0.3, waiter)
         assert time.monotonic() - started < 10.0
     finally:
         os.close(reading)
@@ -66,23 +59,24 @@ def test_a_reply_cut_after_its_header_ends_at_the_deadline() -> None:
 def test_a_reply_whole_in_the_first_read_and_end_of_file() -> None:
     reading, writing = os.pipe()
     try:
-        _write_all(writing, _HEADER.pack(5), b"hello")
-        assert bytes(_read_message(reading)) == b"hello"
+        write_all(writing, HEADER.pack(5), b"hello")
+        assert bytes(read_message(reading)) == b"hello"
         os.close(writing)
-        with pytest.raises(_WorkerDied, match="exited"):
-            _read_message(reading)
+        with pytest.raises(WorkerDied, match="exited"):
+            read_message(reading)
     finally:
         os.close(reading)
 
 
 _PRINTING_WORKER = """
 import os
-from rolloutgym_sql._worker import _HEADER, _private_pipes, _write_all
+from rolloutgym_sql._worker_pipe import HEADER, write_all
+from rolloutgym_sql._worker_process import _private_pipes
 
 requests, replies = _private_pipes()
 print("a library's progress output", flush=True)
 os.write(1, b"more output on descriptor 1")
-_write_all(replies, _HEADER.pack(2), b"ok")
+write_all(replies, HEADER.pack(2), b"ok")
 """
 
 
@@ -91,7 +85,7 @@ def test_what_the_worker_prints_never_reaches_the_reply_pipe() -> None:
         [sys.executable, "-c", _PRINTING_WORKER], stdin=subprocess.DEVNULL, capture_output=True, timeout=60
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout == _HEADER.pack(2) + b"ok"
+    assert done.stdout == HEADER.pack(2) + b"ok"
     assert b"progress output" in done.stderr and b"more output" in done.stderr
 
 
