@@ -80,7 +80,8 @@ async def _env(env_file: Any, calls: int) -> None:
 
 async def _hop(url: str, calls: int) -> None:
     """The other design: the session owned by one loop in another thread, every call a thread hop."""
-    from rolloutgym_workflow.mcp_session import McpSession, McpSettings, run_on, run_on_mcp_loop
+    from rolloutgym_workflow.mcp_session import McpSession, run_on, run_on_mcp_loop
+    from rolloutgym_workflow.mcp_settings import McpSettings
 
     session = McpSession(McpSettings.from_config({"url": url}))
     await run_on_mcp_loop(session.open())

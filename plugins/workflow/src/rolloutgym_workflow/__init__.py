@@ -9,7 +9,8 @@ import lazy_loader
 if TYPE_CHECKING:
     from .envs import WorkflowEnv
     from .mcp_env import McpToolSource, McpWorkflowEnv
-    from .mcp_session import McpServerError, McpSettings
+    from .mcp_session import McpServerError
+    from .mcp_settings import McpSettings
     from .template import Program, compile_custom, compile_program, compile_workflow
 
 # Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
@@ -19,7 +20,8 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     submod_attrs={
         "envs": ["WorkflowEnv"],
         "mcp_env": ["McpToolSource", "McpWorkflowEnv"],
-        "mcp_session": ["McpServerError", "McpSettings"],
+        "mcp_session": ["McpServerError"],
+        "mcp_settings": ["McpSettings"],
         "template": ["Program", "compile_custom", "compile_program", "compile_workflow"],
     },
 )

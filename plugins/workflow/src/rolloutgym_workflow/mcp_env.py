@@ -29,15 +29,9 @@ from rolloutgym_protocol.errors import EnvClosedError, EnvFileError, did_you_mea
 
 from ._arguments import ArgumentChecker, compile_checker
 from .envs import _RESPOND_DEFINITION, Messages, WorkflowEnv, _is_respond
-from .mcp_session import (
-    McpServerError,
-    McpSession,
-    McpSettings,
-    McpToolResult,
-    run_on,
-    run_on_mcp_loop,
-    run_on_mcp_loop_sync,
-)
+from .mcp_results import McpToolResult
+from .mcp_session import McpServerError, McpSession, run_on, run_on_mcp_loop, run_on_mcp_loop_sync
+from .mcp_settings import McpSettings
 from .user import RESPOND_TOOL
 
 __all__ = ["McpTool", "McpToolSource", "McpWorkflowEnv"]

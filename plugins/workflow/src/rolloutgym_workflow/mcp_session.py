@@ -1,4 +1,5 @@
-"""MCP servers as tool sources of env files: settings, sessions, and tool results as tool messages.
+"""MCP servers as tool sources of env files: the sessions (settings: :mod:`rolloutgym_workflow.mcp_settings`;
+tool results as tool messages: :mod:`rolloutgym_workflow.mcp_results`).
 
 An env file's ``config.mcp`` names a server: ``command`` (a stdio server, one process per
 episode) or ``url`` (a streamable HTTP server, one MCP session per episode). Sessions use
@@ -21,25 +22,23 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
-import json
 import logging
 import os
-import shlex
 import tempfile
 import threading
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from rolloutgym.install_hints import pip_install
-from rolloutgym_protocol.display import json_text, safe_str
+from rolloutgym_protocol.display import safe_str
 from rolloutgym_protocol.errors import RolloutGymError
+
+from .mcp_results import McpToolResult, convert_result
+from .mcp_settings import McpSettings
 
 __all__ = [
     "McpServerError",
     "McpSession",
-    "McpSettings",
-    "McpToolResult",
     "require_mcp",
     "run_on",
     "run_on_mcp_loop",
@@ -74,109 +73,6 @@ def require_mcp() -> None:
 
     if not hasattr(Client, "call_tool"):  # pragma: no cover - an mcp 1.x install
         raise ImportError(_install_hint() + "; the installed mcp is older")
-
-
-@dataclass(frozen=True)
-class McpSettings:
-    """A validated ``config.mcp`` (see :class:`rolloutgym_workflow._shapes.McpConfig`)."""
-
-    command: tuple[str, ...] | None = None
-    url: str | None = None
-    env: Mapping[str, str] = field(default_factory=dict)
-    cwd: str | None = None
-    headers: Mapping[str, str] = field(default_factory=dict)
-    protocol: str = "auto"
-    per_episode: bool = True
-    timeout: float = 30.0
-    call_timeout: float = 60.0
-    include: tuple[str, ...] | None = None
-    exclude: tuple[str, ...] = ()
-    state_tool: str | None = None
-    state_arguments: Mapping[str, Any] = field(default_factory=dict)
-    reset_tool: str | None = None
-    reset_arguments: Mapping[str, Any] = field(default_factory=dict)
-
-    @classmethod
-    def from_config(cls, config: Mapping[str, Any]) -> McpSettings:
-        """Settings from ``config["mcp"]`` (already validated by the template's shape)."""
-        command = config.get("command")
-        if isinstance(command, str):
-            command = shlex.split(command)
-        url = config.get("url")
-        include = config.get("include")
-        return cls(
-            command=None if command is None else tuple(command),
-            url=url,
-            env=dict(config.get("env") or {}),
-            cwd=config.get("cwd"),
-            headers=dict(config.get("headers") or {}),
-            # HTTP: the initialize handshake, so the server gives each episode its own Mcp-Session-Id.
-            protocol=config.get("protocol") or ("legacy" if url is not None else "auto"),
-            per_episode=bool(config.get("per_episode", True)),
-            timeout=float(config.get("timeout", 30.0)),
-            call_timeout=float(config.get("call_timeout", 60.0)),
-            include=None if include is None else tuple(include),
-            exclude=tuple(config.get("exclude") or ()),
-            state_tool=config.get("state_tool"),
-            state_arguments=dict(config.get("state_arguments") or {}),
-            reset_tool=config.get("reset_tool"),
-            reset_arguments=dict(config.get("reset_arguments") or {}),
-        )
-
-    def describe(self) -> str:
-        """The server as a user wrote it: ``command `python -m x``` or ``url http://...``."""
-        if self.command is not None:
-            return f"command `{shlex.join(self.command)}`"
-        return f"url {self.url}"
-
-    def hidden_tools(self) -> set[str]:
-        """Server tools the agent never sees: the state and reset tools (grading and episode setup)."""
-        return {name for name in (self.state_tool, self.reset_tool) if name}
-
-
-@dataclass(frozen=True)
-class McpToolResult:
-    """One ``tools/call`` outcome: the text the model reads, the value verifiers see, and whether it failed."""
-
-    text: str
-    value: Any
-    is_error: bool
-
-
-def _block_text(block: Any) -> str:
-    kind = getattr(block, "type", None)
-    if kind == "text":
-        return str(block.text)
-    if kind in ("image", "audio"):
-        data = getattr(block, "data", "") or ""
-        return f"[{kind} {getattr(block, 'mime_type', '?')}, {len(data) * 3 // 4} bytes]"
-    if kind == "resource_link":
-        return f"[resource {getattr(block, 'uri', '')}]"
-    if kind == "resource":
-        resource = getattr(block, "resource", None)
-        text = getattr(resource, "text", None)
-        return text if isinstance(text, str) else f"[resource {getattr(resource, 'uri', '')}]"
-    return json_text(block.model_dump(mode="json", by_alias=True, exclude_none=True))
-
-
-def convert_result(result: Any) -> McpToolResult:
-    """A ``CallToolResult`` as a tool message: text blocks joined (structured content as JSON when no text).
-
-    The value verifiers see is the structured content when the server gives one, else the
-    text parsed as JSON when it is JSON, else the text.
-    """
-    structured = getattr(result, "structured_content", None)
-    parts = [_block_text(block) for block in getattr(result, "content", None) or []]
-    text = "\n".join(part for part in parts if part)
-    if not text and structured is not None:
-        text = json_text(structured)
-    value: Any = structured
-    if value is None:
-        try:
-            value = json.loads(text)
-        except (ValueError, RecursionError):
-            value = text
-    return McpToolResult(text, value, bool(getattr(result, "is_error", False)))
 
 
 # -- the MCP loop -------------------------------------------------------------------------

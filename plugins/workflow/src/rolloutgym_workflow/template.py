@@ -102,7 +102,8 @@ def _mcp_source(config: Any, tools: list[CompiledTool], slug: str) -> Any:
     """The env file's MCP server (``config.mcp``), or None; needs the ``mcp`` SDK."""
     if config is None:
         return None
-    from .mcp_session import McpSettings, require_mcp
+    from .mcp_session import require_mcp
+    from .mcp_settings import McpSettings
 
     try:
         require_mcp()
