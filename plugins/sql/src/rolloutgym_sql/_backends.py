@@ -24,7 +24,7 @@ def check_backend(backend: str) -> str:
             f"unknown SQL backend {backend!r}; choose one of: {', '.join(BACKENDS)} (e.g. --backend duckdb)"
         )
     if name == "duckdb":
-        from ._duckdb import import_duckdb
+        from ._duckdb_load import import_duckdb
 
         import_duckdb()
     return name

@@ -51,7 +51,7 @@ _OPEN_SECONDS = 120.0
 def _files_directory() -> str | None:
     """The parent's folder for DuckDB's read-only files (None when DuckDB is not in use here)."""
     try:
-        from ._duckdb import files_directory
+        from ._duckdb_load import files_directory
     except ImportError:  # pragma: no cover - the module imports duckdb lazily
         return None
     return files_directory()

@@ -91,7 +91,7 @@ def _handle(message: tuple[Any, ...], state: dict[str, Any]) -> tuple[str, Any]:
     if operation == "open":
         _, backend, key, image, read_only, limits, files = message
         if files is not None and backend == "duckdb":
-            from ._duckdb import set_files_directory
+            from ._duckdb_load import set_files_directory
 
             set_files_directory(files)
         if image is not None:
