@@ -1,4 +1,5 @@
-"""The rollout SDK ``browser`` config as a :class:`TemplateSite`.
+"""The rollout SDK ``browser`` config read and checked into a
+:class:`~rolloutgym_browser._template_site.TemplateSite`.
 
 The SDK leaves the element schema free-form; this module defines the one we run::
 
@@ -33,9 +34,9 @@ from urllib.parse import urlsplit
 from rolloutgym_protocol.errors import EnvFileError
 
 from ._model import Element, Page, normalise_text
-from ._site import form_fields
+from ._template_site import FORM_FIELD, TemplateSite
 
-__all__ = ["TemplateSite", "parse_browser_config"]
+__all__ = ["parse_browser_config"]
 
 _ID = re.compile(r"^[A-Za-z0-9_.:-]{1,64}$")
 _KINDS = {
@@ -72,8 +73,6 @@ _KINDS = {
     "hidden": "hidden",
 }
 _INPUT_TYPES = {"email", "password", "number", "search", "tel", "url", "textarea"}
-_FORM_FIELD = "_rg_form"
-CONFIRMATION_PATH = "/_submitted"
 
 
 def _first(raw: Mapping[str, Any], *names: str, default: Any = None) -> Any:
@@ -240,7 +239,7 @@ class _Builder:
             children.append(
                 Element(self.new_id({}, where, f"{form_id}-submit"), "button", str(raw.get("submitLabel") or "Submit"))
             )
-        children.append(Element(self.new_id({}, where, f"{form_id}-marker"), "hidden", name=_FORM_FIELD, value=form_id))
+        children.append(Element(self.new_id({}, where, f"{form_id}-marker"), "hidden", name=FORM_FIELD, value=form_id))
         method = str(raw.get("method") or "post").lower()
         if method not in ("get", "post"):
             raise EnvFileError(f"{where}.method: use 'get' or 'post', got {method!r}")
@@ -263,73 +262,6 @@ def site_path(url: str, host: str | None, where: str) -> str:
     else:
         path = parts.path if parts.path.startswith("/") else "/" + parts.path
     return path + (f"?{parts.query}" if parts.query else "")
-
-
-class TemplateSite:
-    """A static site from a ``browser`` config; forms are recorded in ``state["submissions"]``."""
-
-    def __init__(
-        self,
-        pages: Mapping[str, Page],
-        forms: Mapping[str, tuple[Element, str, str | None]],
-        initial_url: str,
-        initial_state: Mapping[str, Any],
-    ) -> None:
-        self.pages = dict(pages)
-        self.forms = dict(forms)
-        self.initial_url = initial_url
-        self._initial_state = dict(initial_state)
-
-    def initial_state(self, setup: Mapping[str, Any] | None = None) -> dict[str, Any]:
-        import copy
-
-        state: dict[str, Any] = {"submissions": []}
-        state.update(copy.deepcopy(self._initial_state))
-        if setup:
-            state.update(copy.deepcopy(dict(setup)))
-        return state
-
-    def render(self, path: str, query: Mapping[str, str], state: Mapping[str, Any]) -> Page | None:
-        if path == CONFIRMATION_PATH:
-            form_id = query.get("form", "")
-            entry = self.forms.get(form_id)
-            back = entry[1] if entry else "/"
-            return Page(
-                path,
-                "Form submitted",
-                (
-                    Element("submitted-heading", "heading", "Thank you", level=1),
-                    Element(
-                        "submitted-text",
-                        "text",
-                        f"Your form '{(entry[0].label if entry else '') or form_id}' was submitted.",
-                    ),
-                    Element("submitted-back", "link", "Back", href=back),
-                ),
-            )
-        return self.pages.get(path)
-
-    def submit(self, path: str, fields: list[tuple[str, str]], state: dict[str, Any]) -> str | None:
-        sent = dict(fields)
-        entry = self.forms.get(sent.get(_FORM_FIELD, ""))
-        if entry is None or entry[0].action.split("?", 1)[0] != path:
-            return None
-        form, page_path, redirect = entry
-        values = {name: value for name, value in form_fields(form, fields).items() if name != _FORM_FIELD}
-        state.setdefault("submissions", []).append({"form": form.id, "page": page_path, "fields": values})
-        return redirect or f"{CONFIRMATION_PATH}?form={form.id}"
-
-    def find_form(self, form_id: str | None, field_names: Sequence[str]) -> tuple[Element, str] | None:
-        """The form with ``form_id``, else the only one that has every field in ``field_names``."""
-        if form_id is not None:
-            entry = self.forms.get(form_id)
-            return None if entry is None else (entry[0], entry[1])
-        matches = []
-        for form, page_path, _ in self.forms.values():
-            names = {element.name for element, _ in form.walk() if element.name}
-            if set(field_names) <= names:
-                matches.append((form, page_path))
-        return matches[0] if len(matches) == 1 else None
 
 
 def parse_browser_config(config: Mapping[str, Any]) -> TemplateSite:

@@ -27,8 +27,9 @@ from typing import Any
 from rolloutgym_protocol import Score
 from rolloutgym_protocol.errors import EnvFileError
 
-from ._config import TemplateSite, parse_browser_config
+from ._config import parse_browser_config
 from ._task import BrowserTask, EpisodeOutcome
+from ._template_site import TemplateSite
 from .envs import BrowserEnv
 
 __all__ = ["compile_browser", "task_from_declarative"]
