@@ -6,13 +6,16 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import sys
+import zlib
 from collections import defaultdict, deque
 from pathlib import Path
 from typing import Any, TextIO
 
 import gymnasium as gym
+import numpy as np
 from rolloutgym_protocol import find_attribute, spaces
 from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import ConfigError, PolicyError
@@ -86,18 +89,35 @@ class NullPolicy:
 
 
 class RandomPolicy:
-    """Samples the environment's action space, seeded per episode from ``seed``."""
+    """Samples the environment's action space, seeded per episode from ``seed``.
+
+    An episode's seed comes from ``seed``, the env's task id and how many episodes of that
+    task this policy has started, never from the order in which a concurrent run happens to
+    start episodes of different tasks: a seeded run scores the same on a busy machine.
+    """
 
     def __init__(self, seed: int | None = None) -> None:
         self.seed = seed
-        self._episodes = 0
+        self._episodes: dict[str | None, int] = {}
 
     def for_env(self, environment: Any) -> Any:
-        space = environment.action_space
+        # A copy: envs of one task may share one space object, and concurrent episodes
+        # sampling (and seeding) the same generator would draw each other's actions.
+        space = copy.deepcopy(environment.action_space)
+        task = getattr(environment, "rolloutgym_task_id", None)
+        count = self._episodes.get(task, 0)
+        self._episodes[task] = count + 1
         if self.seed is not None:
-            space.seed(self.seed + self._episodes)
-        self._episodes += 1
+            space.seed(_episode_seed(self.seed, task, count))
         return lambda observation: space.sample()
+
+
+def _episode_seed(seed: int, task: str | None, count: int) -> int:
+    """``seed + count`` for an env without a task id; else mixed with the task id (stable across runs)."""
+    if task is None:
+        return seed + count
+    entropy = [seed % 2**32, zlib.crc32(str(task).encode("utf-8")), count]
+    return int(np.random.SeedSequence(entropy).generate_state(1)[0])
 
 
 def _render_observation(observation: Any, out: TextIO) -> None:
