@@ -69,8 +69,8 @@ def test_wait_answers_on_a_change_at_its_timeout_and_at_once_when_ended(servers,
             waiting.start()
             time.sleep(1.0)  # the long-poll is waiting by now
             assert not answers, "the long-poll answered before the run changed"
-            claimed = db.claim(sessions, Run, "test-worker", 60)
-            assert claimed.id == run_id
+            claimed, before = db.claim(sessions, Run, "test-worker", 60)
+            assert claimed.id == run_id and before.state == "queued" and claimed.attempts == before.attempts + 1
             listener.changed("run", run_id)  # what a worker sends after it wrote the row
             changed_at = time.monotonic()
             waiting.join(timeout=40)

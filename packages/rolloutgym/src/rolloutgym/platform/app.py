@@ -60,12 +60,17 @@ class KeyCache:
         self.ttl, self.size = ttl, size
         self._keys: dict[str, tuple[float, ApiKey]] = {}
 
+    def cached(self, token: str) -> ApiKey | None:
+        """The key if it was found within ``ttl`` seconds (no query: callable on the event loop), else None."""
+        hit = self._keys.get(db.hash_key(token))
+        return hit[1] if hit is not None and time.monotonic() - hit[0] < self.ttl else None
+
     def find(self, sessions: sessionmaker[Session], token: str) -> ApiKey | None:
+        key = self.cached(token)
+        if key is not None:
+            return key
         digest = db.hash_key(token)
         now = time.monotonic()
-        hit = self._keys.get(digest)
-        if hit is not None and now - hit[0] < self.ttl:
-            return hit[1]
         with sessions() as session:
             key = session.scalars(select(ApiKey).where(ApiKey.key_hash == digest)).first()
         if key is not None:
@@ -90,9 +95,13 @@ def _platform(request: Request) -> Platform:
     return request.app.state.platform
 
 
-def _key(request: Request, scope: str | None = None) -> ApiKey:
+def _token(request: Request) -> str:
     header = request.headers.get("authorization", "")
-    token = header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
+    return header.removeprefix("Bearer ").strip() if header.startswith("Bearer ") else ""
+
+
+def _key(request: Request, scope: str | None = None) -> ApiKey:
+    token = _token(request)
     if not token:
         raise ApiError(401, "no API key: run 'rolloutgym login' or set ROLLOUTGYM_API_KEY")
     key = _platform(request).keys.find(_platform(request).sessions, token)
@@ -475,48 +484,83 @@ def get_job(request: Request) -> JSONResponse:
 
 
 def _run_answer(platform: Platform, org: str, run_id: str) -> dict[str, Any]:
-    with platform.sessions() as session:
-        return run_json(_own(session, Run, run_id, org, "run"))
+    """The run's JSON, read with one Core query (the most frequent read: every answer to a waiting client)."""
+    with platform.sessions.kw["bind"].connect() as connection:
+        run = connection.execute(select(Run.__table__).where(Run.id == run_id)).first()
+    if run is None or run.org != org:
+        raise ApiError(404, f"no run {run_id!r} (list them with 'rolloutgym runs --remote')")
+    return run_json(run)
 
 
-def _wait_params(request: Request) -> tuple[float, str | None, int | None]:
-    """``timeout`` (seconds, at most 60), and the ``state`` and ``done`` the client has already seen."""
+@dataclass
+class WaitFor:
+    """What a waiting client asked for: ``timeout`` (seconds, at most 60); the ``state`` and ``done`` it has
+    already seen; ``ended``: answer only once the row has ended (``?until=ended``), not on each change."""
+
+    timeout: float
+    state: str | None
+    done: int | None
+    ended: bool
+
+
+def _wait_params(request: Request) -> WaitFor:
+    params = request.query_params
+    until = params.get("until", "change")
+    if until not in ("change", "ended"):
+        raise ApiError(400, f"until must be change or ended, got {until!r}")
     try:
-        timeout = min(max(float(request.query_params.get("timeout", "25")), 0.0), 60.0)
-        done = request.query_params.get("done")
-        return timeout, request.query_params.get("state"), None if done is None else int(done)
+        timeout = min(max(float(params.get("timeout", "25")), 0.0), 60.0)
+        done = params.get("done")
+        return WaitFor(timeout, params.get("state"), None if done is None else int(done), until == "ended")
     except ValueError:
         raise ApiError(
             400, "timeout must be a number of seconds and done a whole number, e.g. ?timeout=25&done=3"
         ) from None
 
 
+async def _wait_key(request: Request) -> ApiKey:
+    """The request's key: from the key cache on the event loop when it is there, else looked up in the pool."""
+    cached = _platform(request).keys.cached(_token(request)) if _token(request) else None
+    return cached if cached is not None else await run_in_threadpool(_key, request)
+
+
 async def _wait(request: Request, topic: str, read: Callable[[Platform, str, str], dict[str, Any]]) -> JSONResponse:
     """Answer the row once its ``state`` (or ``done``) differs from what the client saw (by default: from the
-    first read), once it has ended (succeeded or failed), or at the timeout.
+    first read), once it has ended (succeeded or failed), or at the timeout; with ``until=ended`` only once it
+    has ended, or at the timeout.
 
     The handler awaits the hub's event for the row (a worker's ``changed`` message) and re-reads
     the database when it fires, and at least every ``poll`` seconds without one; it holds no
-    thread while it waits, so any number of clients can wait at once.
+    thread while it waits, so any number of clients can wait at once. A client waiting for the
+    end is not even read for while the worker's messages say the row is still running.
     """
-    timeout, state, done = _wait_params(request)
+    wait = _wait_params(request)
     platform = _platform(request)
-    key = await run_in_threadpool(_key, request)
+    key = await _wait_key(request)
     row_id = request.path_params["row_id"]
     loop = asyncio.get_running_loop()
-    deadline = loop.time() + timeout
+    deadline = loop.time() + wait.timeout
+    state, done, look = wait.state, wait.done, True
     with platform.hub.watch(f"{topic} {row_id}") as changed:
         while True:
-            changed.clear()  # before the read: a change reported during it makes the next wait return at once
-            answer = await run_in_threadpool(read, platform, key.org, row_id)
-            state = answer["state"] if state is None else state
-            done = answer.get("done") if done is None else done
+            if look:
+                changed.clear()  # before the read: a change reported during it makes the next wait return at once
+                answer = await run_in_threadpool(read, platform, key.org, row_id)
+                state = answer["state"] if state is None else state
+                done = answer.get("done") if done is None else done
             remaining = deadline - loop.time()
             ended = answer["state"] not in ("queued", "running")  # nothing more will change
-            if ended or answer["state"] != state or answer.get("done") != done or remaining <= 0:
+            moved = not wait.ended and (answer["state"] != state or answer.get("done") != done)
+            if ended or moved or remaining <= 0:
                 return JSONResponse(answer)
-            with contextlib.suppress(TimeoutError):
+            try:
                 await asyncio.wait_for(changed.wait(), min(remaining, platform.poll))
+            except TimeoutError:
+                look = True
+                continue
+            look = not (wait.ended and changed.still_active)
+            if not look:  # still running, as the worker said: wait on (no await since the wake-up: none missed)
+                changed.clear()
 
 
 async def wait_run(request: Request) -> JSONResponse:

@@ -4,8 +4,9 @@ A redirect or an HTML page in answer to an API call means the endpoint is not th
 login page, a proxy): it is reported as an :class:`AuthenticationError`, as the SDK does.
 
 ``watch_run`` (``watch_job``) long-polls: the platform answers as soon as the run's state or
-progress differs from what the caller saw; ``wait_run`` (``wait_job``) follows it to its end
-that way, with no sleeping between requests.
+progress differs from what the caller saw; ``wait_run`` (``wait_job``) long-polls for its end
+(``?until=ended``: one request, answered when the run ends or after 25 s), with no sleeping
+between requests.
 """
 
 from __future__ import annotations
@@ -55,6 +56,11 @@ ACTIVE = ("queued", "running")
 def _watch_params(state: str | None, done: int | None, timeout: float) -> dict[str, Any]:
     params: dict[str, Any] = {"timeout": timeout}
     return params | ({"state": state} if state else {}) | ({"done": done} if done is not None else {})
+
+
+def _end_params(deadline: float | None) -> dict[str, Any]:
+    """A long-poll answered only once the row has ended (or at its timeout): one request for a short run."""
+    return {"until": "ended", "timeout": _left(deadline)}
 
 
 def _left(deadline: float | None) -> float:
@@ -126,10 +132,11 @@ class Client(_Base):
     def wait_run(self, run_id: str, *, timeout: float | None = None) -> dict[str, Any]:
         """Follow the run until it has ended (or ``timeout`` seconds have passed); the run's last state."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        run = self.watch_run(run_id, timeout=_left(deadline))  # answers at once if it has ended
-        while run["state"] in ACTIVE and _left(deadline) > 0:
-            run = self.watch_run(run_id, state=run["state"], done=run["done"], timeout=_left(deadline))
-        return run
+        while True:  # each answer: the run has ended, or the long-poll's timeout passed
+            params = _end_params(deadline)
+            run = self._call("GET", f"/api/runs/{run_id}/wait", params=params, timeout=params["timeout"] + 30)
+            if run["state"] not in ACTIVE or _left(deadline) <= 0:
+                return run
 
     def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
         params = {"limit": limit} | ({"env": env} if env else {})
@@ -178,10 +185,11 @@ class Client(_Base):
     def wait_job(self, job_id: str, *, timeout: float | None = None) -> dict[str, Any]:
         """Follow the job until it has ended (or ``timeout`` seconds have passed); the job's last state."""
         deadline = None if timeout is None else time.monotonic() + timeout
-        job = self.watch_job(job_id, timeout=_left(deadline))
-        while job["state"] in ACTIVE and _left(deadline) > 0:
-            job = self.watch_job(job_id, state=job["state"], timeout=_left(deadline))
-        return job
+        while True:
+            params = _end_params(deadline)
+            job = self._call("GET", f"/api/jobs/{job_id}/wait", params=params, timeout=params["timeout"] + 30)
+            if job["state"] not in ACTIVE or _left(deadline) <= 0:
+                return job
 
     def list_jobs(self) -> list[dict[str, Any]]:
         return self._call("GET", "/api/jobs")
@@ -235,10 +243,11 @@ class AsyncClient(_Base):
 
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> dict[str, Any]:
         deadline = None if timeout is None else time.monotonic() + timeout
-        run = await self.watch_run(run_id, timeout=_left(deadline))  # answers at once if it has ended
-        while run["state"] in ACTIVE and _left(deadline) > 0:
-            run = await self.watch_run(run_id, state=run["state"], done=run["done"], timeout=_left(deadline))
-        return run
+        while True:
+            params = _end_params(deadline)
+            run = await self._call("GET", f"/api/runs/{run_id}/wait", params=params, timeout=params["timeout"] + 30)
+            if run["state"] not in ACTIVE or _left(deadline) <= 0:
+                return run
 
     async def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
         params = {"limit": limit} | ({"env": env} if env else {})
@@ -275,10 +284,11 @@ class AsyncClient(_Base):
 
     async def wait_job(self, job_id: str, *, timeout: float | None = None) -> dict[str, Any]:
         deadline = None if timeout is None else time.monotonic() + timeout
-        job = await self.watch_job(job_id, timeout=_left(deadline))
-        while job["state"] in ACTIVE and _left(deadline) > 0:
-            job = await self.watch_job(job_id, state=job["state"], timeout=_left(deadline))
-        return job
+        while True:
+            params = _end_params(deadline)
+            job = await self._call("GET", f"/api/jobs/{job_id}/wait", params=params, timeout=params["timeout"] + 30)
+            if job["state"] not in ACTIVE or _left(deadline) <= 0:
+                return job
 
     async def list_jobs(self) -> list[dict[str, Any]]:
         return await self._call("GET", "/api/jobs")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import hashlib
 import secrets
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -107,33 +108,45 @@ def new_id(prefix: str) -> str:
     return f"{prefix}_{secrets.token_hex(6)}"
 
 
-def claim(sessions: sessionmaker[Session], model: type[Run] | type[Job], owner: str, lease_seconds: float) -> Any:
-    """Take the oldest queued (or lease-expired running) row of ``model`` for ``owner``; None when none.
+def claim(
+    sessions: sessionmaker[Session],
+    model: type[Run] | type[Job],
+    owner: str,
+    lease_seconds: float,
+    values: Callable[[Any], dict[str, Any]] | None = None,
+) -> tuple[Any, Any] | None:
+    """Take the oldest queued (or lease-expired running) row of ``model`` for ``owner``: ``(claimed, before)``,
+    the row as claimed and as it was before (its previous attempt's ``path``, say); None when none is queued.
 
-    A compare-and-set update: the row changes hands only if it is still claimable, so two
-    workers never hold the same row. The update returns the claimed row (``RETURNING``: SQLite
-    3.35+, PostgreSQL), so a claim is one transaction.
+    ``values(before)`` gives more columns to set in the same update (a run's new run-file path), so a
+    claimed row needs no second write before its work starts. A compare-and-set update: the row
+    changes hands only if it is still claimable and its attempt count is still the one read, so
+    two workers never hold the same row. The update returns the claimed row (``RETURNING``:
+    SQLite 3.35+, PostgreSQL), so a claim is one transaction.
     """
     for _attempt in range(20):
         now = utcnow()
         claimable = or_(model.state == "queued", (model.state == "running") & (model.lease_until < now))
         with sessions.begin() as session:
-            row_id = session.scalars(select(model.id).where(claimable).order_by(model.created_at).limit(1)).first()
-            if row_id is None:
+            before = session.execute(
+                select(model.__table__).where(claimable).order_by(model.created_at).limit(1)
+            ).first()
+            if before is None:
                 return None
             claimed = session.scalars(
                 update(model)
-                .where(model.id == row_id, claimable)
+                .where(model.id == before.id, model.attempts == before.attempts, claimable)
                 .values(
                     state="running",
                     lease_owner=owner,
                     lease_until=now + datetime.timedelta(seconds=lease_seconds),
-                    attempts=model.attempts + 1,
+                    attempts=before.attempts + 1,
+                    **(values(before) if values is not None else {}),
                 )
                 .returning(model)
             ).first()
         if claimed is not None:
-            return claimed
+            return claimed, before
     return None
 
 

@@ -4,9 +4,11 @@ The queue and the progress live in the database; a message only says "look now".
 process binds a UDP socket on 127.0.0.1 (port 0) and writes its address to ``DATA/notify.json``.
 A worker going idle sends ``hello`` from its own socket and then waits on that socket: when a run
 or job is queued the API sends ``work`` to every worker that said hello, so the worker claims it
-at once instead of at its next poll. A worker that changed a row (progress at each heartbeat, the
-end of a run or job) sends ``changed run ID`` (or ``job ID``), which wakes the clients that
-long-poll that row (``GET /api/runs/ID/wait``).
+at once instead of at its next poll. A worker that changed a row (its claim, progress at each
+heartbeat, the end of a run or job) sends ``changed run ID [STATE]`` (or ``job ID``), which wakes the
+clients that long-poll that row (``GET /api/runs/ID/wait``); a client waiting only for the end
+(``?until=ended``) is not answered, and the API does not read the row, while the state the message
+names is still ``queued`` or ``running``.
 
 A lost message costs at most one poll interval (``--poll``): idle workers and waiting clients
 read the database that often anyway, so workers on another host (the address file names its
@@ -51,13 +53,35 @@ def _send(sock: socket.socket, message: bytes, address: tuple[str, int]) -> bool
     return True
 
 
+ACTIVE = ("queued", "running")
+
+
+class Watch(asyncio.Event):
+    """The event of a client waiting on a row; ``still_active``: every change reported since it was cleared
+    named the row's state, and it was still queued or running (so a client waiting for the end need not look)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.still_active = True
+
+    def clear(self) -> None:
+        super().clear()
+        self.still_active = True
+
+    def report(self, state: str | None) -> None:
+        """A worker changed the row; ``state``: the state it wrote, when the message named it."""
+        if state not in ACTIVE:
+            self.still_active = False
+        self.set()
+
+
 class Hub:
     """The API's end: wakes workers when work is queued, and wakes clients waiting on a row that changed."""
 
     def __init__(self, data: str | Path) -> None:
         self.sock = _datagram_socket()
         self.subscribers: dict[tuple[str, int], float] = {}
-        self.waiters: dict[str, set[asyncio.Event]] = {}
+        self.waiters: dict[str, set[Watch]] = {}
         self._lock = threading.Lock()
         self._loop: asyncio.AbstractEventLoop | None = None
         path = address_file(data)
@@ -86,8 +110,10 @@ class Hub:
                 with self._lock:
                     self.subscribers[sender] = time.monotonic()
             elif message.startswith(CHANGED):
-                for event in self.waiters.get(message.removeprefix(CHANGED).decode(errors="replace"), ()):
-                    event.set()
+                kind, _, rest = message.removeprefix(CHANGED).decode(errors="replace").partition(" ")
+                row_id, _, state = rest.partition(" ")
+                for watch in self.waiters.get(f"{kind} {row_id}", ()):
+                    watch.report(state or None)
 
     def work_queued(self) -> None:
         """Wake every idle worker (from any thread): one of them claims the new work."""
@@ -98,9 +124,9 @@ class Hub:
                     del self.subscribers[address]
 
     @contextlib.contextmanager
-    def watch(self, topic: str) -> Iterator[asyncio.Event]:
+    def watch(self, topic: str) -> Iterator[Watch]:
         """An event set when a worker says ``topic`` (``run ID``, ``job ID``) changed; call it in the event loop."""
-        event = asyncio.Event()
+        event = Watch()
         self.waiters.setdefault(topic, set()).add(event)
         try:
             yield event
@@ -154,11 +180,13 @@ class Listener:
                 break
         return woken
 
-    def changed(self, kind: str, row_id: str) -> None:
-        """Tell the API that the row (``kind`` run or job) changed in the database: its watchers look again."""
+    def changed(self, kind: str, row_id: str, state: str | None = None) -> None:
+        """Tell the API that the row (``kind`` run or job) changed in the database: its watchers look again.
+        ``state``: the row's state now, when the worker knows it (``running``: clients waiting for the end
+        need not look)."""
         hub = self.hub or self._find_hub()
         if hub is not None:
-            _send(self.sock, CHANGED + f"{kind} {row_id}".encode(), hub)
+            _send(self.sock, CHANGED + f"{kind} {row_id}{' ' + state if state else ''}".encode(), hub)
 
     def close(self) -> None:
         self.sock.close()

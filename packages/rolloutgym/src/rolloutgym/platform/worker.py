@@ -8,8 +8,9 @@ the ``rolloutgym train sft|dpo|grpo`` command that the TRL plugin adds, in a chi
 
 An idle worker waits on its :class:`~.notify.Listener`: the API wakes it when work is queued,
 and it looks at the queue every ``--poll`` seconds anyway (a lease that ran out, a lost
-wake-up). It tells the API when a row changed (each heartbeat, the end of a run or job), which
-answers the clients waiting on that row.
+wake-up). It tells the API when a row changed (its claim, each heartbeat, the end of a run or
+job), which answers the clients waiting on that row. The claim is the only write before a run's
+rollouts start (it records the lease and the run file's path), and the end is one write.
 
 ``python -m rolloutgym.platform.worker --data DIR [--database URL] [--poll S]`` runs one worker.
 """
@@ -92,7 +93,7 @@ class Heartbeat:
         if not renewed:
             self.lost = True
         elif self.listener is not None:  # the progress is in the database: clients waiting on the row look now
-            self.listener.changed("run" if self.model is Run else "job", self.row_id)
+            self.listener.changed("run" if self.model is Run else "job", self.row_id, "running")
 
     def _loop(self) -> None:
         while not self._stop.wait(min(self.lease / 3, 2.0)):
@@ -141,16 +142,23 @@ def _run_config(sessions: sessionmaker[Session], data: Path, run: Run, out: Path
     )
 
 
-def attempt_path(run: Run) -> Path:
-    """This attempt's run file, relative to DATA: ``runs/ORG/RUN_ID.jsonl``, then ``RUN_ID.attempt-N.jsonl``.
+def attempt_path(org: str, run_id: str, attempt: int) -> Path:
+    """An attempt's run file, relative to DATA: ``runs/ORG/RUN_ID.jsonl``, then ``RUN_ID.attempt-N.jsonl``.
 
     Each claim of a run writes its own file, seeded with the finished groups of the file the
     previous attempt recorded; the database points at the file of the attempt that finishes.
     A worker that lost its lease but still runs (stalled, not dead) therefore only ever
     appends to its own, abandoned file: it cannot write a group twice into the recorded one.
     """
-    name = f"{run.id}.jsonl" if run.attempts <= 1 else f"{run.id}.attempt-{run.attempts}.jsonl"
-    return Path("runs") / run.org / name
+    name = f"{run_id}.jsonl" if attempt <= 1 else f"{run_id}.attempt-{attempt}.jsonl"
+    return Path("runs") / org / name
+
+
+def claim_values(before: Any) -> dict[str, Any]:
+    """What a run's claim writes besides the lease: on a first attempt (no earlier run file), the path of the
+    run file it writes. A later attempt records its path only once its file holds the earlier attempt's groups
+    (:func:`execute_run`), so a worker dying in between loses nothing."""
+    return {} if before.path else {"path": str(attempt_path(before.org, before.id, before.attempts + 1))}
 
 
 def seed_from_previous(data: Path, previous: str | None, target: Path) -> None:
@@ -161,6 +169,26 @@ def seed_from_previous(data: Path, previous: str | None, target: Path) -> None:
     target.write_bytes(content[: content.rfind(b"\n") + 1])
 
 
+def _progress_hooks(heart: Heartbeat, run_id: str, pass_threshold: float) -> tuple[Any, Any]:
+    """The runner's ``on_start``/``on_group``: the progress counters the heartbeat writes; a lost lease stops it."""
+    counts = {"done": 0, "passes": 0, "trajectories": 0, "errors": 0}
+
+    def on_start(header: dict[str, Any], remaining: int) -> None:
+        counts["done"] = len(header.get("tasks") or []) - remaining if header.get("tasks") else 0
+        heart.values = dict(heart.values, total=counts["done"] + remaining, done=counts["done"])
+
+    def on_group(task_index: int, group: Any) -> None:
+        if heart.lost:
+            raise LeaseLost(run_id)
+        counts["done"] += 1
+        counts["passes"] += sum(score.value >= pass_threshold for score in group.scores)
+        counts["trajectories"] += len(group.scores)
+        counts["errors"] += len(group.errors)
+        heart.values = dict(heart.values, **counts)
+
+    return on_start, on_group
+
+
 def execute_run(
     sessions: sessionmaker[Session],
     data: Path,
@@ -169,36 +197,26 @@ def execute_run(
     lease: float,
     ray: str | None = None,
     listener: Listener | None = None,
+    *,
+    previous: str | None = None,
 ) -> None:
+    """Execute a claimed run into this attempt's run file, seeded from ``previous`` (the run file of the
+    attempt before, if any); the file's path is recorded once it is seeded (a first attempt's claim did)."""
     from ..runner import arun
 
-    relative = attempt_path(run)
+    relative = attempt_path(run.org, run.id, run.attempts)
     out = data / relative
     out.parent.mkdir(parents=True, exist_ok=True)
-    seed_from_previous(data, run.path, out)
+    seed_from_previous(data, previous, out)
     with Heartbeat(sessions, Run, run.id, owner, lease, listener) as heart:
         heart.values = {"path": str(relative)}
-        heart.beat()
-        if heart.lost:
-            return
+        if run.path != str(relative):
+            heart.beat()
+            if heart.lost:
+                return
         try:
             config = _run_config(sessions, data, run, out, ray)
-            counts = {"done": 0, "passes": 0, "trajectories": 0, "errors": 0}
-
-            def on_start(header: dict[str, Any], remaining: int) -> None:
-                counts["done"] = len(header.get("tasks") or []) - remaining if header.get("tasks") else 0
-                total = counts["done"] + remaining
-                heart.values = dict(heart.values, total=total, done=counts["done"])
-
-            def on_group(task_index: int, group: Any) -> None:
-                if heart.lost:
-                    raise LeaseLost(run.id)
-                counts["done"] += 1
-                counts["passes"] += sum(score.value >= config.pass_threshold for score in group.scores)
-                counts["trajectories"] += len(group.scores)
-                counts["errors"] += len(group.errors)
-                heart.values = dict(heart.values, **counts)
-
+            on_start, on_group = _progress_hooks(heart, run.id, config.pass_threshold)
             result = asyncio.run(arun(config, on_start=on_start, on_group=on_group))
         except Exception as exc:  # the run failed: record why, in one line (unless another worker holds it now)
             if not heart.lost:
@@ -363,15 +381,23 @@ def work_once(
     ray: str | None = None,
     listener: Listener | None = None,
 ) -> bool:
-    """Claim and execute one run (else one job); False when nothing was queued."""
-    run = db.claim(sessions, Run, owner, lease)
-    if run is not None:
-        execute_run(sessions, data, run, owner, lease, ray, listener)
+    """Claim and execute one run (else one job); False when nothing was queued.
+
+    The claim itself records the lease and the run file's path; the worker then reports the row
+    changed (its clients see it running) and starts at once, with no other write before the work.
+    """
+    claimed = db.claim(sessions, Run, owner, lease, claim_values)
+    if claimed is not None:
+        run, before = claimed
+        if listener is not None:
+            listener.changed("run", run.id, run.state)
+        execute_run(sessions, data, run, owner, lease, ray, listener, previous=before.path)
         if listener is not None:  # finished (or failed, or lost): the clients waiting on it look now
             listener.changed("run", run.id)
         return True
-    job = db.claim(sessions, Job, owner, lease)
-    if job is not None:
+    claimed = db.claim(sessions, Job, owner, lease)
+    if claimed is not None:
+        job = claimed[0]
         execute_job(sessions, data, job, owner, lease, listener)
         if listener is not None:
             listener.changed("job", job.id)
