@@ -186,11 +186,11 @@ def bytes_per_trajectories(client: Client, data: Path, database: str | None, tra
 
 
 def listing(client: Client, data: Path, database: str | None, count: int) -> None:
-    from rolloutgym.platform.models import Run
+    from rolloutgym.platform.models import RunRow
 
     sessions = db.open_database(data, database)
     with sessions() as session:
-        template = session.query(Run).first()
+        template = session.query(RunRow).first()
     rows = [
         {
             "id": db.new_id("run"),
@@ -212,7 +212,7 @@ def listing(client: Client, data: Path, database: str | None, count: int) -> Non
     ]
     before = database_bytes(data, database)
     with sessions.begin() as session:
-        session.execute(Run.__table__.insert(), rows)
+        session.execute(RunRow.__table__.insert(), rows)
     sessions.kw["bind"].dispose()
     per_row = (database_bytes(data, database) - before) / count
     print(f"database bytes per run row: {per_row:,.0f} (a run's trajectories are in its run file, not the database)")

@@ -22,16 +22,6 @@ ALLOWED: dict[str, tuple[frozenset[str], str]] = {
         ),
         "one idea (a model's answer: content and tool calls) in two plugins, which may not import each other",
     ),
-    "Run": (
-        frozenset(
-            {
-                "packages/rolloutgym/src/rolloutgym/runs/_store.py",
-                "packages/rolloutgym/src/rolloutgym/platform/models.py",
-            }
-        ),
-        "runs.Run is public (the exporter hook's argument); platform.models.Run is the ORM row of the platform's "
-        "runs table, used only inside platform/ (to be renamed with the platform's next change)",
-    ),
 }
 
 

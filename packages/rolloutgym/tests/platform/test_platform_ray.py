@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from rolloutgym.platform import db, server, worker
-from rolloutgym.platform.models import EnvVersion, Run
+from rolloutgym.platform.models import EnvVersion, RunRow
 
 
 def test_ray_address_reaches_the_workers_run_config(tmp_path: Path) -> None:
@@ -20,7 +20,7 @@ def test_ray_address_reaches_the_workers_run_config(tmp_path: Path) -> None:
         version = EnvVersion(org="acme", slug="toy/arith-v0", version="v", kind="id", entry="toy/arith-v0", files=[])
         session.add(version)
         session.flush()
-        run = Run(id="run_000000000001", org="acme", env_slug="toy/arith-v0", env_version_id=version.id)
+        run = RunRow(id="run_000000000001", org="acme", env_slug="toy/arith-v0", env_version_id=version.id)
         run.policy, run.n, run.options = "oracle", 2, {"limit": 3, "env_version": "v"}
         session.add(run)
     out = tmp_path / "run.jsonl"

@@ -15,7 +15,7 @@ import time
 
 from rolloutgym import Client
 from rolloutgym.platform import db
-from rolloutgym.platform.models import Run
+from rolloutgym.platform.models import RunRow
 from rolloutgym.platform.notify import Listener
 
 POLL = 60.0
@@ -69,7 +69,7 @@ def test_wait_answers_on_a_change_at_its_timeout_and_at_once_when_ended(servers,
             waiting.start()
             time.sleep(1.0)  # the long-poll is waiting by now
             assert not answers, "the long-poll answered before the run changed"
-            claimed, before = db.claim(sessions, Run, "test-worker", 60)
+            claimed, before = db.claim(sessions, RunRow, "test-worker", 60)
             assert claimed.id == run_id and before.state == "queued" and claimed.attempts == before.attempts + 1
             listener.changed("run", run_id)  # what a worker sends after it wrote the row
             changed_at = time.monotonic()
@@ -82,7 +82,7 @@ def test_wait_answers_on_a_change_at_its_timeout_and_at_once_when_ended(servers,
             same = client.watch_run(run_id, state="running", done=0, timeout=1.5)  # nothing changes
             assert same["state"] == "running" and time.monotonic() - started >= 1.4
 
-            assert db.finish(sessions, Run, run_id, "test-worker", "failed", error="stopped by the test")
+            assert db.finish(sessions, RunRow, run_id, "test-worker", "failed", error="stopped by the test")
             started = time.monotonic()
             ended = client.watch_run(run_id, state="failed", timeout=30)  # ended: nothing more will change
             assert ended["state"] == "failed" and time.monotonic() - started < 10

@@ -35,7 +35,7 @@ from starlette.routing import Route
 from . import db
 from .envfiles import SLUG, content_version, env_slug
 from .errors import PlatformError
-from .models import ApiKey, EnvVersion, Job, Run
+from .models import ApiKey, EnvVersion, Job, RunRow
 from .notify import Hub
 from .pages import ROUTES
 
@@ -135,7 +135,7 @@ def env_json(version: EnvVersion) -> dict[str, Any]:
     }
 
 
-def run_json(run: Run) -> dict[str, Any]:
+def run_json(run: RunRow) -> dict[str, Any]:
     return {
         "id": run.id,
         "runId": run.id,
@@ -326,7 +326,7 @@ def _create_run(request: Request, body: dict[str, Any]) -> JSONResponse:
         version = latest_version(session, key.org, slug)
         _check_policy(session, key.org, policy)
         options["env_version"] = version.version
-        run = Run(
+        run = RunRow(
             id=db.new_id("run"),
             org=key.org,
             env_slug=slug,
@@ -351,11 +351,11 @@ def _create_run(request: Request, body: dict[str, Any]) -> JSONResponse:
 def list_runs(request: Request) -> JSONResponse:
     key = _key(request)
     limit = min(int(request.query_params.get("limit", "100")), 100_000)
-    query = select(Run).where(Run.org == key.org)
+    query = select(RunRow).where(RunRow.org == key.org)
     if request.query_params.get("env"):
-        query = query.where(Run.env_slug == request.query_params["env"])
+        query = query.where(RunRow.env_slug == request.query_params["env"])
     with _platform(request).sessions() as session:
-        rows = session.scalars(query.order_by(Run.created_at.desc(), Run.id).limit(limit)).all()
+        rows = session.scalars(query.order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)).all()
     return JSONResponse([run_json(row) for row in rows])
 
 
@@ -366,7 +366,7 @@ def get_run(request: Request) -> JSONResponse:
 def _run_file(request: Request) -> Path:
     key = _key(request)
     with _platform(request).sessions() as session:
-        run = _own(session, Run, request.path_params["run_id"], key.org, "run")
+        run = _own(session, RunRow, request.path_params["run_id"], key.org, "run")
     if not run.path or not (_platform(request).data / run.path).exists():
         raise ApiError(409, f"run {run.id} is {run.state} and has no run file yet")
     return _platform(request).data / run.path
@@ -397,7 +397,7 @@ def passing_rollouts(request: Request) -> JSONResponse:
     return JSONResponse([rollout for rollout, value in rollout_scores(path).items() if value >= threshold])
 
 
-def _check_rollout_ids(platform: Platform, run: Run, rollout_ids: Any) -> list[str] | None:
+def _check_rollout_ids(platform: Platform, run: RunRow, rollout_ids: Any) -> list[str] | None:
     """The job's ``rollout_ids``: a list of ids of the run's rollouts (as ``passing_rollout_ids`` gives them)."""
     if rollout_ids is None:
         return None
@@ -427,7 +427,7 @@ def _create_job(request: Request, body: dict[str, Any]) -> JSONResponse:
     if not base_model:
         raise ApiError(400, "give base_model, e.g. hf:tiny or hf:PATH")
     with _platform(request).sessions.begin() as session:
-        run = _own(session, Run, str(body.get("source_run_id") or body.get("sourceRunId") or ""), key.org, "run")
+        run = _own(session, RunRow, str(body.get("source_run_id") or body.get("sourceRunId") or ""), key.org, "run")
         if run.state != "succeeded":
             raise ApiError(400, f"run {run.id} is {run.state}; train on it once it has succeeded")
         job = Job(
@@ -486,7 +486,7 @@ def get_job(request: Request) -> JSONResponse:
 def _run_answer(platform: Platform, org: str, run_id: str) -> dict[str, Any]:
     """The run's JSON, read with one Core query (the most frequent read: every answer to a waiting client)."""
     with platform.sessions.kw["bind"].connect() as connection:
-        run = connection.execute(select(Run.__table__).where(Run.id == run_id)).first()
+        run = connection.execute(select(RunRow.__table__).where(RunRow.id == run_id)).first()
     if run is None or run.org != org:
         raise ApiError(404, f"no run {run_id!r} (list them with 'rolloutgym runs --remote')")
     return run_json(run)
@@ -574,7 +574,7 @@ async def wait_job(request: Request) -> JSONResponse:
 def count_rows(request: Request) -> JSONResponse:
     key = _key(request)
     with _platform(request).sessions() as session:
-        runs = session.scalar(select(func.count()).select_from(Run).where(Run.org == key.org))
+        runs = session.scalar(select(func.count()).select_from(RunRow).where(RunRow.org == key.org))
     return JSONResponse({"runs": runs})
 
 

@@ -19,7 +19,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..install_hints import pip_install
 from .errors import PlatformError
-from .models import ApiKey, Job, Run, utcnow
+from .models import ApiKey, Job, RunRow, utcnow
 
 SCOPES = ("run", "push", "train")
 MIGRATIONS = Path(__file__).parent / "migrations"
@@ -110,7 +110,7 @@ def new_id(prefix: str) -> str:
 
 def claim(
     sessions: sessionmaker[Session],
-    model: type[Run] | type[Job],
+    model: type[RunRow] | type[Job],
     owner: str,
     lease_seconds: float,
     values: Callable[[Any], dict[str, Any]] | None = None,

@@ -61,7 +61,10 @@ class _Work:
     finished_at: Mapped[datetime.datetime | None] = mapped_column(DateTime, nullable=True)
 
 
-class Run(_Work, Base):
+class RunRow(_Work, Base):
+    """A run's row in the ``runs`` table (its state, lease, counters); the rollouts are in its run file
+    (read back as :class:`rolloutgym.runs.Run`)."""
+
     __tablename__ = "runs"
 
     id: Mapped[str] = mapped_column(String(40), primary_key=True)

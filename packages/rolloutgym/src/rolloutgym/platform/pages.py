@@ -21,7 +21,7 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from . import db
-from .models import ApiKey, EnvVersion, Job, Run
+from .models import ApiKey, EnvVersion, Job, RunRow
 
 COOKIE = "rolloutgym_key"
 STYLE = (
@@ -102,7 +102,10 @@ def env_page(request: Request) -> Response:
             select(EnvVersion).where(EnvVersion.org == key.org, EnvVersion.slug == slug).order_by(EnvVersion.id)
         ).all()
         runs = session.scalars(
-            select(Run).where(Run.org == key.org, Run.env_slug == slug).order_by(Run.created_at.desc()).limit(100)
+            select(RunRow)
+            .where(RunRow.org == key.org, RunRow.env_slug == slug)
+            .order_by(RunRow.created_at.desc())
+            .limit(100)
         ).all()
     if not versions:
         raise PageError(404, f"No env {slug}.")
@@ -114,7 +117,7 @@ def env_page(request: Request) -> Response:
     return _page(f"Env {slug}", body)
 
 
-def _runs_table(runs: list[Run]) -> str:
+def _runs_table(runs: list[RunRow]) -> str:
     rows = [
         [
             _link(f"/runs/{run.id}", run.id),
@@ -133,7 +136,9 @@ def _runs_table(runs: list[Run]) -> str:
 def runs_page(request: Request) -> Response:
     key = _key(request)
     with request.app.state.platform.sessions() as session:
-        runs = session.scalars(select(Run).where(Run.org == key.org).order_by(Run.created_at.desc()).limit(500)).all()
+        runs = session.scalars(
+            select(RunRow).where(RunRow.org == key.org).order_by(RunRow.created_at.desc()).limit(500)
+        ).all()
     return _page("Runs", _runs_table(list(runs)))
 
 
@@ -149,7 +154,7 @@ def _report(request: Request, source: Path, name: str, title: str) -> FileRespon
 
 
 def run_page(request: Request) -> Response:
-    run = _owned(request, Run, request.path_params["run_id"], "run")
+    run = _owned(request, RunRow, request.path_params["run_id"], "run")
     data = request.app.state.platform.data
     if not run.path or not (data / run.path).is_file():
         return _page(f"Run {run.id}", f"<p id='state'>{_text(run.state)}: no results yet.</p>")

@@ -33,7 +33,7 @@ from sqlalchemy.orm import Session, sessionmaker
 
 from ..install_hints import pip_install
 from . import db
-from .models import EnvVersion, Job, Run
+from .models import EnvVersion, Job, RunRow
 from .notify import Listener
 
 
@@ -93,7 +93,7 @@ class Heartbeat:
         if not renewed:
             self.lost = True
         elif self.listener is not None:  # the progress is in the database: clients waiting on the row look now
-            self.listener.changed("run" if self.model is Run else "job", self.row_id, "running")
+            self.listener.changed("run" if self.model is RunRow else "job", self.row_id, "running")
 
     def _loop(self) -> None:
         while not self._stop.wait(min(self.lease / 3, 2.0)):
@@ -123,7 +123,7 @@ def _env_version(sessions: sessionmaker[Session], version_id: int) -> EnvVersion
     return _ENV_VERSIONS[key]
 
 
-def _run_config(sessions: sessionmaker[Session], data: Path, run: Run, out: Path, ray: str | None = None) -> Any:
+def _run_config(sessions: sessionmaker[Session], data: Path, run: RunRow, out: Path, ray: str | None = None) -> Any:
     """The run's :class:`~rolloutgym.runner.RunConfig`: its rollouts on the Ray cluster ``ray`` when given."""
     from ..runner import RunConfig
 
@@ -192,7 +192,7 @@ def _progress_hooks(heart: Heartbeat, run_id: str, pass_threshold: float) -> tup
 def execute_run(
     sessions: sessionmaker[Session],
     data: Path,
-    run: Run,
+    run: RunRow,
     owner: str,
     lease: float,
     ray: str | None = None,
@@ -208,7 +208,7 @@ def execute_run(
     out = data / relative
     out.parent.mkdir(parents=True, exist_ok=True)
     seed_from_previous(data, previous, out)
-    with Heartbeat(sessions, Run, run.id, owner, lease, listener) as heart:
+    with Heartbeat(sessions, RunRow, run.id, owner, lease, listener) as heart:
         heart.values = {"path": str(relative)}
         if run.path != str(relative):
             heart.beat()
@@ -220,12 +220,12 @@ def execute_run(
             result = asyncio.run(arun(config, on_start=on_start, on_group=on_group))
         except Exception as exc:  # the run failed: record why, in one line (unless another worker holds it now)
             if not heart.lost:
-                db.finish(sessions, Run, run.id, owner, "failed", error=describe(exc), **heart.values)
+                db.finish(sessions, RunRow, run.id, owner, "failed", error=describe(exc), **heart.values)
             return
     summary = result.summary
     finished = db.finish(
         sessions,
-        Run,
+        RunRow,
         run.id,
         owner,
         "succeeded",
@@ -342,7 +342,7 @@ def execute_job(
     from ..runs import read_header
 
     with sessions() as session:
-        run = session.get(Run, job.source_run_id)
+        run = session.get(RunRow, job.source_run_id)
     folder = Path("models") / job.org / job.id / (f"attempt-{job.attempts}" if job.attempts > 1 else "")
     log_relative = folder / "training.jsonl"
     (data / folder).mkdir(parents=True, exist_ok=True)
@@ -386,7 +386,7 @@ def work_once(
     The claim itself records the lease and the run file's path; the worker then reports the row
     changed (its clients see it running) and starts at once, with no other write before the work.
     """
-    claimed = db.claim(sessions, Run, owner, lease, claim_values)
+    claimed = db.claim(sessions, RunRow, owner, lease, claim_values)
     if claimed is not None:
         run, before = claimed
         if listener is not None:
