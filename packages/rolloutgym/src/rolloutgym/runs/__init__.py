@@ -5,7 +5,6 @@ from ._store import (
     FactsLine,
     GroupLine,
     Run,
-    RunWriter,
     StreamedRun,
     iter_group_facts,
     iter_group_lines,
@@ -14,6 +13,7 @@ from ._store import (
     read_run,
     summarize_run,
 )
+from ._writer import RunWriter
 from .stats import (
     GroupFacts,
     RunSummary,
