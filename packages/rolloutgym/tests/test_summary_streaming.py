@@ -144,3 +144,62 @@ def test_memory_does_not_grow_with_the_run_file(tmp_path: Path) -> None:
     assert summary.num_trajectories == 20_000 and summary.pass_rate == 0.5
     # what remains: one TaskSummary per task (most of the ~1.3 MB), a reward per trajectory
     assert peak < size / 5, (peak, size)
+
+
+def _step_variant(group: dict[str, Any], change: Any) -> bytes:
+    data = copy.deepcopy(group)
+    change(data["trajectories"][0]["steps"][0])
+    return json.dumps(data).encode()
+
+
+def test_the_partial_decode_reads_what_line_facts_reads_or_steps_aside(tmp_path: Path) -> None:
+    """``partial_facts`` (show's typed decode, token lists skipped unparsed) gives line_facts' numbers on
+    every line it accepts, and hands back (None) every line whose kinds or numbers it is not sure of."""
+    from rolloutgym.runs import line_facts
+    from rolloutgym.runs._partial import partial_facts
+
+    path = tmp_path / "run.jsonl"
+    _varied_run(path)
+    lines = path.read_bytes().splitlines()[1:]
+    decoded = [partial_facts(line) for line in lines]
+    assert decoded.count(None) == 1  # the line with a tagged reward (no scores)
+    for line, partial in zip(lines, decoded, strict=True):
+        if partial is not None:
+            assert (
+                partial.facts == line_facts(json.loads(line)) and partial.task_index == json.loads(line)["task_index"]
+            )
+    tokens = json.loads(lines[-2])  # token ids, billed usage, an error
+    assert decoded[-2] is not None and decoded[-2].facts.generated_tokens > 0
+    assert decoded[-2].errors == tokens["errors"]
+    spaced = _step_variant(tokens, lambda step: step.update(policy_tokens=[], observation_tokens=[1, 2, 3]))
+    assert partial_facts(spaced.replace(b'"policy_tokens": []', b'"policy_tokens": [ ]')).facts == line_facts(
+        json.loads(spaced)
+    )
+    unsure = [
+        lambda step: step.update(policy_tokens=["a,b", "c"]),  # not numbers: the commas do not count them
+        lambda step: step.update(policy_tokens=[[1, 2]]),
+        lambda step: step.update(policy_logprobs={"x": 1}),
+        lambda step: step.update(info=[]),
+        lambda step: step.update(policy_info=None),
+        lambda step: step.update(reward=True),
+        lambda step: step.update(reward=10**400),
+        lambda step: step.update(terminated="maybe"),
+        lambda step: step.pop("action"),
+    ]
+    for change in unsure:
+        assert partial_facts(_step_variant(tokens, change)) is None
+    assert partial_facts(json.dumps(dict(tokens, kind="header")).encode()) is None
+    assert partial_facts(json.dumps(dict(tokens, metadata=[])).encode()) is None
+    assert partial_facts(b"[1, 2]") is None and partial_facts(b'{"kind": "group", NaN}') is None
+
+
+def test_a_line_that_is_not_utf8_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "run.jsonl"
+    rg.run("toy/guess-v0", policy="random", num_rollouts=2, limit=2, out=str(path))
+    lines = path.read_bytes().splitlines()
+    lines[2] = lines[2].replace(b'"item_id": "', b'"item_id": "\xff', 1).replace(b'"item_id":"', b'"item_id":"\xff', 1)
+    assert b"\xff" in lines[2]
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    for reader in (summarize_run, read_run):
+        with pytest.raises(RunFileError, match=r"run.jsonl:3: not valid UTF-8 \(byte \d+ of the line\)"):
+            reader(path)

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from rolloutgym_protocol import TrajectoryGroup
 from rolloutgym_protocol.errors import RunFileError, json_error_text
 
+from ._partial import partial_facts
 from ._schema import FORMAT_VERSION, HeaderLine
 from ._schema import GroupLineSchema as _GroupSchema
 from .stats import GroupFacts, SummaryBuilder, group_facts, line_facts
@@ -70,7 +71,7 @@ except ImportError:  # pragma: no cover - orjson is optional
     _fast_loads, _FastError = json.loads, json.JSONDecodeError
 
 
-def _parse_line(path: Path, number: int, text: str) -> dict[str, Any]:
+def _parse_line(path: Path, number: int, text: str | bytes) -> dict[str, Any]:
     try:
         data = _fast_loads(text)
     except _FastError:  # orjson refuses what json reads (integers over 64 bits, NaN, lone surrogates): ask json
@@ -80,7 +81,7 @@ def _parse_line(path: Path, number: int, text: str) -> dict[str, Any]:
     return data
 
 
-def _slow_parse(path: Path, number: int, text: str) -> Any:
+def _slow_parse(path: Path, number: int, text: str | bytes) -> Any:
     try:
         return json.loads(text)
     except json.JSONDecodeError as exc:
@@ -123,11 +124,23 @@ def read_header(path: str | Path) -> dict[str, Any]:
     path = Path(path)
     if not path.exists():
         raise RunFileError(f"run file '{path}' does not exist")
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb") as handle:
         first = handle.readline()
     if not first.strip():
         raise RunFileError(f"{path}: empty run file (no header line)")
+    _check_utf8(path, 1, first)
     return _validate_header(path, _parse_line(path, 1, first))
+
+
+def _check_utf8(path: Path, number: int, text: bytes) -> None:
+    if text.isascii():
+        return
+    try:
+        text.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise RunFileError(
+            f"{path}:{number}: not valid UTF-8 (byte {exc.start + 1} of the line); the run file is corrupt"
+        ) from None
 
 
 @dataclass(frozen=True)
@@ -144,23 +157,38 @@ class GroupLine:
     number: int
 
 
-def _group_dicts(path: Path, allow_partial_tail: bool) -> Iterator[tuple[int, dict[str, Any]]]:
-    """``(line number, parsed JSON)`` of each group line, after the header is validated."""
+# Lines of token-level runs are about 100 KB: reading in larger pieces halves the cost of splitting them.
+_READ_BUFFER = 1 << 18
+
+
+def _group_texts(path: Path, allow_partial_tail: bool) -> Iterator[tuple[int, bytes]]:
+    """``(line number, bytes)`` of each group line (UTF-8 checked), after the header is validated."""
     read_header(path)
-    with path.open(encoding="utf-8") as handle:
+    with path.open("rb", buffering=_READ_BUFFER) as handle:
         handle.readline()
         for number, text in enumerate(handle, start=2):
             if text.isspace():  # a blank line (strip() would copy a long line to say no)
                 continue
-            if allow_partial_tail and not text.endswith("\n"):
+            if allow_partial_tail and not text.endswith(b"\n"):
                 try:
                     json.loads(text)
-                except json.JSONDecodeError:
+                except (json.JSONDecodeError, UnicodeDecodeError):  # cut mid-write, maybe inside a character
                     return
-            data = _parse_line(path, number, text)
-            if data.get("kind") != "group":
-                raise RunFileError(f"{path}:{number}: unknown line kind {data.get('kind')!r}; expected 'group'")
-            yield number, data
+            _check_utf8(path, number, text)
+            yield number, text
+
+
+def _group_dict(path: Path, number: int, text: bytes) -> dict[str, Any]:
+    data = _parse_line(path, number, text)
+    if data.get("kind") != "group":
+        raise RunFileError(f"{path}:{number}: unknown line kind {data.get('kind')!r}; expected 'group'")
+    return data
+
+
+def _group_dicts(path: Path, allow_partial_tail: bool) -> Iterator[tuple[int, dict[str, Any]]]:
+    """``(line number, parsed JSON)`` of each group line, after the header is validated."""
+    for number, text in _group_texts(path, allow_partial_tail):
+        yield number, _group_dict(path, number, text)
 
 
 @dataclass(frozen=True)
@@ -188,13 +216,16 @@ def iter_group_facts(path: str | Path, *, allow_partial_tail: bool = False) -> I
     """
     path = Path(path)
     for number, data in _group_dicts(path, allow_partial_tail):
-        task_index = data.get("task_index")
-        facts = line_facts(data) if type(task_index) is int else None
-        if facts is not None:
-            yield FactsLine(task_index, facts, data, number)  # type: ignore[arg-type]
-            continue
-        task_index, group = _validate_group(path, number, data)
-        yield FactsLine(task_index, group_facts(group), data, number, group)
+        yield _facts_line(path, number, data)
+
+
+def _facts_line(path: Path, number: int, data: dict[str, Any]) -> FactsLine:
+    task_index = data.get("task_index")
+    facts = line_facts(data) if type(task_index) is int else None
+    if facts is not None:
+        return FactsLine(task_index, facts, data, number)  # type: ignore[arg-type]
+    task_index, group = _validate_group(path, number, data)
+    return FactsLine(task_index, group_facts(group), data, number, group)
 
 
 def iter_group_lines(path: str | Path, *, allow_partial_tail: bool = False) -> Iterator[GroupLine]:
@@ -254,16 +285,24 @@ def summarize_run(path: str | Path, *, allow_partial_tail: bool = False) -> Stre
     """Stream a run file into its summary (``rolloutgym show``): equal to ``summarize`` of :func:`read_run`.
 
     Memory grows with the number of tasks (one :class:`TaskSummary` each) and trajectories (a
-    reward each), not with the file: one line is held at a time.
+    reward each), not with the file: one line is held at a time. Each line is first decoded for
+    only the fields a summary reads (:func:`~rolloutgym.runs._partial.partial_facts`: token ids,
+    logprobs and messages are skipped unparsed); a line it is unsure of is read in full.
     """
     path = Path(path)
     header = read_header(path)
     builder = SummaryBuilder(header)
     done: set[int] = set()
     errors: list[tuple[str, dict[str, Any]]] = []
-    for line in iter_group_facts(path, allow_partial_tail=allow_partial_tail):
-        builder.add(line.task_index, line.facts)
-        done.add(line.task_index)
-        if line.facts.errors:
-            errors.extend((line.facts.item_id, error) for error in line.data.get("errors", ()))
+    for number, text in _group_texts(path, allow_partial_tail):
+        partial = partial_facts(text)  # only the numbers a summary reads; None: read the whole line
+        if partial is None:
+            line = _facts_line(path, number, _group_dict(path, number, text))
+            task_index, facts, failed = line.task_index, line.facts, line.data.get("errors", ())
+        else:
+            task_index, facts, failed = partial.task_index, partial.facts, partial.errors
+        builder.add(task_index, facts)
+        done.add(task_index)
+        if facts.errors:
+            errors.extend((facts.item_id, error) for error in failed)
     return StreamedRun(path, header, builder.summary(), done, errors)
