@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rolloutgym.platform import db, server, worker
+from rolloutgym.platform import db, server, worker_runs
 from rolloutgym.platform.models import EnvVersion, RunRow
 
 
@@ -24,8 +24,8 @@ def test_ray_address_reaches_the_workers_run_config(tmp_path: Path) -> None:
         run.policy, run.n, run.options = "oracle", 2, {"limit": 3, "env_version": "v"}
         session.add(run)
     out = tmp_path / "run.jsonl"
-    on_ray = worker._run_config(sessions, tmp_path, run, out, "ray://head:10001")
+    on_ray = worker_runs._run_config(sessions, tmp_path, run, out, "ray://head:10001")
     assert on_ray.executor == "ray" and on_ray.executor_options == {"address": "ray://head:10001"}
     assert (on_ray.env, on_ray.num_rollouts, on_ray.limit, on_ray.resume) == ("toy/arith-v0", 2, 3, True)
-    assert worker._run_config(sessions, tmp_path, run, out).executor == "local"
+    assert worker_runs._run_config(sessions, tmp_path, run, out).executor == "local"
     sessions.kw["bind"].dispose()

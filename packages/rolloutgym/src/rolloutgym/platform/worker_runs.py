@@ -1,0 +1,165 @@
+"""A worker executing a claimed run.
+
+A run executes as ``rolloutgym run`` would, into the run file ``DATA/runs/ORG/RUN_ID.jsonl``,
+always with ``resume``: a run whose worker died (its lease expired) is claimed again and
+continues that file, so finished groups are neither lost nor run twice. Pushed Python env
+files are imported here, in the worker process, never in the API process. The claim is the
+only write before a run's rollouts start (it records the lease and the run file's path), and
+the end is one write.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy.orm import Session, sessionmaker
+
+from . import db
+from .models import EnvVersion, Job, RunRow
+from .notify import Listener
+from .worker_lease import Heartbeat, LeaseLost, describe
+
+
+def _policy(sessions: sessionmaker[Session], data: Path, policy: str) -> str:
+    """``job:ID`` is the model that job trained (``hf:PATH``); other policies as given."""
+    if not policy.startswith("job:"):
+        return policy
+    with sessions() as session:
+        job = session.get(Job, policy.removeprefix("job:"))
+    if job is None or not job.model_path:
+        raise LookupError(f"policy {policy}: the job has no trained model")
+    return f"hf:{data / job.model_path}"
+
+
+_ENV_VERSIONS: dict[tuple[str, int], EnvVersion] = {}
+
+
+def _env_version(sessions: sessionmaker[Session], version_id: int) -> EnvVersion:
+    """The pushed env version (a version never changes: it is read once per worker and database)."""
+    key = (str(sessions.kw["bind"].url), version_id)
+    if key not in _ENV_VERSIONS:
+        with sessions() as session:
+            _ENV_VERSIONS[key] = session.get(EnvVersion, version_id)
+    return _ENV_VERSIONS[key]
+
+
+def _run_config(sessions: sessionmaker[Session], data: Path, run: RunRow, out: Path, ray: str | None = None) -> Any:
+    """The run's :class:`~rolloutgym.runner.RunConfig`: its rollouts on the Ray cluster ``ray`` when given."""
+    from ..runner import RunConfig
+
+    version = _env_version(sessions, run.env_version_id)
+    options = {k: v for k, v in (run.options or {}).items() if k != "env_version"}
+    if options.get("tasks"):
+        options["tasks"] = [str(task) for task in options["tasks"]]
+    return RunConfig(
+        env=version.entry if version.kind == "id" else str(data / version.entry),
+        policy=_policy(sessions, data, run.policy),
+        num_rollouts=run.n,
+        out=out,
+        resume=True,
+        **({"executor": "ray", "executor_options": {"address": ray}} if ray else {}),
+        **options,
+    )
+
+
+def attempt_path(org: str, run_id: str, attempt: int) -> Path:
+    """An attempt's run file, relative to DATA: ``runs/ORG/RUN_ID.jsonl``, then ``RUN_ID.attempt-N.jsonl``.
+
+    Each claim of a run writes its own file, seeded with the finished groups of the file the
+    previous attempt recorded; the database points at the file of the attempt that finishes.
+    A worker that lost its lease but still runs (stalled, not dead) therefore only ever
+    appends to its own, abandoned file: it cannot write a group twice into the recorded one.
+    """
+    name = f"{run_id}.jsonl" if attempt <= 1 else f"{run_id}.attempt-{attempt}.jsonl"
+    return Path("runs") / org / name
+
+
+def claim_values(before: Any) -> dict[str, Any]:
+    """What a run's claim writes besides the lease: on a first attempt (no earlier run file), the path of the
+    run file it writes. A later attempt records its path only once its file holds the earlier attempt's groups
+    (:func:`execute_run`), so a worker dying in between loses nothing."""
+    return {} if before.path else {"path": str(attempt_path(before.org, before.id, before.attempts + 1))}
+
+
+def seed_from_previous(data: Path, previous: str | None, target: Path) -> None:
+    """Copy the complete lines of the previous attempt's run file (a line cut off mid-write is left out)."""
+    if not previous or not (data / previous).is_file() or (data / previous) == target:
+        return
+    content = (data / previous).read_bytes()
+    target.write_bytes(content[: content.rfind(b"\n") + 1])
+
+
+def _progress_hooks(heart: Heartbeat, run_id: str, pass_threshold: float) -> tuple[Any, Any]:
+    """The runner's ``on_start``/``on_group``: the progress counters the heartbeat writes; a lost lease stops it."""
+    counts = {"done": 0, "passes": 0, "trajectories": 0, "errors": 0}
+
+    def on_start(header: dict[str, Any], remaining: int) -> None:
+        counts["done"] = len(header.get("tasks") or []) - remaining if header.get("tasks") else 0
+        heart.values = dict(heart.values, total=counts["done"] + remaining, done=counts["done"])
+
+    def on_group(task_index: int, group: Any) -> None:
+        if heart.lost:
+            raise LeaseLost(run_id)
+        counts["done"] += 1
+        counts["passes"] += sum(score.value >= pass_threshold for score in group.scores)
+        counts["trajectories"] += len(group.scores)
+        counts["errors"] += len(group.errors)
+        heart.values = dict(heart.values, **counts)
+
+    return on_start, on_group
+
+
+def execute_run(
+    sessions: sessionmaker[Session],
+    data: Path,
+    run: RunRow,
+    owner: str,
+    lease: float,
+    ray: str | None = None,
+    listener: Listener | None = None,
+    *,
+    previous: str | None = None,
+) -> None:
+    """Execute a claimed run into this attempt's run file, seeded from ``previous`` (the run file of the
+    attempt before, if any); the file's path is recorded once it is seeded (a first attempt's claim did)."""
+    from ..runner import arun
+
+    relative = attempt_path(run.org, run.id, run.attempts)
+    out = data / relative
+    out.parent.mkdir(parents=True, exist_ok=True)
+    seed_from_previous(data, previous, out)
+    with Heartbeat(sessions, RunRow, run.id, owner, lease, listener) as heart:
+        heart.values = {"path": str(relative)}
+        if run.path != str(relative):
+            heart.beat()
+            if heart.lost:
+                return
+        try:
+            config = _run_config(sessions, data, run, out, ray)
+            on_start, on_group = _progress_hooks(heart, run.id, config.pass_threshold)
+            result = asyncio.run(arun(config, on_start=on_start, on_group=on_group))
+        except Exception as exc:  # the run failed: record why, in one line (unless another worker holds it now)
+            if not heart.lost:
+                db.finish(sessions, RunRow, run.id, owner, "failed", error=describe(exc), **heart.values)
+            return
+    summary = result.summary
+    finished = db.finish(
+        sessions,
+        RunRow,
+        run.id,
+        owner,
+        "succeeded",
+        path=str(relative),
+        total=len(result.task_indices),  # not result.groups: that reads the whole run file back
+        done=len(result.task_indices),
+        passes=round(summary.pass_rate * summary.num_trajectories),
+        trajectories=summary.num_trajectories,
+        errors=summary.num_errors,
+        pass_rate=summary.pass_rate,
+    )
+    if finished and relative.name != f"{run.id}.jsonl":
+        for stale in out.parent.glob(f"{run.id}.*jsonl"):  # earlier attempts' files: superseded
+            if stale != out:
+                stale.unlink(missing_ok=True)
