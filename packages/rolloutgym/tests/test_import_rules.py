@@ -36,7 +36,8 @@ FLOORS: list[tuple[str, ...]] = [
 ]
 # The client side of `rolloutgym serve` (what a remote env needs): below the registry and sources.
 SERVE_CLIENT = {"rolloutgym.serve", "rolloutgym.serve.client", "rolloutgym.serve._codec", "rolloutgym.serve._errors"}
-SERVE_CLIENT |= {"rolloutgym.serve._channel"}
+SERVE_CLIENT |= {"rolloutgym.serve._channel", "rolloutgym.serve.client_async", "rolloutgym.serve.client_requests"}
+SERVE_CLIENT |= {"rolloutgym.serve._client_session"}
 FLOOR = {room: floor for floor, rooms in enumerate(FLOORS) for room in rooms}
 
 

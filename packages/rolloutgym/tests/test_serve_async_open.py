@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from rolloutgym.serve import AsyncRemoteEnv, ServerProcess
-from rolloutgym.serve.client import PendingRemoteEnv
+from rolloutgym.serve.client_async import PendingRemoteEnv
 from rolloutgym.sources import resolve_env
 
 GUESS = "toy/guess-v0"

@@ -258,11 +258,12 @@ def load(reference: str, *, split: str | None = None, **kwargs: Any) -> Any:
 def _resolve_url(source: EnvSource, registry: Registry) -> ResolvedEnv:
     """A ``ResolvedEnv`` whose tasks are the server's and whose envs are sessions on it (WebSocket).
 
-    ``build(item)`` does no I/O: it returns a :class:`~rolloutgym.serve.client.PendingRemoteEnv`,
+    ``build(item)`` does no I/O: it returns a :class:`~rolloutgym.serve.client_async.PendingRemoteEnv`,
     which the rollout engine awaits, opening the session without blocking the event loop; it
     is tagged (:func:`tag_env`) once open.
     """
-    from .serve.client import PendingRemoteEnv, env_info, env_tasks, parse_env_url
+    from .serve.client_async import PendingRemoteEnv
+    from .serve.client_requests import env_info, env_tasks, parse_env_url
 
     url = source.reference
     parse_env_url(url)  # a clear error for a URL without an env id

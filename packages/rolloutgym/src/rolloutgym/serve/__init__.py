@@ -11,8 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from rolloutgym_protocol.specs import is_env_url
+
 from ._errors import RemoteEnvError, RequestTooLarge, ServerBusy, SessionNotFound, Unauthorized
-from .client import AsyncRemoteEnv, RemoteEnv, env_info, env_tasks, is_env_url, make_remote, open_session, parse_env_url
+from .client import RemoteEnv, make_remote
+from .client_async import AsyncRemoteEnv
+from .client_requests import env_info, env_tasks, open_session, parse_env_url
 
 __all__ = [
     "AsyncRemoteEnv",

@@ -148,7 +148,8 @@ def main(argv: list[str] | None = None) -> None:
     import anyio
     from mcp.server.stdio import stdio_server
 
-    from .client import AsyncRemoteEnv, open_session
+    from .client_async import AsyncRemoteEnv
+    from .client_requests import open_session
 
     parser = argparse.ArgumentParser(description="A served rolloutgym env's tools as an MCP server (stdio).")
     parser.add_argument("url", help="http://HOST:PORT/ENV_ID")
