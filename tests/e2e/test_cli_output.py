@@ -68,3 +68,62 @@ def test_runs_lists_run_files_complete_and_partial(tmp_path: Path) -> None:
     assert "partial" in rows["partial.jsonl"] and "1/3" in rows["partial.jsonl"]
     assert "unreadable" in rows["junk.jsonl"]
     assert cli("runs", str(tmp_path / "missing")).returncode == 2
+
+
+def _many_tasks_run(path: Path, tasks: int) -> None:
+    """A run file of ``tasks`` one-step tasks, 4 tries each; task i passes (i * 7) % 5 of its 4 tries."""
+    step = {"observation": "o", "action": "a", "reward": 0.0, "next_observation": "n"}
+    header = {
+        "kind": "header",
+        "format_version": 1,
+        "run_id": "many",
+        "created_at": "2026-01-01T00:00:00+00:00",
+        "env": {"id": "toy/guess-v0", "version": 0},
+        "policy": "random",
+        "num_rollouts": 4,
+        "tasks": [f"t{index:03d}" for index in range(tasks)],
+        "task_indices": list(range(tasks)),
+    }
+    lines = [json.dumps(header)]
+    for index in range(tasks):
+        passes = (index * 7) % 5
+        values = [1.0 if member < passes else 0.0 for member in range(4)]
+        trajectories = [
+            {
+                "initial_observation": "start",
+                "steps": [dict(step, terminated=True, truncated=False, reward=value)],
+                "terminated": True,
+                "truncated": False,
+            }
+            for value in values
+        ]
+        group = {"kind": "group", "task_index": index, "item_id": f"t{index:03d}", "trajectories": trajectories}
+        lines.append(json.dumps(dict(group, scores=[{"value": value} for value in values])))
+    path.write_text("\n".join(lines) + "\n")
+
+
+def _task_rows(stdout: str) -> list[str]:
+    return [line.split()[1] for line in stdout.splitlines() if line.startswith("│ t")]
+
+
+def test_show_bounds_the_per_task_table_of_a_large_run(tmp_path: Path) -> None:
+    out = tmp_path / "run.jsonl"
+    _many_tasks_run(out, 70)
+    shown = cli("show", str(out))
+    assert shown.returncode == 0, shown.stderr
+    rows = _task_rows(shown.stdout)
+    # the 40 with the lowest pass rate, worst first (ties in run order): 14 tasks at 0%, 14 at 25%, ...
+    assert len(rows) == 40 and rows[:3] == ["t000", "t005", "t010"] and rows[14] == "t003"
+    assert "Per task: the 40 of 70 with the lowest pass rate" in shown.stdout
+    assert "30 more tasks not shown: '--rows 0' shows every task" in shown.stdout
+    every = cli("show", str(out), "--rows", "0")
+    assert _task_rows(every.stdout) == [f"t{index:03d}" for index in range(70)] and "not shown" not in every.stdout
+    assert _task_rows(cli("show", str(out), "--rows", "3").stdout) == ["t000", "t005", "t010"]
+    few = tmp_path / "few.jsonl"
+    _many_tasks_run(few, 12)  # up to the limit: every task, in run order, as before
+    small = cli("show", str(few))
+    assert _task_rows(small.stdout) == [f"t{index:03d}" for index in range(12)] and "not shown" not in small.stdout
+    head = [line for line in shown.stdout.splitlines() if line.startswith("pass")]
+    assert head == [line for line in every.stdout.splitlines() if line.startswith("pass")]  # same numbers
+    assert head[0].startswith("pass rate 50.0%")
+    assert cli("show", str(out), "--rows", "-1").returncode == 2

@@ -23,7 +23,8 @@ def _unanswered(summary: Any) -> str:
     return f" (+{count} unanswered: prompt too long)" if count else ""
 
 
-def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = False) -> None:
+def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool | int = False) -> None:
+    """The summary lines, then (``per_task``: True for every task, N for at most N) the per-task table."""
     from ..mixtures import env_breakdown, is_mixture, position_envs
 
     env = header.get("env", {})
@@ -67,22 +68,8 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
         for name, example in sorted(summary.error_examples.items()):
             console.print(f"  e.g. {name}: {example}", markup=False)
         console.print("  ('rolloutgym show RUN --errors' lists every failed member)")
-    if per_task:
-        table = Table(title="Per task", title_justify="left")
-        for column in ("task", "n", "pass rate", "mean reward", "turns", "errors"):
-            table.add_column(column, justify="right" if column != "task" else "left")
-        envs = position_envs(header)
-        for task in summary.tasks:
-            label = f"{envs[task.task_index]}:{task.task_id}" if task.task_index in envs else task.task_id
-            table.add_row(
-                label,
-                str(task.trajectories),
-                f"{task.pass_rate:.0%}",
-                _fmt(task.mean_reward),
-                f"{task.mean_turns:.1f}",
-                str(task.errors),
-            )
-        print_table(table)
+    if per_task is not False:
+        _per_task_table(summary, position_envs(header), None if per_task is True else per_task)
     if is_mixture(header):
         table = Table(title="Per env", title_justify="left")
         for column in ("env", "weight", "tasks", "n", "pass rate", "mean reward", "turns", "errors"):
@@ -99,6 +86,37 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool = Fals
                 str(row["errors"]),
             )
         print_table(table)
+
+
+# Rows of show's per-task table by default: a run of thousands of tasks is read as its worst few.
+SHOWN_TASKS = 40
+
+
+def _per_task_table(summary: Any, envs: dict[int, str], limit: int | None) -> None:
+    """Every task in run order; or, past ``limit`` tasks, the ``limit`` with the lowest pass rate and a line
+    saying how many are hidden and how to see them."""
+    tasks = summary.tasks
+    title = "Per task"
+    if limit is not None and len(tasks) > limit:
+        tasks = sorted(tasks, key=lambda task: (task.pass_rate, task.mean_reward))[:limit]
+        title = f"Per task: the {limit} of {len(summary.tasks):,} with the lowest pass rate"
+    table = Table(title=title, title_justify="left")
+    for column in ("task", "n", "pass rate", "mean reward", "turns", "errors"):
+        table.add_column(column, justify="right" if column != "task" else "left")
+    for task in tasks:
+        label = f"{envs[task.task_index]}:{task.task_id}" if task.task_index in envs else task.task_id
+        table.add_row(
+            label,
+            str(task.trajectories),
+            f"{task.pass_rate:.0%}",
+            _fmt(task.mean_reward),
+            f"{task.mean_turns:.1f}",
+            str(task.errors),
+        )
+    print_table(table)
+    hidden = len(summary.tasks) - len(tasks)
+    if hidden:
+        console.print(f"{hidden:,} more tasks not shown: '--rows 0' shows every task ('--json' has them all too)")
 
 
 def torn_tail(path: Path) -> bool:
@@ -159,6 +177,12 @@ def show_command(
     run_file: Path = typer.Argument(..., help="A run file written by 'rolloutgym run'."),
     as_json: bool = typer.Option(False, "--json", help="Print the summary as JSON."),
     errors: bool = typer.Option(False, "--errors", help="List every failed member with its message."),
+    rows: int = typer.Option(
+        SHOWN_TASKS,
+        "--rows",
+        min=0,
+        help="Rows of the per-task table: past this many tasks it shows those with the lowest pass rate (0: all).",
+    ),
 ) -> None:
     """Summarise a run: pass rate, mean reward, pass@k / pass^k, errors, turns, tokens, time."""
     from rolloutgym_protocol import RolloutError
@@ -175,7 +199,7 @@ def show_command(
             f"continue with 'rolloutgym run ... --out {markup_safe(run_file)} --resume'[/]",
             markup=True,
         )
-    print_summary(summary, run.header, per_task=True)
+    print_summary(summary, run.header, per_task=rows or True)
     if errors:
         for item_id, data in run.errors:
             error = RolloutError.from_dict(data)
