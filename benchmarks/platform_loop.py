@@ -20,7 +20,9 @@
 * **listing 10,000 runs**: 10,000 run rows inserted, then ``Client.list_runs(limit=10_000)``
   through the API (best of 3).
 
-Run: ``python benchmarks/platform_loop.py [--repeats 3] [--clients 100] [--requests 20] [--database URL]``
+Run: ``python benchmarks/platform_loop.py [--repeats 3] [--clients 100] [--requests 20] [--database URL]``;
+``--postgres-temp`` initdbs and starts a private PostgreSQL cluster on 127.0.0.1 in the temp folder
+(:mod:`rolloutgym_testing.postgres`, as the tests do; Debian's ``postgresql`` package) and runs on it
 (needs ``rolloutgym[platform]`` and rolloutgym-workflow). The load average is printed: the
 figures move with it on a shared machine. ``--quick`` runs a small version (CI smoke test).
 """
@@ -36,6 +38,7 @@ sys.path[:] = [entry for entry in sys.path if Path(entry or ".").resolve() != Pa
 
 import argparse  # noqa: E402
 import asyncio  # noqa: E402
+import contextlib  # noqa: E402
 import os  # noqa: E402
 import socket  # noqa: E402
 import statistics  # noqa: E402
@@ -240,13 +243,23 @@ def main() -> None:
     parser.add_argument("--trajectories", type=int, default=10_000)
     parser.add_argument("--list", type=int, default=10_000, dest="list_count")
     parser.add_argument("--database", default=None, help="postgresql://... (default: SQLite in a temp folder)")
+    parser.add_argument(
+        "--postgres-temp",
+        action="store_true",
+        help="Start a private PostgreSQL cluster (initdb, 127.0.0.1) in the temp folder and run on it.",
+    )
     parser.add_argument("--quick", action="store_true", help="A small version (CI smoke test).")
     arguments = parser.parse_args()
     if arguments.quick:
         arguments.rollouts, arguments.repeats, arguments.clients, arguments.requests = 80, 1, 10, 5
         arguments.trajectories, arguments.list_count = 400, 500
     print(f"load average {os.getloadavg()[0]:.1f} on {os.cpu_count()} CPUs (/proc/loadavg: {_loadavg()})")
-    with tempfile.TemporaryDirectory(prefix="rolloutgym-platform-bench-") as folder:
+    with tempfile.TemporaryDirectory(prefix="rolloutgym-platform-bench-") as folder, contextlib.ExitStack() as stack:
+        if arguments.postgres_temp:
+            from rolloutgym_testing.postgres import PostgresCluster
+
+            arguments.database = stack.enter_context(PostgresCluster.start(Path(folder) / "postgres")).new_database()
+        print(f"database: {arguments.database or 'SQLite in the data folder'}")
         data = Path(folder) / "data"
         key = db.create_key(db.open_database(data, arguments.database), name="bench", scopes=["run", "push", "train"])
         process, url = start_platform(data, arguments.database, workers=1)

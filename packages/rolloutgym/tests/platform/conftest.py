@@ -4,13 +4,10 @@ SQLite (in the data folder) and on PostgreSQL (a private cluster that the tests 
 from __future__ import annotations
 
 import os
-import shutil
 import signal
 import socket
-import stat
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -20,6 +17,8 @@ import httpx
 import pytest
 
 pytest.importorskip("sqlalchemy", reason="the platform tests need the 'platform' extra")
+
+from rolloutgym_testing.postgres import PostgresCluster, postgres_binaries  # noqa: E402
 
 
 def free_port() -> int:
@@ -124,88 +123,13 @@ def slow_plugin(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
     return {"PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
 
 
-def postgres_binaries() -> Path | None:
-    """The folder holding initdb and postgres: on PATH, else Debian's /usr/lib/postgresql/N/bin (newest)."""
-    found = shutil.which("initdb")
-    candidates = [Path(found).resolve().parent] if found else []
-    candidates += sorted(
-        Path("/usr/lib/postgresql").glob("*/bin"), key=lambda path: int(path.parent.name), reverse=True
-    )
-    return next((folder for folder in candidates if (folder / "postgres").exists()), None)
-
-
-@dataclass
-class PostgresCluster:
-    """A private PostgreSQL cluster on 127.0.0.1 (trust auth, superuser ``postgres``)."""
-
-    port: int
-    process: subprocess.Popen
-    created: int = 0
-
-    def new_database(self) -> str:
-        import psycopg
-
-        self.created += 1
-        name = f"platform_{os.getpid()}_{self.created}"
-        with psycopg.connect(f"postgresql://postgres@127.0.0.1:{self.port}/postgres", autocommit=True) as connection:
-            connection.execute(f"CREATE DATABASE {name}")
-        return f"postgresql://postgres@127.0.0.1:{self.port}/{name}"
-
-
-def _as_postgres_user(folder: Path) -> list[str]:
-    """The command prefix that runs PostgreSQL unprivileged: postgres refuses to run as root, so a root test
-    process hands the cluster to ``nobody`` (the data folder is owned by it; its parents get search rights)."""
-    if os.geteuid() != 0:
-        return []
-    os.chown(folder, 65534, 65534)
-    top = Path(tempfile.gettempdir()).resolve()
-    parent = folder.resolve().parent
-    while parent.is_relative_to(top) and parent != top:  # pytest makes its temp folders 0700: let nobody pass
-        parent.chmod(parent.stat().st_mode | stat.S_IXOTH)
-        parent = parent.parent
-    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
-
-
 @pytest.fixture(scope="session")
 def postgres(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PostgresCluster]:
-    binaries = postgres_binaries()
-    if binaries is None:
+    """A private PostgreSQL cluster on 127.0.0.1 for the test session (:mod:`rolloutgym_testing.postgres`)."""
+    if postgres_binaries() is None:
         pytest.skip("PostgreSQL is not installed (apt-get install postgresql; CI installs it)")
-    folder = tmp_path_factory.mktemp("postgres")
-    prefix = _as_postgres_user(folder)
-    data = folder / "cluster"
-    initdb = [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--no-locale", "-E", "UTF8"]
-    subprocess.run(prefix + initdb, check=True, capture_output=True, cwd=folder)
-    port = free_port()
-    settings = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
-    settings += ["-c", "max_connections=300", "-c", "shared_buffers=32MB", "-k", str(folder)]
-    command = prefix + [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port), *settings]
-    with open(folder / "postgres.log", "w") as log:
-        os.chown(log.name, 65534, 65534) if prefix else None
-        process = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
-    cluster = PostgresCluster(port, process)
-    _wait_for_postgres(cluster, folder / "postgres.log")
-    yield cluster
-    process.send_signal(signal.SIGINT)  # fast shutdown
-    try:
-        process.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        process.kill()
-
-
-def _wait_for_postgres(cluster: PostgresCluster, log: Path) -> None:
-    import psycopg
-
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        if cluster.process.poll() is not None:
-            raise RuntimeError(f"postgres exited: {log.read_text()}")
-        try:
-            psycopg.connect(f"postgresql://postgres@127.0.0.1:{cluster.port}/postgres", connect_timeout=2).close()
-            return
-        except psycopg.OperationalError:
-            time.sleep(0.2)
-    raise RuntimeError(f"postgres did not start within 60 s: {log.read_text()}")
+    with PostgresCluster.start(tmp_path_factory.mktemp("postgres")) as cluster:
+        yield cluster
 
 
 def database_for(request: pytest.FixtureRequest) -> str | None:
