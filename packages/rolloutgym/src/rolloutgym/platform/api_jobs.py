@@ -16,6 +16,7 @@ from . import db
 from .api_common import ApiError, Platform, _body, _key, _own, _platform, job_json
 from .api_runs import rollout_scores
 from .models import Job, RunRow
+from .pg_notify import notify_work
 
 METHODS = ("sft", "dpo", "grpo")
 
@@ -67,6 +68,7 @@ def _create_job(request: Request, body: dict[str, Any]) -> JSONResponse:
         )
         session.add(job)
         session.flush()
+        notify_work(session)  # workers on any host LISTEN (PostgreSQL); sent at the commit
         answer = job_json(job)
     _platform(request).hub.work_queued()
     return JSONResponse(answer, status_code=201)

@@ -15,6 +15,7 @@ from . import db
 from .api_common import ApiError, Platform, _body, _key, _own, _platform, run_json
 from .api_envs import latest_version
 from .models import Job, RunRow
+from .pg_notify import notify_work
 
 RUN_OPTIONS = (
     "limit",
@@ -71,6 +72,7 @@ def _create_run(request: Request, body: dict[str, Any]) -> JSONResponse:
         )
         session.add(run)
         session.flush()
+        notify_work(session)  # workers on any host LISTEN (PostgreSQL); sent at the commit
         answer = run_json(run)
     _platform(request).hub.work_queued()  # committed: an idle worker claims it now
     return JSONResponse(answer, status_code=201)

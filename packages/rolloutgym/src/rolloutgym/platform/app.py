@@ -75,7 +75,8 @@ def create_app(data: str | Path, database: str | None = None, *, poll: float = 1
         Route("/api/stats", count_rows),
         *ROUTES,
     ]
-    platform = Platform(Path(data).resolve(), db.open_database(data, database), Hub(data), poll)
+    sessions = db.open_database(data, database)
+    platform = Platform(Path(data).resolve(), sessions, Hub(data, sessions.kw["bind"]), poll)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:

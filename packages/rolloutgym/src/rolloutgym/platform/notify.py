@@ -10,9 +10,11 @@ clients that long-poll that row (``GET /api/runs/ID/wait``); a client waiting on
 (``?until=ended``) is not answered, and the API does not read the row, while the state the message
 names is still ``queued`` or ``running``.
 
-A lost message costs at most one poll interval (``--poll``): idle workers and waiting clients
-read the database that often anyway, so workers on another host (the address file names its
-host; they do not use it) or an API restarted on another port only lose the wake-ups.
+Workers on another host (the address file names its host; they do not use it) cannot reach
+the socket: on PostgreSQL both messages also travel as ``LISTEN``/``NOTIFY`` on the database
+(:mod:`.pg_notify`; a worker reports a change that way only when it has no socket to send it
+to). On SQLite they lose the wake-ups. A lost message costs at most one poll interval
+(``--poll``): idle workers and waiting clients read the database that often anyway.
 """
 
 from __future__ import annotations
@@ -27,6 +29,9 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from .pg_notify import CHANGED_CHANNEL, WORK_CHANNEL, PgListener, is_postgres, libpq_url, notify
 
 HELLO = b"hello"
 WORK = b"work"
@@ -78,8 +83,11 @@ class Watch(asyncio.Event):
 class Hub:
     """The API's end: wakes workers when work is queued, and wakes clients waiting on a row that changed."""
 
-    def __init__(self, data: str | Path) -> None:
+    def __init__(self, data: str | Path, engine: Any = None) -> None:
         self.sock = _datagram_socket()
+        # On PostgreSQL, workers on other hosts report changes by NOTIFY: the hub listens on its own connection.
+        self.pg = PgListener(libpq_url(engine), CHANGED_CHANNEL) if engine is not None and is_postgres(engine) else None
+        self._pg_task: asyncio.Task | None = None
         self.subscribers: dict[tuple[str, int], float] = {}
         self.waiters: dict[str, set[Watch]] = {}
         self._lock = threading.Lock()
@@ -94,11 +102,46 @@ class Hub:
         """Read the socket from the running event loop (the API's); call it from that loop."""
         self._loop = asyncio.get_running_loop()
         self._loop.add_reader(self.sock.fileno(), self._readable)
+        if self.pg is not None:
+            self._pg_task = self._loop.create_task(self._listen_pg())
+
+    async def _listen_pg(self) -> None:
+        """Keep the hub's ``LISTEN`` connection open (connecting in a thread: the loop never waits on the
+        database), reading it from the loop; a lost connection is opened again after 5 s."""
+        assert self.pg is not None and self._loop is not None
+        while True:
+            if await asyncio.to_thread(self.pg.ensure):
+                fd = self.pg.fileno()
+                lost = asyncio.Event()
+                self._loop.add_reader(fd, self._pg_readable, lost)
+                try:
+                    await lost.wait()
+                finally:
+                    self._loop.remove_reader(fd)
+            await asyncio.sleep(5.0)
+
+    def _pg_readable(self, lost: asyncio.Event) -> None:
+        assert self.pg is not None
+        for payload in self.pg.drain():
+            self._changed(payload)
+        if self.pg.fileno() is None:
+            lost.set()
 
     def close(self) -> None:
         if self._loop is not None:
             self._loop.remove_reader(self.sock.fileno())
+        if self._pg_task is not None:
+            self._pg_task.cancel()
+        if self.pg is not None:
+            self.pg.close()
         self.sock.close()
+
+    def _changed(self, text: str) -> None:
+        """``KIND ID [STATE]``: a worker changed that row; wake the clients waiting on it."""
+        kind, _, rest = text.partition(" ")
+        row_id, _, state = rest.partition(" ")
+        for watch in self.waiters.get(f"{kind} {row_id}", ()):
+            watch.report(state or None)
 
     def _readable(self) -> None:
         while True:
@@ -110,10 +153,7 @@ class Hub:
                 with self._lock:
                     self.subscribers[sender] = time.monotonic()
             elif message.startswith(CHANGED):
-                kind, _, rest = message.removeprefix(CHANGED).decode(errors="replace").partition(" ")
-                row_id, _, state = rest.partition(" ")
-                for watch in self.waiters.get(f"{kind} {row_id}", ()):
-                    watch.report(state or None)
+                self._changed(message.removeprefix(CHANGED).decode(errors="replace"))
 
     def work_queued(self) -> None:
         """Wake every idle worker (from any thread): one of them claims the new work."""
@@ -138,11 +178,18 @@ class Hub:
 
 
 class Listener:
-    """A worker's end: says hello to the API, waits for ``work`` (or the poll interval), reports changes."""
+    """A worker's end: says hello to the API, waits for ``work`` (or the poll interval), reports changes.
 
-    def __init__(self, data: str | Path) -> None:
+    With ``engine`` on PostgreSQL it also ``LISTEN``\\ s for queued work on a connection of its own, and reports
+    changes by ``NOTIFY`` when it has no socket of the API to send them to (another host).
+    """
+
+    def __init__(self, data: str | Path, engine: Any = None) -> None:
         self.path = address_file(data)
         self.sock = _datagram_socket()
+        postgres = engine is not None and is_postgres(engine)
+        self.engine = engine if postgres else None
+        self.pg = PgListener(libpq_url(engine), WORK_CHANNEL) if postgres else None
         self._stamp: tuple[int, int] | None = None
         self.hub: tuple[str, int] | None = None
 
@@ -168,16 +215,21 @@ class Listener:
         hub = self._find_hub()
         if hub is not None:
             _send(self.sock, HELLO, hub)
+        if self.pg is not None and self.pg.ensure():
+            self.pg.drain()  # wake-ups already received: the look at the queue that follows sees their work
 
     def wait(self, timeout: float) -> bool:
         """Sleep until the API says work was queued or ``timeout`` passes; True when woken."""
-        ready, _, _ = select.select([self.sock], [], [], timeout)
+        pg = self.pg.fileno() if self.pg is not None else None
+        ready, _, _ = select.select([self.sock] + ([pg] if pg is not None else []), [], [], timeout)
         woken = False
-        while ready:
+        while self.sock in ready:
             try:
                 woken = self.sock.recv(512) == WORK or woken
             except OSError:  # drained (BlockingIOError) or an error queued on the socket
                 break
+        if pg is not None and pg in ready:  # readable: a notification, or another message of the server's
+            woken = bool(self.pg.drain()) or woken
         return woken
 
     def changed(self, kind: str, row_id: str, state: str | None = None) -> None:
@@ -185,8 +237,19 @@ class Listener:
         ``state``: the row's state now, when the worker knows it (``running``: clients waiting for the end
         need not look)."""
         hub = self.hub or self._find_hub()
+        message = f"{kind} {row_id}{' ' + state if state else ''}"
         if hub is not None:
-            _send(self.sock, CHANGED + f"{kind} {row_id}{' ' + state if state else ''}".encode(), hub)
+            _send(self.sock, CHANGED + message.encode(), hub)
+        elif self.engine is not None:  # another host: through the database
+            from sqlalchemy.exc import SQLAlchemyError
+
+            try:
+                with self.engine.begin() as connection:
+                    notify(connection, CHANGED_CHANNEL, message)
+            except SQLAlchemyError:  # unreachable for now: the clients' poll covers it
+                pass
 
     def close(self) -> None:
+        if self.pg is not None:
+            self.pg.close()
         self.sock.close()

@@ -91,7 +91,7 @@ def work(
     data = Path(data).resolve()
     sessions = db.open_database(data, database)
     owner = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns() % 1_000_000}"
-    listener = Listener(data)
+    listener = Listener(data, sessions.kw["bind"])  # on PostgreSQL it also LISTENs for queued work
 
     def alive() -> bool:
         return parent is None or os.getppid() == parent
