@@ -177,7 +177,7 @@ def test_quick_sync_calls_move_onto_the_event_loop_and_slow_ones_back() -> None:
     import threading
 
     import gymnasium as gym
-    from rolloutgym.serve.sessions import QuickCallsInline
+    from rolloutgym.serve._quick_calls import QuickCallsInline
 
     class Recorder(gym.Env[int, int]):
         observation_space = gym.spaces.Discrete(10)

@@ -8,43 +8,38 @@ at a time (a lock per session); sessions run concurrently. Sync envs are adapted
 A session that sees no call for ``idle_timeout`` seconds is closed by the reaper, so a
 client that dies leaves nothing running; :meth:`SessionManager.close_all` closes every
 env on shutdown.
+
+A session itself (what it describes and sends its client) is in ``_session.py``, the
+thread-or-inline choice for sync envs' calls in ``_quick_calls.py``, the counters of
+``/metrics`` in ``_metrics.py``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import copy
 import gc
 import inspect
 import itertools
 import logging
-import os
 import secrets
-import sys
 import time
-from collections import deque
-from dataclasses import dataclass, field
 from typing import Any
 
-from rolloutgym_protocol import AsyncEnv, Score, as_async, find_attribute
+from rolloutgym_protocol import Score, as_async, find_attribute
 from rolloutgym_protocol.adapters import AsyncFromSync
 from rolloutgym_protocol.errors import ConfigError
 
-from ._codec import decode_value, encode_space, encode_value
+from ._codec import decode_value
 from ._disclosure import Disclosure
 from ._errors import ServerBusy, SessionNotFound
+from ._metrics import Metrics
+from ._quick_calls import QuickCallsInline, Quickness
+from ._session import CALLABLE_METHODS, LOCAL_OWNER, Session
 from .catalog import Catalog, ServedEnv
 
-__all__ = ["LOCAL_OWNER", "Metrics", "Session", "SessionManager"]
+__all__ = ["SessionManager"]
 
 logger = logging.getLogger("rolloutgym.serve")
-
-# Methods a client may call on a session's env (the protocol methods policies use).
-CALLABLE_METHODS = ("oracle_action", "null_action")
-
-# The owner of sessions opened in process (no request, so no credentials): no request's
-# owner (a hex digest, see _access.py) can equal it.
-LOCAL_OWNER = "local"
 
 
 async def _maybe_await(value: Any) -> Any:
@@ -59,269 +54,6 @@ _PLAIN = frozenset({tuple, dict, list, str, int, float, bool})
 def _score_kind(info: Any) -> dict[str, Any]:
     """Mark an ``info["score"]`` that is a ``Score`` object (the client rebuilds it; a dict stays a dict)."""
     return {"score_object": True} if isinstance(info, dict) and isinstance(info.get("score"), Score) else {}
-
-
-class Quickness:
-    """How long a served env's calls take in worker threads: shared by its sessions (see :class:`QuickCallsInline`)."""
-
-    __slots__ = ("average", "samples", "disabled")
-
-    def __init__(self) -> None:
-        self.average = 0.0  # exponentially weighted mean of call durations, seconds
-        self.samples = 0
-        self.disabled = False
-
-    def add(self, seconds: float) -> None:
-        self.average = seconds if not self.samples else 0.8 * self.average + 0.2 * seconds
-        self.samples += 1
-
-
-class QuickCallsInline(AsyncFromSync[Any, Any]):
-    """``as_async`` for a served sync env, plus: calls that prove quick run on the event loop.
-
-    A worker-thread hop costs tens of microseconds of CPU and, on a busy machine, a
-    scheduler wake-up or two; an in-memory env's step costs less than that. So once
-    ``QUICK_SAMPLES`` calls have run in worker threads and the running mean of their
-    durations is under ``QUICK_SECONDS``, calls run inline; the first inline call that takes longer than
-    ``SLOW_SECONDS`` sends them back to worker threads for good. The measure is shared by
-    the sessions of one served env (``quickness``), so short episodes benefit too and one
-    slow call ends inlining for that env. Envs marked ``metadata["nonblocking"]`` are
-    inline from the start, as everywhere.
-    """
-
-    QUICK_SECONDS = 200e-6
-    QUICK_SAMPLES = 3
-    SLOW_SECONDS = 2e-3
-
-    def __init__(self, env: Any, quickness: Quickness | None = None) -> None:
-        super().__init__(env)
-        self._quickness = quickness if quickness is not None else Quickness()
-
-    def _quick(self) -> bool:
-        quickness = self._quickness
-        return (
-            not quickness.disabled
-            and quickness.samples >= self.QUICK_SAMPLES
-            and quickness.average < self.QUICK_SECONDS
-        )
-
-    async def _run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
-        if self._closed or self._inline:
-            return await super()._run(function, *args, **kwargs)
-        if self._quick() and self._call_lock.acquire(blocking=False):
-            started = time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self._call_lock.release()
-                elapsed = time.perf_counter() - started
-                self._quickness.add(elapsed)
-                if elapsed > self.SLOW_SECONDS:
-                    self._quickness.disabled = True
-        timing: list[float] = []
-        result = await asyncio.to_thread(self._timed, timing, function, *args, **kwargs)
-        if timing:
-            self._quickness.add(timing[0])
-        return result
-
-    def _timed(self, timing: list[float], function: Any, *args: Any, **kwargs: Any) -> Any:
-        # Wall time in the worker thread, waiting for the GIL included: with many sessions
-        # busy at once the calls read as slow and stay in threads (measured: at 1,000
-        # concurrent sessions inlining cost more server CPU than the thread hops it saved).
-        started = time.perf_counter()
-        try:
-            return self._locked(function, *args, **kwargs)
-        finally:
-            timing.append(time.perf_counter() - started)
-
-    async def close(self) -> None:
-        if not self._closed and self._quick() and self._call_lock.acquire(blocking=False):
-            self._closed = True
-            try:
-                self.env.close()
-            finally:
-                self._call_lock.release()
-            return
-        await super().close()
-
-
-# env id -> (a copy of the tools last encoded, their encoding); the encoding is never mutated.
-_TOOLS_CACHE: dict[str, tuple[Any, Any]] = {}
-
-
-_UNCOPYABLE = object()
-_NO_COPY = object()  # _sent(): make the copy
-
-
-def _length(tools: Any) -> int:
-    """How many tools (for tools that cannot be copied: a change in place is noticed by length only)."""
-    return len(tools) if isinstance(tools, (list, tuple, dict)) else -1
-
-
-def _snapshot(tools: Any) -> Any:
-    """A copy of ``tools`` as sent, so that an env editing its own list in place is noticed."""
-    if tools is None:
-        return None
-    try:
-        return copy.deepcopy(tools)
-    except Exception:  # noqa: BLE001 - such tools are compared by identity and length
-        return _UNCOPYABLE
-
-
-@dataclass
-class Session:
-    """One env instance leased to one client."""
-
-    id: str
-    served: ServedEnv
-    task_index: int
-    task_id: str
-    environment: AsyncEnv[Any, Any]
-    transport: str = "http"
-    asynchronous: bool = False
-    owner: str = LOCAL_OWNER
-    disclosure: Disclosure = field(default_factory=lambda: Disclosure(False))
-    created: float = field(default_factory=time.monotonic)
-    last_used: float = field(default_factory=time.monotonic)
-    steps: int = 0
-    busy: int = 0
-    closed: bool = False
-    lock: asyncio.Lock = field(default_factory=asyncio.Lock)
-    # What the client was last sent (``extras()`` sends what differs): the tools object, a copy
-    # of its content (shared with the served env's encoding cache when equal) and its length.
-    sent_tools: Any = None
-    sent_tools_copy: Any = None
-    sent_tools_length: int = -1
-    sent_spaces: tuple[Any, Any] = (None, None)
-
-    def description(self) -> dict[str, Any]:
-        """What a client needs to stand in for the env: spaces, tools, ids, callable methods."""
-        environment = self.environment
-        tools = find_attribute(environment, "tools")
-        metadata = find_attribute(environment, "metadata")
-        encoded_tools = self.served_tools(tools)
-        cached = _TOOLS_CACHE.get(self.served.env_id)
-        self._sent(tools, cached[0] if cached is not None and tools is not None and tools == cached[0] else _NO_COPY)
-        return {
-            "session": self.id,
-            "env_id": self.served.env_id,
-            "async": self.asynchronous,
-            "task_index": self.task_index,
-            "task_id": self.task_id,
-            "observation_space": encode_space(environment.observation_space),
-            "action_space": encode_space(environment.action_space),
-            "tools": encoded_tools,
-            "methods": self.disclosure.methods(
-                [name for name in CALLABLE_METHODS if find_attribute(environment, name) is not None]
-            ),
-            "metadata": encode_value(self.disclosure.metadata(metadata)) if isinstance(metadata, dict) else {},
-            "env": self.served.info(),
-        }
-
-    def served_tools(self, tools: Any) -> Any:
-        """``tools`` as JSON; the sessions of a served env share the encoding while their tools are equal."""
-        if tools is None:
-            return None
-        cached = _TOOLS_CACHE.get(self.served.env_id)
-        if cached is not None and (tools is cached[0] or (_length(tools) == _length(cached[0]) and tools == cached[0])):
-            return cached[1]
-        encoded = encode_value(tools)
-        try:
-            _TOOLS_CACHE[self.served.env_id] = (copy.deepcopy(tools), encoded)
-        except Exception:  # noqa: BLE001 - tools that cannot be copied are encoded every time
-            _TOOLS_CACHE.pop(self.served.env_id, None)
-        return encoded
-
-    def _sent(self, tools: Any, copied: Any = None) -> None:
-        self.sent_tools = tools
-        self.sent_tools_copy = _snapshot(tools) if copied is _NO_COPY else copied
-        self.sent_tools_length = _length(tools)
-        self.sent_spaces = (self.environment.observation_space, self.environment.action_space)
-
-    def extras(self) -> dict[str, Any]:
-        """Per-call state the LLM loop reads from the env (``next_stop_strings``), and what changed."""
-        environment = self.environment
-        stop = find_attribute(environment, "next_stop_strings")
-        extras = {} if stop is None else {"next_stop_strings": list(stop)}
-        tools = find_attribute(environment, "tools")
-        observation_space, action_space = environment.observation_space, environment.action_space
-        sent = self.sent_tools_copy
-        if sent is _UNCOPYABLE:
-            changed = _length(tools) != self.sent_tools_length or (
-                tools is not self.sent_tools and tools != self.sent_tools
-            )
-        else:
-            changed = tools != sent  # also a list the env edited in place
-        if not changed and observation_space is self.sent_spaces[0] and action_space is self.sent_spaces[1]:
-            return extras  # the common case: nothing changed, nothing more to send
-        if changed:
-            extras["tools"] = encode_value(tools) if tools is not None else None
-        if observation_space is not self.sent_spaces[0]:
-            extras["observation_space"] = encode_space(observation_space)
-        if action_space is not self.sent_spaces[1]:
-            extras["action_space"] = encode_space(action_space)
-        self._sent(tools, _NO_COPY if changed else sent)
-        return extras
-
-
-def _resident_bytes() -> int | None:
-    try:
-        with open("/proc/self/statm") as statm:
-            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
-    except (OSError, ValueError, IndexError):
-        return None
-
-
-class Metrics:
-    """Counters and a window of step latencies for ``/metrics``."""
-
-    def __init__(self, window: int = 10_000) -> None:
-        self.started = time.time()
-        self.sessions_created = 0
-        self.sessions_closed = 0
-        self.sessions_reaped = 0
-        self.sessions_rejected = 0
-        self.steps = 0
-        self.errors = 0
-        self.latencies: deque[float] = deque(maxlen=window)
-        self.step_times: deque[float] = deque(maxlen=window)
-
-    def record_step(self, seconds: float) -> None:
-        self.steps += 1
-        self.latencies.append(seconds)
-        self.step_times.append(time.monotonic())
-
-    def snapshot(self, open_sessions: int, max_sessions: int) -> dict[str, Any]:
-        latencies = sorted(self.latencies)
-
-        def percentile(fraction: float) -> float | None:
-            if not latencies:
-                return None
-            return latencies[min(len(latencies) - 1, int(fraction * len(latencies)))]
-
-        now = time.monotonic()
-        recent = [moment for moment in self.step_times if now - moment <= 10.0]
-        span = (now - recent[0]) if len(recent) > 1 else 0.0
-        return {
-            "uptime_seconds": time.time() - self.started,
-            "sessions_open": open_sessions,
-            "sessions_max": max_sessions,
-            "sessions_created_total": self.sessions_created,
-            "sessions_closed_total": self.sessions_closed,
-            "sessions_reaped_total": self.sessions_reaped,
-            "sessions_rejected_total": self.sessions_rejected,
-            "steps_total": self.steps,
-            "errors_total": self.errors,
-            "steps_per_second": (len(recent) / span) if span > 0 else 0.0,
-            "python_allocated_blocks": sys.getallocatedblocks(),
-            "process_resident_bytes": _resident_bytes(),
-            "step_latency_seconds": {
-                "p50": percentile(0.5),
-                "p90": percentile(0.9),
-                "p99": percentile(0.99),
-                "count": len(latencies),
-            },
-        }
 
 
 class SessionManager:
