@@ -15,11 +15,13 @@ instruction. A message without tool calls (or a ``respond_to_user`` tool call) g
 simulated user, whose answer comes back as a ``{"role": "user"}`` message; the episode ends
 when the user ends the conversation, and the verifier grades the final state and everything
 the agent told the user.
+
+How one tool call is checked, run, recorded and answered is in ``_tool_calls.py``
+(:class:`~rolloutgym_workflow._tool_calls.ToolCalls`, a base of ``WorkflowEnv``).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
@@ -28,12 +30,12 @@ import gymnasium as gym
 from rolloutgym.declarative import Task
 from rolloutgym.verifiers import ToolCallRecord, VerifierContext
 from rolloutgym_protocol import from_jsonable, spaces, to_jsonable
-from rolloutgym_protocol.display import json_text, safe_repr, safe_str
+from rolloutgym_protocol.display import json_text, safe_str
 from rolloutgym_protocol.errors import ConfigError
 
 from ._arguments import parse_arguments
 from ._derive import derive_reference_actions
-from ._tools import ToolError
+from ._tool_calls import ToolCalls
 from .user import RESPOND_TOOL, UserSection, make_user, parse_user_section
 
 if TYPE_CHECKING:
@@ -53,17 +55,6 @@ def _text(content: Any) -> str:
             part["text"] for part in content if isinstance(part, Mapping) and isinstance(part.get("text"), str)
         )
     return "" if content is None else safe_str(content)
-
-
-_ENCODER = json.JSONEncoder(ensure_ascii=False, default=safe_str)
-
-
-def _encode(result: Any) -> str:
-    """A tool result as the JSON text the model reads (any value: see ``display.json_text``)."""
-    try:
-        return _ENCODER.encode(result)
-    except (TypeError, ValueError, RecursionError, OverflowError):
-        return json_text(result)
 
 
 _log = logging.getLogger("rolloutgym.workflow")
@@ -99,7 +90,7 @@ def _is_respond(call: Any) -> bool:
     return isinstance(call, Mapping) and _plain(call).get("name") == RESPOND_TOOL
 
 
-class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
+class WorkflowEnv(ToolCalls, gym.Env[Messages, dict[str, Any]]):
     """One task of a declarative ``workflow``/``custom`` environment.
 
     Args:
@@ -292,90 +283,6 @@ class WorkflowEnv(gym.Env[Messages, dict[str, Any]]):
         if ended:
             return self._finish("\n".join(self._said), truncated=False, user_reply=reply)
         return [*observations, {"role": "user", "content": reply}], 0.0, False, False, self._info()
-
-    def _call(self, call: Any) -> dict[str, Any]:
-        prepared = self._prepare(call)
-        if type(prepared) is dict:
-            return prepared
-        tool, call_id, arguments = prepared
-        return self._run_local(tool, call_id, arguments)
-
-    def _prepare(self, call: Any) -> dict[str, Any] | tuple[Any, str, dict[str, Any]]:
-        """``(tool, call_id, arguments)`` of a call that may run, else its error message (recorded)."""
-        position = len(self.records)
-        if type(call) is not dict and not isinstance(call, Mapping):
-            self._invalid += 1
-            self.records.append(ToolCallRecord("", call, None, "malformed tool call"))
-            return {
-                "role": "tool",
-                "tool_call_id": f"call_{position}",
-                "content": 'error: a tool call must be an object {"name": ..., "arguments": {...}}',
-            }
-        function: Mapping[str, Any] = (
-            call["function"] if "function" in call and isinstance(call["function"], Mapping) else call
-        )
-        name = function.get("name")
-        raw_arguments = function.get("arguments")
-        call_id = call.get("id")
-        if type(call_id) is not str:
-            call_id = f"call_{position}"
-        if position >= self.max_tool_calls:
-            return self._fail_call(
-                name,
-                call_id,
-                f"the tool-call budget ({self.max_tool_calls}) is spent; give your final answer now",
-                invalid=True,
-                arguments=raw_arguments,
-            )
-        tool = None
-        if isinstance(name, str):
-            tool = self.program.tools.get(name) or self.extra_tools.get(name)
-        if tool is None:
-            available = ", ".join([*self.program.tools, *self.extra_tools])
-            return self._fail_call(
-                name,
-                call_id,
-                f"unknown tool {safe_repr(name)[:80]}; available tools: {available}",
-                invalid=True,
-                arguments=raw_arguments,
-            )
-        arguments, error = parse_arguments(raw_arguments)
-        if error is not None:
-            return self._fail_call(name, call_id, f"{tool.name}: {error}", invalid=True, arguments=raw_arguments)
-        assert arguments is not None
-        error = tool.check(arguments)
-        if error is not None:
-            return self._fail_call(name, call_id, f"{tool.name}: {error}", invalid=True, arguments=arguments)
-        return tool, call_id, arguments
-
-    def _run_local(self, tool: Any, call_id: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        try:
-            result = tool.run(arguments, self.state, self.program.fixtures)
-        except ToolError as exc:
-            return self._fail_call(tool.name, call_id, str(exc), invalid=False, arguments=arguments)
-        except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError) as exc:
-            return self._fail_call(
-                tool.name,
-                call_id,
-                f"{tool.name} failed: {type(exc).__name__}: {safe_str(exc)}",
-                invalid=False,
-                arguments=arguments,
-            )
-        return self._succeed(tool.name, call_id, arguments, result)
-
-    def _fail_call(self, name: Any, call_id: str, error: str, *, invalid: bool, arguments: Any) -> dict[str, Any]:
-        """Record a failed call; its tool message is ``error: ...`` (``invalid``: the model's mistake)."""
-        if invalid:
-            self._invalid += 1
-        self.records.append(ToolCallRecord(safe_str(name), arguments, None, error))
-        return {"role": "tool", "tool_call_id": call_id, "content": f"error: {error}"}
-
-    def _succeed(
-        self, name: str, call_id: str, arguments: dict[str, Any], result: Any, content: str | None = None
-    ) -> dict[str, Any]:
-        """Record a call that ran; its tool message is ``content`` (default: the result as JSON)."""
-        self.records.append(ToolCallRecord(name, arguments, result, None))
-        return {"role": "tool", "tool_call_id": call_id, "content": _encode(result) if content is None else content}
 
     def _info(self) -> dict[str, Any]:
         info = {"invalid_actions": self._invalid, "tool_calls": len(self.records)}
