@@ -17,7 +17,8 @@ import re
 import time
 
 from rolloutgym.registry import get_registry
-from rolloutgym_workflow.user import ScriptedUser, parse_user_section
+from rolloutgym_workflow.scripted_user import ScriptedUser
+from rolloutgym_workflow.user import parse_user_section
 
 # The agent's questions for the email and the order number in the reference conversations
 # (plugins/workflow/src/rolloutgym_workflow/data/refund_conv_tasks.jsonl), replaced below.

@@ -9,7 +9,8 @@ import pytest
 from rolloutgym.registry import get_registry
 from rolloutgym.rollouts import rollout
 from rolloutgym_protocol.errors import ConfigError, EnvFileError
-from rolloutgym_workflow.user import ScriptedUser, parse_user_section
+from rolloutgym_workflow.scripted_user import ScriptedUser
+from rolloutgym_workflow.user import parse_user_section
 
 FACTS = {
     "name": "Alice Moreau",
