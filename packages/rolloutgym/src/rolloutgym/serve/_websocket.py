@@ -140,7 +140,9 @@ class WebSocketConnection:
         self.outbox.append(reply)
         if len(self.outbox) > 1:
             return  # the first answer's task sends this one too
-        await asyncio.sleep(0)
+        if len(self.tasks) > 1:  # others in flight may finish in this turn: send after it, with them
+            await asyncio.sleep(0)
+        # (alone, it leaves now: a turn of the loop is an epoll call and ~20 µs of a sequential client's step)
         outbox, self.outbox = self.outbox, []
         text = dumps_text(outbox[0]) if len(outbox) == 1 else "[" + ",".join(map(dumps_text, outbox)) + "]"
         try:
