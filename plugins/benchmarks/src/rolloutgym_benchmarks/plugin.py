@@ -243,8 +243,9 @@ def _agentdojo_specs() -> list[EnvSpec]:
 
 
 def _tau2_specs() -> list[EnvSpec]:
-    from .tau2_envs import DOMAINS, LICENCE, MAX_REPLIES, PACKAGE, install_hint, loader_name
-    from .tau2_envs import package_version as tau2_version
+    from .tau2_envs import MAX_REPLIES
+    from .tau2_tasks import DOMAINS, LICENCE, PACKAGE, install_hint, loader_name
+    from .tau2_tasks import package_version as tau2_version
 
     version = tau2_version()
     source = f"source: {PACKAGE} {version}" if version else f"source: {PACKAGE} (not installed: {install_hint()})"
@@ -256,7 +257,7 @@ def _tau2_specs() -> list[EnvSpec]:
             EnvSpec(
                 id=f"tau2/{name}-v0",
                 entry_point="rolloutgym_benchmarks.tau2_envs:make_env",
-                tasks=f"rolloutgym_benchmarks.tau2_envs:{loader_name(name)}",
+                tasks=f"rolloutgym_benchmarks.tau2_tasks:{loader_name(name)}",
                 description=(
                     f"tau2-bench {domain} ({task_set} task set, {sum(sizes.values()):,} tasks): conversational "
                     "tool use under the domain's policy, with a simulated user from the task's scenario (scripted; "

@@ -11,7 +11,8 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from .tau2_envs import _BASES, STOP, Tau2Env, _tau2, evaluate_trajectory
+from .tau2_envs import STOP, Tau2Env, evaluate_trajectory
+from .tau2_tasks import _BASES, _tau2
 
 __all__ = ["gold", "play", "replies", "tau2_verdict", "variants", "writes"]
 
