@@ -9,7 +9,10 @@
 
 The cluster is made with ``initdb`` in a folder the caller owns, listens on a free port of
 127.0.0.1 only (trust authentication, superuser ``postgres``), and runs without fsync (its
-data is thrown away). Run as root, it runs as ``nobody``: postgres refuses to run as root.
+data is thrown away). Run as root, it runs as ``nobody`` (postgres refuses to run as root), and its
+data folder is then a fresh ``tempfile.mkdtemp()`` of its own, removed by :meth:`PostgresCluster.stop`:
+inside pytest's temp tree it would sit under ``/tmp/pytest-of-root`` (0700), which every pytest session
+that starts sets back to 0700, locking ``nobody`` out of a running cluster (its checkpointer then panics).
 """
 
 from __future__ import annotations
@@ -44,19 +47,19 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _as_postgres_user(folder: Path) -> list[str]:
-    """The command prefix that runs PostgreSQL unprivileged: postgres refuses to run as root, so a root process
-    hands the cluster to ``nobody`` (the data folder is owned by it; its parents under the temp folder get
-    search rights)."""
+def _as_postgres_user() -> tuple[list[str], Path | None]:
+    """The command prefix that runs PostgreSQL unprivileged, and the folder made for its data: postgres refuses to
+    run as root, so a root process hands the cluster to ``nobody``, in a temp folder of its own owned by it."""
     if os.geteuid() != 0:
-        return []
-    os.chown(folder, 65534, 65534)
+        return [], None
+    home = Path(tempfile.mkdtemp(prefix="rolloutgym-postgres-"))
+    os.chown(home, 65534, 65534)
     top = Path(tempfile.gettempdir()).resolve()
-    parent = folder.resolve().parent
-    while parent.is_relative_to(top) and parent != top:  # pytest makes its temp folders 0700: let nobody pass
+    parent = home.resolve().parent
+    while parent.is_relative_to(top) and parent != top:  # a temp folder under a 0700 one: let nobody pass
         parent.chmod(parent.stat().st_mode | stat.S_IXOTH)
         parent = parent.parent
-    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"]
+    return ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--"], home
 
 
 @dataclass
@@ -67,6 +70,7 @@ class PostgresCluster:
     process: subprocess.Popen
     folder: Path
     created: int = 0
+    home: Path | None = None  # the data folder made for ``nobody`` (root only), removed at stop()
 
     @classmethod
     def start(cls, folder: str | Path, *, timeout: float = 60.0) -> PostgresCluster:
@@ -77,19 +81,22 @@ class PostgresCluster:
             raise RuntimeError("PostgreSQL is not installed: apt-get install postgresql (Debian's package)")
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
-        prefix = _as_postgres_user(folder)
-        data = folder / "cluster"
+        prefix, home = _as_postgres_user()
+        data = (home or folder) / "cluster"
         initdb = [str(binaries / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--no-locale"]
-        subprocess.run(prefix + initdb + ["-E", "UTF8"], check=True, capture_output=True, cwd=folder)
+        try:
+            subprocess.run(prefix + initdb + ["-E", "UTF8"], check=True, capture_output=True, cwd=data.parent)
+        except (OSError, subprocess.CalledProcessError):
+            if home is not None:
+                shutil.rmtree(home, ignore_errors=True)
+            raise
         port = _free_port()
         settings = ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"]
-        settings += ["-c", "max_connections=300", "-c", "shared_buffers=32MB", "-k", str(folder)]
+        settings += ["-c", "max_connections=300", "-c", "shared_buffers=32MB", "-k", str(data.parent)]
         command = prefix + [str(binaries / "postgres"), "-D", str(data), "-h", "127.0.0.1", "-p", str(port)]
-        with open(folder / "postgres.log", "w") as log:
-            if prefix:
-                os.chown(log.name, 65534, 65534)
-            process = subprocess.Popen(command + settings, stdout=log, stderr=subprocess.STDOUT, cwd=folder)
-        cluster = cls(port, process, folder)
+        with open(folder / "postgres.log", "w") as log:  # written by this process (the child's stdout)
+            process = subprocess.Popen(command + settings, stdout=log, stderr=subprocess.STDOUT, cwd=data.parent)
+        cluster = cls(port, process, folder, home=home)
         try:
             cluster._wait(timeout)
         except BaseException:
@@ -136,6 +143,8 @@ class PostgresCluster:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        if self.home is not None:
+            shutil.rmtree(self.home, ignore_errors=True)
 
     def __enter__(self) -> PostgresCluster:
         return self
