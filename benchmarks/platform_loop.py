@@ -1,12 +1,16 @@
 """The rollout platform (``rolloutgym platform serve``) against local runs: what the platform costs.
 
 * **remote vs local**: about 1,000 oracle rollouts of ``toy/arith-v0`` and of
-  ``workflow/refund-v1``, as ``rolloutgym run`` does them in this process and as a remote run
-  does them (queued through the API, which wakes the idle worker process that claims it, written
-  to the run file, followed with the long-poll ``Client.wait_run`` as ``rolloutgym run --remote``
-  follows it); prints both wall times and the
-  ratio (target: remote <= 1.1x). Each side is warmed up first (imports, the env's first
-  build), then the best of ``--repeats`` alternating runs is kept.
+  ``workflow/refund-v1``, as ``rolloutgym run`` does them *in this process* (``rolloutgym.run``,
+  the function the command calls, into a run file) and as a remote run does them (queued
+  through the API, which wakes the idle worker process that claims it, written to the run file,
+  followed to its end): ``Client.run_to_end`` (queued and followed in one request) and
+  ``create_run`` + ``wait_run`` (two requests); prints the wall times and the ratios (target:
+  remote <= 1.1x). Each side is warmed up first (imports, the env's first build), then the
+  best of ``--repeats`` alternating runs is kept.
+* **the same as commands** (``--cli``): ``rolloutgym run ENV --policy oracle -n N --out F`` against
+  ``rolloutgym run ENV --remote --policy oracle -n N`` as subprocesses (best of ``--repeats``):
+  both include Python's start and the imports (a second or more), which dwarf the platform's cost.
 * **API latency**: ``--clients`` (100) concurrent clients, each sending ``--requests`` GETs of
   a run (``Client.get_run``'s request) over its own connection; p50, p99 and requests/s. The
   clients are built before the clock starts: building an ``httpx.AsyncClient`` costs tens of ms
@@ -85,9 +89,16 @@ def wait_run(client: Client, run_id: str) -> dict[str, Any]:
     return run
 
 
-def remote_seconds(client: Client, env: str, n: int, limit: int | None) -> tuple[float, int]:
+def remote_seconds(client: Client, env: str, n: int, limit: int | None, one_request: bool = True) -> tuple[float, int]:
+    """A remote run's wall time: queued and followed to its end in one request (``run_to_end``), or
+    ``create_run`` then ``wait_run`` (``one_request=False``)."""
     started = time.perf_counter()
-    run = wait_run(client, client.create_run(env_slug=env, model="oracle", n=n, limit=limit)["runId"])
+    if one_request:
+        run = client.run_to_end(env, "oracle", n, limit=limit)
+        if run["state"] != "succeeded":
+            raise SystemExit(f"run {run['runId']} {run['state']}: {run['error']}")
+    else:
+        run = wait_run(client, client.create_run(env_slug=env, model="oracle", n=n, limit=limit)["runId"])
     return time.perf_counter() - started, run["trajectories"]
 
 
@@ -106,17 +117,40 @@ def overhead(client: Client, folder: Path, rollouts: int, repeats: int) -> None:
         n = max(1, round(rollouts / tasks))
         local_seconds(env, 1, 2, folder)  # warm-up: imports and the env's first build, on both sides
         remote_seconds(client, env, 1, 2)
-        local, remote = [], []
+        remote_seconds(client, env, 1, 2, one_request=False)
+        local, remote, two = [], [], []
         for _ in range(repeats):
             seconds, count = local_seconds(env, n, None, folder)
             local.append(seconds)
             seconds, remote_count = remote_seconds(client, env, n, None)
             remote.append(seconds)
             assert count == remote_count, (count, remote_count)
+            two.append(remote_seconds(client, env, n, None, one_request=False)[0])
         print(
-            f"  {env}: {count} rollouts ({tasks} tasks x {n}); local {min(local):.2f} s, remote {min(remote):.2f} s: "
-            f"{min(remote) / min(local):.2f}x"
+            f"  {env}: {count} rollouts ({tasks} tasks x {n}); local in-process {min(local):.3f} s; remote "
+            f"run_to_end {min(remote):.3f} s: {min(remote) / min(local):.2f}x; create_run + wait_run "
+            f"{min(two):.3f} s: {min(two) / min(local):.2f}x"
         )
+
+
+def cli_overhead(url: str, key: str, folder: Path, rollouts: int, repeats: int) -> None:
+    """``rolloutgym run`` against ``rolloutgym run --remote``, each a fresh process (best of ``repeats``)."""
+    environment = dict(os.environ, ROLLOUTGYM_ENDPOINT=url, ROLLOUTGYM_API_KEY=key, HOME=str(folder))
+    print(f"the same as commands, subprocesses (best of {repeats}):")
+    for env in ENVS:
+        n = max(1, round(rollouts / len(resolve_env(env).task_ids)))
+        base = [sys.executable, "-m", "rolloutgym", "run", env, "--policy", "oracle", "-n", str(n), "--quiet"]
+        timings: dict[str, list[float]] = {"local": [], "remote": []}
+        for index in range(repeats):
+            out = folder / f"cli-{env.replace('/', '_')}-{index}.jsonl"
+            for side, extra in (("local", ["--out", str(out)]), ("remote", ["--remote"])):
+                started = time.perf_counter()
+                answer = subprocess.run(base + extra, env=environment, capture_output=True, text=True)
+                timings[side].append(time.perf_counter() - started)
+                if answer.returncode != 0:
+                    raise SystemExit(f"{' '.join(base + extra)} failed: {answer.stderr.strip()[-500:]}")
+        local, remote = min(timings["local"]), min(timings["remote"])
+        print(f"  {env}: rolloutgym run {local:.2f} s, rolloutgym run --remote {remote:.2f} s: {remote / local:.2f}x")
 
 
 async def _latency(url: str, key: str, run_id: str, clients: int, requests: int) -> list[float]:
@@ -248,6 +282,7 @@ def main() -> None:
         action="store_true",
         help="Start a private PostgreSQL cluster (initdb, 127.0.0.1) in the temp folder and run on it.",
     )
+    parser.add_argument("--cli", action="store_true", help="Also compare the commands, as subprocesses.")
     parser.add_argument("--quick", action="store_true", help="A small version (CI smoke test).")
     arguments = parser.parse_args()
     if arguments.quick:
@@ -266,6 +301,8 @@ def main() -> None:
         try:
             with Client(url, key) as client:
                 overhead(client, Path(folder), arguments.rollouts, arguments.repeats)
+                if arguments.cli:
+                    cli_overhead(url, key, Path(folder), arguments.rollouts, arguments.repeats)
                 run_id = client.list_runs(limit=1)[0]["runId"]
                 latency(url, key, run_id, arguments.clients, arguments.requests)
                 bytes_per_trajectories(client, data, arguments.database, arguments.trajectories)

@@ -14,13 +14,16 @@ With a 60 s poll the bounds below (20-30 s, 10 s) measure the mechanism, not the
 
 from __future__ import annotations
 
+import asyncio
 import subprocess
 import sys
 import threading
 import time
 
-from rolloutgym import Client
+import pytest
+from rolloutgym import AsyncClient, Client
 from rolloutgym.platform import db
+from rolloutgym.platform.errors import PlatformError
 from rolloutgym.platform.models import RunRow
 from rolloutgym.platform.notify import Listener
 
@@ -49,10 +52,34 @@ def test_a_queued_run_is_claimed_and_its_end_reported_without_waiting_out_the_po
             assert run["state"] == "queued"
             done = client.wait_run(run["runId"], timeout=POLL)
             elapsed = time.monotonic() - started
+
+            # Queued and followed in one request (POST /api/runs?until=ended): the API watches the run before it
+            # queues it, so the worker's report of its end cannot slip in before the long-poll starts.
+            started = time.monotonic()
+            one = client.run_to_end("toy/arith-v0", "oracle", n=2, limit=2, wait_timeout=POLL)
+            one_elapsed = time.monotonic() - started
+            twin = asyncio.run(_run_to_end_async(server.url, key))
+            before = len(client.list_runs())
+            with pytest.raises(PlatformError, match="timeout must be a number"):
+                client._call(
+                    "POST",
+                    "/api/runs",
+                    json={"env_slug": "toy/arith-v0", "model": "oracle"},
+                    params={"until": "ended", "timeout": "soon"},
+                )
+            assert len(client.list_runs()) == before  # a bad long-poll parameter queues nothing
     finally:
         server.stop()
     assert done["state"] == "succeeded" and done["trajectories"] == 4 and done["attempts"] == 1
     assert elapsed < 20, f"the run took {elapsed:.1f} s: the worker or the client waited for the {POLL:.0f} s poll"
+    assert one["state"] == "succeeded" and one["trajectories"] == 4 and one["runId"] != run["runId"]
+    assert one_elapsed < 20, f"run_to_end took {one_elapsed:.1f} s: it waited for the {POLL:.0f} s poll"
+    assert twin["state"] == "succeeded" and twin["trajectories"] == 2
+
+
+async def _run_to_end_async(url: str, key: str) -> dict:
+    async with AsyncClient(url, key) as client:
+        return await client.run_to_end("toy/arith-v0", "oracle", n=1, limit=2, wait_timeout=POLL)
 
 
 def test_wait_answers_on_a_change_at_its_timeout_and_at_once_when_ended(servers, tmp_path) -> None:

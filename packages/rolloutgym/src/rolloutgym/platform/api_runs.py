@@ -39,11 +39,12 @@ def _check_policy(session: Session, org: str, policy: str) -> None:
             raise ApiError(400, f"job {job.id} is {job.state}; its model is usable once it has succeeded")
 
 
-async def create_run(request: Request) -> JSONResponse:
-    return await run_in_threadpool(_create_run, request, await _body(request))
+async def queue_run(request: Request, run_id: str | None = None) -> dict[str, Any]:
+    """Queue the run the request's body describes (as ``run_id`` when given); the queued run's JSON."""
+    return await run_in_threadpool(_create_run, request, await _body(request), run_id)
 
 
-def _create_run(request: Request, body: dict[str, Any]) -> JSONResponse:
+def _create_run(request: Request, body: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
     key = _key(request, "run")
     slug = str(body.get("env_slug") or body.get("envSlug") or "")
     policy = str(body.get("model") or body.get("policy") or "")
@@ -56,7 +57,7 @@ def _create_run(request: Request, body: dict[str, Any]) -> JSONResponse:
         _check_policy(session, key.org, policy)
         options["env_version"] = version.version
         run = RunRow(
-            id=db.new_id("run"),
+            id=run_id or db.new_id("run"),
             org=key.org,
             env_slug=slug,
             env_version_id=version.id,
@@ -75,7 +76,7 @@ def _create_run(request: Request, body: dict[str, Any]) -> JSONResponse:
         notify_work(session)  # workers on any host LISTEN (PostgreSQL); sent at the commit
         answer = run_json(run)
     _platform(request).hub.work_queued()  # committed: an idle worker claims it now
-    return JSONResponse(answer, status_code=201)
+    return answer
 
 
 def list_runs(request: Request) -> JSONResponse:

@@ -4,7 +4,7 @@ that the row changed (:class:`~.notify.Hub`), instead of the client polling."""
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -12,9 +12,10 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from . import db
 from .api_common import ApiError, Platform, _key, _platform, _token
 from .api_jobs import _job_answer
-from .api_runs import _run_answer
+from .api_runs import _run_answer, queue_run
 from .models import ApiKey
 
 
@@ -50,7 +51,13 @@ async def _wait_key(request: Request) -> ApiKey:
     return cached if cached is not None else await run_in_threadpool(_key, request)
 
 
-async def _wait(request: Request, topic: str, read: Callable[[Platform, str, str], dict[str, Any]]) -> JSONResponse:
+async def _wait(
+    request: Request,
+    topic: str,
+    read: Callable[[Platform, str, str], dict[str, Any]],
+    queue: Callable[[], Awaitable[dict[str, Any]]] | None = None,
+    row_id: str | None = None,
+) -> JSONResponse:
     """Answer the row once its ``state`` (or ``done``) differs from what the client saw (by default: from the
     first read), once it has ended (succeeded or failed), or at the timeout; with ``until=ended`` only once it
     has ended, or at the timeout.
@@ -59,15 +66,21 @@ async def _wait(request: Request, topic: str, read: Callable[[Platform, str, str
     the database when it fires, and at least every ``poll`` seconds without one; it holds no
     thread while it waits, so any number of clients can wait at once. A client waiting for the
     end is not even read for while the worker's messages say the row is still running.
+
+    ``queue`` (with the new row's ``row_id``): create the row first, once the handler watches it (a
+    worker's report of its end cannot come before), and start from its answer instead of a read.
     """
     wait = _wait_params(request)
     platform = _platform(request)
     key = await _wait_key(request)
-    row_id = request.path_params["row_id"]
+    row_id = row_id or request.path_params["row_id"]
     loop = asyncio.get_running_loop()
     deadline = loop.time() + wait.timeout
     state, done, look = wait.state, wait.done, True
     with platform.hub.watch(f"{topic} {row_id}") as changed:
+        if queue is not None:
+            answer = await queue()
+            state, done, look = answer["state"], answer.get("done"), False
         while True:
             if look:
                 changed.clear()  # before the read: a change reported during it makes the next wait return at once
@@ -87,6 +100,17 @@ async def _wait(request: Request, topic: str, read: Callable[[Platform, str, str
             look = not (wait.ended and changed.still_active)
             if not look:  # still running, as the worker said: wait on (no await since the wake-up: none missed)
                 changed.clear()
+
+
+async def create_run(request: Request) -> JSONResponse:
+    """``POST /api/runs``: queue a run (201, the queued run); with ``?until=ended`` (``Client.run_to_end``) follow
+    it in the same request and answer as ``GET /api/runs/ID/wait?until=ended`` does (200, the run once it has
+    ended, or as it is at the timeout): one request instead of two."""
+    if request.query_params.get("until") != "ended":
+        return JSONResponse(await queue_run(request), status_code=201)
+    _wait_params(request)  # bad parameters answer 400 before anything is queued
+    run_id = db.new_id("run")
+    return await _wait(request, "run", _run_answer, lambda: queue_run(request, run_id), run_id)
 
 
 async def wait_run(request: Request) -> JSONResponse:

@@ -30,8 +30,8 @@ from . import db
 from .api_common import ApiError, Platform, _key
 from .api_envs import get_env, list_envs, push_env
 from .api_jobs import create_job, get_job, list_jobs
-from .api_runs import count_rows, create_run, get_run, list_runs, passing_rollouts, run_file
-from .api_wait import wait_job, wait_run
+from .api_runs import count_rows, get_run, list_runs, passing_rollouts, run_file
+from .api_wait import create_run, wait_job, wait_run
 from .notify import Hub
 from .pages import ROUTES
 
