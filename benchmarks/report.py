@@ -5,6 +5,7 @@ ids and logprobs (the shape a vLLM run writes). Each measurement runs in a fresh
 so its peak resident memory (``ru_maxrss``) is its own:
 
 * show:     ``summarize_run`` (what ``rolloutgym show`` does: streams the file, no group kept),
+* show CLI: ``rolloutgym show RUN`` itself, output to /dev/null (import, summary, the bounded per-task table),
 * report:   ``build_report`` (streams the file; keeps a few numbers per trajectory),
 * in-memory (``--baseline``): ``read_run`` + ``summarize``, what ``show`` did before issue 30
   (every group in memory: about 60 MiB per 1,000 trajectories of this shape).
@@ -230,6 +231,19 @@ def _line(label: str, result: dict) -> str:
     )
 
 
+def show_cli(run_path: Path) -> tuple[float, float]:
+    """Wall and CPU seconds (user + system) of ``rolloutgym show RUN`` in a fresh process, output discarded."""
+    import resource
+
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    started = time.perf_counter()
+    command = [sys.executable, "-c", "from rolloutgym.cli import console_main; console_main()", "show", str(run_path)]
+    subprocess.run(command, stdout=subprocess.DEVNULL, check=True)
+    seconds = time.perf_counter() - started
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return seconds, after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+
+
 def open_in_browser(html_path: Path) -> dict | None:
     """Time Chromium opening the report from disk and expanding one trajectory (None: no browser)."""
     if not Path("/usr/bin/chromium").exists():
@@ -284,6 +298,8 @@ def main() -> None:
                 _line("report (build_report)", report) + f"   HTML {report['html_bytes'] / 2**20:.1f} MiB "
                 f"({report['html_bytes'] / 2**20 / run_mib:.2f}x the run file)"
             )
+            cli_seconds, cli_cpu = min(show_cli(run_path) for _ in range(arguments.repeats))
+            print(f"  {'show CLI (rolloutgym show)':<29}: {cli_seconds:6.1f} s ({cli_cpu:5.1f} s CPU)")
             if "in-memory" in measured:
                 print(_line("in memory (read_run+summarize)", measured["in-memory"]))
                 assert measured["in-memory"]["pass_rate"] == show["pass_rate"]
