@@ -164,6 +164,9 @@ def grpo(
         "--select-tasks",
         help="Pre-pass: play each training task N times first and train on those solved sometimes (0: off).",
     ),
+    micro_batch: int = typer.Option(
+        0, "--micro-batch", help="Episodes per forward/backward pass, gradients summed (same step; 0: at most 4)."
+    ),
 ) -> None:
     """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and
     before/after pass rates."""
@@ -196,6 +199,7 @@ def grpo(
         on_log=_print_step(steps),
         dynamic_sampling=dynamic_sampling,
         select_tasks=select_tasks,
+        micro_batch=micro_batch or None,
     )
     _report(result)
 

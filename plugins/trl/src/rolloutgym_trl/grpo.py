@@ -22,6 +22,7 @@ from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol.errors import ConfigError
 
 from ._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
+from ._memory import micro_batch_size, release_callback
 from ._models import load_trainable, save_trained
 from .evaluate import Comparison, PolicyEvaluation, evaluate_policy
 
@@ -99,8 +100,14 @@ def grpo_config(
     temperature: float,
     seed: int,
     overrides: Mapping[str, Any] | None = None,
+    micro_batch: int | None = None,
 ) -> Any:
-    """A ``GRPOConfig`` for a short local run (CPU when there is no GPU, no checkpoints, log every step)."""
+    """A ``GRPOConfig`` for a short local run (CPU when there is no GPU, no checkpoints, log every step).
+
+    A step generates ``num_generations * prompts_per_step`` episodes together and scores them in
+    micro-batches of ``micro_batch`` (default: at most 4; :func:`rolloutgym_trl._memory.micro_batch_size`),
+    accumulating their gradients into the step's one optimizer update.
+    """
     from trl import GRPOConfig
 
     if steps < 1:
@@ -111,11 +118,13 @@ def grpo_config(
         )
     if prompts_per_step < 1:
         raise ConfigError(f"--prompts-per-step must be at least 1, got {prompts_per_step}")
+    batch = num_generations * prompts_per_step
+    micro = micro_batch_size(batch, micro_batch)
     options: dict[str, Any] = {
         "output_dir": str(out),
         "max_steps": steps,
-        "per_device_train_batch_size": num_generations * prompts_per_step,
-        "gradient_accumulation_steps": 1,
+        "per_device_train_batch_size": micro,
+        "gradient_accumulation_steps": batch // micro,  # TRL: steps_per_generation = this, one generation batch
         "num_generations": num_generations,
         "max_completion_length": max_tokens,
         "learning_rate": learning_rate,
@@ -212,6 +221,8 @@ def train_grpo(
     dynamic_sampling: str = "resample",
     select_tasks: int = 0,
     batched: bool = True,
+    micro_batch: int | None = None,
+    callbacks: Sequence[Any] = (),
 ) -> TrainResult:
     """Train ``model`` with GRPO on the tasks of ``env_ids`` and return the curves and comparison.
 
@@ -242,6 +253,9 @@ def train_grpo(
         dynamic_sampling / batched: :class:`~rolloutgym_trl.RolloutFunction`'s options.
         select_tasks: play each training task this many times first; train on those with mixed
             rewards (:mod:`rolloutgym_trl.selection`; figures in ``extra["task_selection"]``).
+        micro_batch: episodes per forward/backward pass (default: at most 4); the step's
+            gradient is accumulated over the micro-batches, so it is the same, with less memory.
+        callbacks: extra ``transformers.TrainerCallback`` objects for the trainer.
     """
     return _run_grpo(SimpleNamespace(**locals()))
 
@@ -270,14 +284,16 @@ def _run_grpo(o: SimpleNamespace) -> TrainResult:
         beta=o.beta,
         temperature=o.temperature,
         overrides=o.trainer_overrides,
+        micro_batch=o.micro_batch,
     )
     header = {"trainer": "grpo", "mode": o.mode, "model": o.model, "env_ids": ids, "split": o.split, **schedule}
     log = TrainingLogWriter(o.log_path or out_dir / "training_log.jsonl", header, on_write=o.on_log)
     rollout = dict(
         max_tokens=o.max_tokens, max_turns=o.max_turns, env_kwargs=o.env_kwargs, seed=o.seed, batched=o.batched
     )
+    callbacks = [log.callback(), release_callback(), *o.callbacks]
     trainer = _grpo_trainer(
-        trainable, arguments, dataset, factory, log, o.lora, rollout | {"dynamic_sampling": o.dynamic_sampling}
+        trainable, arguments, dataset, factory, callbacks, o.lora, rollout | {"dynamic_sampling": o.dynamic_sampling}
     )
     extra = _start_from_selection(selection, trainer, log)
     _train_and_save(trainer, trainable, out_dir)
@@ -420,7 +436,7 @@ def _grpo_trainer(
     arguments: Any,
     dataset: Any,
     factory: Any,
-    log: TrainingLogWriter,
+    callbacks: list[Any],
     lora: bool | Mapping[str, Any],
     rollout: Mapping[str, Any],
 ) -> Any:
@@ -438,7 +454,7 @@ def _grpo_trainer(
             processing_class=trainable.tokenizer,
             rollout_func=RolloutFunction(**rollout),
             peft_config=_lora_config(lora),
-            callbacks=[log.callback()],
+            callbacks=callbacks,
         )
     return GRPOTrainer(
         model=trainable.model,
@@ -448,7 +464,7 @@ def _grpo_trainer(
         processing_class=trainable.tokenizer,
         environment_factory=factory,
         peft_config=_lora_config(lora),
-        callbacks=[log.callback()],
+        callbacks=callbacks,
     )
 
 

@@ -33,6 +33,7 @@ from rolloutgym_protocol.errors import ConfigError
 
 from ._conversations import RenderedConversation, render_conversation
 from ._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
+from ._memory import release_callback
 from ._models import load_trainable
 from .evaluate import evaluate_policy
 from .grpo import LOCAL_RUN_OPTIONS, TrainResult, _compare, _device_options, _lora_config, _train_and_save, make_config
@@ -341,7 +342,7 @@ def train_sft(
         train_dataset=Dataset.from_list(rows),
         processing_class=trainable.tokenizer,
         peft_config=_lora_config(lora),
-        callbacks=[log.callback()],
+        callbacks=[log.callback(), release_callback()],
     )
     return _finish(trainer, trainable, log, out_dir, before, env_id, evaluation, started, {"examples": len(rows)})
 
@@ -397,6 +398,6 @@ def train_dpo(
         train_dataset=Dataset.from_list(rows),
         processing_class=trainable.tokenizer,
         peft_config=_lora_config(lora),
-        callbacks=[log.callback()],
+        callbacks=[log.callback(), release_callback()],
     )
     return _finish(trainer, trainable, log, out_dir, before, env_id, evaluation, started, {"pairs": len(rows)})
