@@ -82,7 +82,9 @@ class Channel:
         self.loop = loop
         self.uri = parse_uri(url)
         self.protocol = ClientProtocol(self.uri, max_size=None)
-        self.pending: dict[int, asyncio.Future[dict[str, Any]]] = {}
+        # id -> (the caller's future, its deadline); in the order the requests were sent
+        self.pending: dict[int, tuple[asyncio.Future[dict[str, Any]], float]] = {}
+        self.expiry: asyncio.TimerHandle | None = None  # _expire() at the oldest pending deadline
         self.ids = itertools.count(1)
         self.users = 0
         self.transport: asyncio.Transport | None = None
@@ -119,24 +121,40 @@ class Channel:
             raise self.failure
         identifier = next(self.ids)
         message["id"] = identifier
-        future = self.loop.create_future()
-        self.pending[identifier] = future
         self.outbox.append(json.dumps(message))
+        loop = self.loop
+        future = loop.create_future()
+        pending = self.pending
+        deadline = loop.time() + self.timeout
+        pending[identifier] = (future, deadline)
+        if self.expiry is None:
+            self.expiry = loop.call_at(deadline, self._expire)
         if len(self.outbox) == 1:
-            self.loop.call_soon(self.send_outbox)
-        timer = self.loop.call_later(self.timeout, self._expire, identifier)
+            if len(pending) == 1:  # nothing else in flight: it leaves now (a lone request waits for nobody)
+                self.send_outbox()
+            else:  # requests made in this turn of the loop leave together, in one frame
+                loop.call_soon(self.send_outbox)
         try:
             return await future
         finally:
-            timer.cancel()
-            self.pending.pop(identifier, None)
+            pending.pop(identifier, None)
 
-    def _expire(self, identifier: int) -> None:
-        future = self.pending.pop(identifier, None)
-        if future is not None and not future.done():
-            future.set_exception(
-                RemoteEnvError(f"no answer from the rolloutgym server at {self.url} within {self.timeout:g} s")
-            )
+    def _expire(self) -> None:
+        """Fail the requests past their deadline; one timer for all (deadlines come in the order of the ids)."""
+        self.expiry = None
+        now = self.loop.time()
+        expired = []
+        for identifier, (_, deadline) in self.pending.items():
+            if deadline > now:
+                self.expiry = self.loop.call_at(deadline, self._expire)
+                break
+            expired.append(identifier)
+        for identifier in expired:
+            future, _ = self.pending.pop(identifier)
+            if not future.done():
+                future.set_exception(
+                    RemoteEnvError(f"no answer from the rolloutgym server at {self.url} within {self.timeout:g} s")
+                )
 
     def send_outbox(self) -> None:
         """Send the requests made in this turn of the event loop: one frame (a JSON array when several)."""
@@ -159,6 +177,9 @@ class Channel:
         for key, channel in list(channels.items()):
             if channel is self:
                 del channels[key]
+        if self.expiry is not None:
+            self.expiry.cancel()
+            self.expiry = None
         if self.failure is None:
             self.failure = RemoteEnvError(f"the connection to {self.url} was closed")
             if self.transport is not None and not self.transport.is_closing():
@@ -205,10 +226,11 @@ class Channel:
             message = loads(raw)
         except (ValueError, RecursionError):
             return  # not an answer of ours
+        pending = self.pending
         for answer in message if type(message) is list else (message,):
-            future = self.pending.pop(answer.get("id"), None) if type(answer) is dict else None
-            if future is not None and not future.done():
-                future.set_result(answer)
+            entry = pending.pop(answer.get("id"), None) if type(answer) is dict else None
+            if entry is not None and not entry[0].done():
+                entry[0].set_result(answer)
 
     def lost(self, exc: BaseException | None) -> None:
         self.fail(exc)
@@ -226,7 +248,10 @@ class Channel:
             self.handshake.set_exception(self.failure)
             self.handshake.exception()  # retrieved: nobody may be waiting any more
         pending, self.pending = self.pending, {}
-        for future in pending.values():
+        if self.expiry is not None:
+            self.expiry.cancel()
+            self.expiry = None
+        for future, _ in pending.values():
             if not future.done():
                 future.set_exception(self.failure)
         channels = _CHANNELS.get(self.loop, {})

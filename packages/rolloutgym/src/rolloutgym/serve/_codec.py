@@ -33,7 +33,7 @@ __all__ = [
 def dumps_text(value: Any) -> str:
     """JSON of an answer; values the json module cannot write go through ``to_jsonable`` (what run files store)."""
     try:
-        return json.dumps(value, ensure_ascii=False, separators=(",", ":"), default=encode_value)
+        return _ENCODER.encode(value)  # json.dumps(value, ensure_ascii=False, separators=..., default=...)
     except (TypeError, ValueError):  # non-string keys and the like: the slow, exact path
         return json.dumps(encode_value(value), ensure_ascii=False, separators=(",", ":"))
 
@@ -181,6 +181,10 @@ def decode_space(data: dict[str, Any] | None) -> gym.Space[Any] | None:
 def encode_value(value: Any) -> Any:
     """A JSON-ready copy of an observation, action or ``info`` (what a run file stores)."""
     return to_jsonable(value)
+
+
+# What dumps_text writes with: json.dumps builds an encoder like it on every call.
+_ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=encode_value)
 
 
 def decode_value(space: gym.Space[Any] | None, value: Any) -> Any:

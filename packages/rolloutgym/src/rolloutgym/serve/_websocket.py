@@ -27,11 +27,15 @@ from typing import Any
 from rolloutgym_protocol.errors import json_error_text
 
 from ._codec import dumps_text, loads
+from ._eager import start_eagerly
 from ._errors import RequestTooLarge, error_body, status_for
 
 __all__ = ["WebSocketConnection", "parse_json"]
 
 logger = logging.getLogger("rolloutgym.serve")
+
+# Requests answered eagerly on sessions of sync envs (see WebSocketConnection.start).
+_EAGER_OPS = frozenset({"reset", "step", "call"})
 
 
 def parse_json(raw: str | bytes, what: str) -> Any:
@@ -63,13 +67,14 @@ class WebSocketConnection:
         self.owner: str = websocket.scope["rolloutgym.owner"]
         self.session_id: str | None = None  # the one-session protocol's session
         self.owned: set[str] = set()  # sessions of the many-sessions protocol
-        self.tasks: set[asyncio.Task[None]] = set()
+        self.tasks: set[asyncio.Task[None]] = set()  # answers that are waiting (see start())
+        self.running = 0  # answers started and not yet sent (eager ones included)
         self.outbox: list[dict[str, Any]] = []
+        self.loop = asyncio.get_running_loop()
 
     async def run(self) -> None:
         """Answer messages until the client disconnects; then close this connection's sessions."""
         receive = self.websocket.receive
-        create_task = asyncio.get_running_loop().create_task
         try:
             while True:
                 event = await receive()
@@ -80,10 +85,15 @@ class WebSocketConnection:
                     raw = event.get("bytes") or b""
                 message, error = self.parse(raw)
                 if error is None and self.many(message):
-                    for request in message if type(message) is list else (message,):
-                        task = create_task(self.answer(request))
-                        self.tasks.add(task)
-                        task.add_done_callback(self.tasks.discard)
+                    if type(message) is dict:
+                        self.start(message)
+                        continue
+                    self.running += 1  # the array's answers wait for each other: one frame for all
+                    try:
+                        for request in message:
+                            self.start(request)
+                    finally:
+                        self.running -= 1
                     continue
                 reply = await self.one_session(message, error)
                 try:
@@ -92,6 +102,26 @@ class WebSocketConnection:
                     break
         finally:
             await self.shutdown()
+
+    def start(self, request: dict[str, Any]) -> None:
+        """Answer ``request`` concurrently with the others: at once, or in a task once it has to wait.
+
+        A sync env's call that runs on the event loop never waits (see ``_quick_calls.py``), so
+        its answer is sent before the next request is read; one in a worker thread waits, and a
+        task takes the answer over then (``_eager.py``). Opens, closes and async envs' requests
+        start in tasks of their own (an async env may tie itself to the task it runs in).
+        """
+        operation, session_id = request.get("op"), request.get("session")
+        eager = type(operation) is str and operation in _EAGER_OPS and type(session_id) is str
+        session = self.manager.sessions.get(session_id) if eager else None
+        if session is not None and not session.asynchronous:
+            task = start_eagerly(self.loop, self.answer(request))
+            if task is None:
+                return
+        else:
+            task = self.loop.create_task(self.answer(request))
+        self.tasks.add(task)
+        task.add_done_callback(self.tasks.discard)
 
     @staticmethod
     def many(message: Any) -> bool:
@@ -128,7 +158,14 @@ class WebSocketConnection:
     # -- many sessions ----------------------------------------------------------------
 
     async def answer(self, message: dict[str, Any]) -> None:
-        identifier = message["id"]
+        self.running += 1
+        try:
+            await self.reply(message)
+        finally:
+            self.running -= 1
+
+    async def reply(self, message: dict[str, Any]) -> None:
+        identifier = message.get("id")
         try:
             reply = {"id": identifier, "ok": True, "result": await self.many_sessions(message)}
         except asyncio.CancelledError:
@@ -139,8 +176,8 @@ class WebSocketConnection:
         # JSON array): one write and one system call for all of them.
         self.outbox.append(reply)
         if len(self.outbox) > 1:
-            return  # the first answer's task sends this one too
-        if len(self.tasks) > 1:  # others in flight may finish in this turn: send after it, with them
+            return  # the first answer sends this one too
+        if self.running > 1:  # others in flight may finish in this turn: send after it, with them
             await asyncio.sleep(0)
         # (alone, it leaves now: a turn of the loop is an epoll call and ~20 µs of a sequential client's step)
         outbox, self.outbox = self.outbox, []

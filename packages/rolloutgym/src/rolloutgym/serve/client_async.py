@@ -15,6 +15,7 @@ from rolloutgym_protocol import AsyncEnv
 from rolloutgym_protocol.errors import EnvClosedError
 
 from ._client_session import _NOTHING, _Described
+from ._codec import encode_value
 from ._errors import RemoteEnvError
 from .client_requests import DEFAULT_TIMEOUT, _answer, _headers, _unreachable, _ws_reply, open_session, parse_env_url
 
@@ -148,8 +149,6 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         return self._reset_result(await self._request("reset", body))
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        from ._codec import encode_value
-
         return self._step_result(await self._request("step", self._prefetching({"action": encode_value(action)})))
 
     async def close(self) -> None:
