@@ -131,17 +131,17 @@ def test_env_file_is_imported_only_by_workers_and_its_error_is_shown(platform_se
     assert marker.read_text().split() == [str(platform_server.process.pid)]
 
 
-def test_client_by_the_sdk_names_and_orgs(platform_server, wait) -> None:
+def test_client_by_the_sdk_names_and_orgs(platform_server, wait, tmp_path) -> None:
     from rolloutgym import Client
 
     client = Client(platform_server.url, platform_server.keys["all"])
     other = Client(platform_server.url, platform_server.keys["other_org"])
     runner = Client(platform_server.url, platform_server.keys["run_only"])
     with client, other, runner:
-        _sdk_calls(client, other, runner, wait)
+        _sdk_calls(client, other, runner, wait, tmp_path)
 
 
-def _sdk_calls(client, other, runner, wait) -> None:
+def _sdk_calls(client, other, runner, wait, tmp_path) -> None:
     from rolloutgym import AsyncClient
     from rolloutgym.platform import ResourceNotFound, ScopeError
 
@@ -168,6 +168,10 @@ def _sdk_calls(client, other, runner, wait) -> None:
             assert (await remote.get_run(run["runId"]))["state"] == "succeeded"
             assert sorted(await remote.passing_rollout_ids(run["runId"])) == sorted(ids)
             assert any(env["slug"] == "toy/arith-v0" for env in await remote.list_envs())
+            downloaded = await remote.download_run(run["runId"], tmp_path / "twin.jsonl")
+            assert downloaded.read_bytes() == client.download_run(run["runId"], tmp_path / "sync.jsonl").read_bytes()
+            lines = [line async for line in remote.follow_run("toy/arith-v0", "oracle", 1, limit=2)]
+            assert lines[0]["state"] == "queued" and lines[-1]["state"] == "succeeded" and lines[-1]["done"] == 2
 
     asyncio.run(twin())
 

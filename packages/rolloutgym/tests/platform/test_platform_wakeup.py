@@ -102,8 +102,9 @@ def test_wait_answers_on_a_change_at_its_timeout_and_at_once_when_ended(servers,
             waiting.start()
             time.sleep(1.0)  # the long-poll is waiting by now
             assert not answers, "the long-poll answered before the run changed"
-            claimed, before = db.claim(sessions, RunRow, "test-worker", 60)
-            assert claimed.id == run_id and before.state == "queued" and claimed.attempts == before.attempts + 1
+            claimed, previous = db.claim(sessions, RunRow, "test-worker", 60)
+            assert claimed.id == run_id and claimed.state == "running" and claimed.attempts == 1
+            assert previous is None  # a first attempt: no earlier run file
             listener.changed("run", run_id)  # what a worker sends after it wrote the row
             changed_at = time.monotonic()
             waiting.join(timeout=40)

@@ -159,9 +159,9 @@ def envs_command(
     print_table(table)
 
 
-def _follow(remote: Any, run: dict[str, Any], show: bool) -> dict[str, Any]:
-    """Follow the run until it ends (long-polls: each answer comes when the run changed), with a progress bar;
-    Ctrl-C detaches (the run goes on)."""
+def _follow(lines: Any, run: dict[str, Any], show: bool) -> dict[str, Any]:
+    """Follow the run to its end through ``lines`` (``Client.follow_run``: the platform streams each change in the
+    request that queued it), with a progress bar; Ctrl-C detaches (the run goes on)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn
 
     progress = Progress(
@@ -176,10 +176,11 @@ def _follow(remote: Any, run: dict[str, Any], show: bool) -> dict[str, Any]:
         with progress:
             task = progress.add_task("run", total=None, state="queued", rate="-")
             while run["state"] in ("queued", "running"):
-                run = call(remote.watch_run, run["id"], state=run["state"], done=run["done"])
+                run = call(next, lines)
                 rate = f"{run['passes'] / run['trajectories']:.0%}" if run["trajectories"] else "-"
                 progress.update(task, total=run["total"], completed=run["done"], state=run["state"], rate=rate)
     except KeyboardInterrupt:
+        lines.close()  # closes the stream: the platform stops sending, the run goes on
         error_console.print(f"detached; run {run['id']} goes on (rolloutgym runs --remote shows it)")
         raise typer.Exit(0) from None
     return run
@@ -195,6 +196,7 @@ def run_remote_command(
     split: Optional[str] = typer.Option(None, "--split"),
     seed: Optional[int] = typer.Option(None, "--seed"),
     max_steps: Optional[int] = typer.Option(None, "--max-steps"),
+    concurrency: Optional[int] = typer.Option(None, "--concurrency", "-c", help="Episodes in flight at once."),
     policy_args: Optional[list[str]] = typer.Option(
         None, "--policy-arg", help="KEY=VALUE passed to the policy on the worker (repeatable)."
     ),
@@ -206,16 +208,20 @@ def run_remote_command(
 
     tasks = [part for item in tasks or [] for part in item.split(",") if part] or None
     options = {"limit": limit, "seed": seed, "split": split, "max_steps": max_steps, "tasks": tasks}
+    options["concurrency"] = concurrency
     options["policy_options"] = parse_key_values(policy_args, "--policy-arg") or None
     run_remote(env, policy, n, options=options, quiet=quiet, endpoint=endpoint)
 
 
 def run_remote(env: str, policy: str, n: int, *, options: dict[str, Any], quiet: bool, endpoint: Any = None) -> None:
-    """Queue the run, follow it, print its outcome."""
+    """Queue the run, follow it, print its outcome: one request, streaming the run's progress (only its end when
+    there is no progress bar to show) until it has ended."""
     remote = client(endpoint)
-    run = call(remote.create_run, env, policy, n, **options)
+    show = not quiet and is_interactive()
+    lines = remote.follow_run(env, policy, n, progress=show, **options)
+    run = call(next, lines)  # the queued run (or the one-line error of an unknown env, a missing scope)
     console.print(f"queued run {run['id']} of {run['envSlug']} (version {run['envVersion']})")
-    run = _follow(remote, run, show=not quiet and is_interactive())
+    run = _follow(lines, run, show)
     if run["state"] != "succeeded":
         fail(f"run {run['id']} {run['state']}: {run['error']}", code=1)
     rate = f"{run['passRate']:.1%}" if run["passRate"] is not None else "-"

@@ -3,15 +3,18 @@
 A redirect or an HTML page in answer to an API call means the endpoint is not the API (a
 login page, a proxy): it is reported as an :class:`AuthenticationError`, as the SDK does.
 
-``watch_run`` (``watch_job``) long-polls: the platform answers as soon as the run's state or
-progress differs from what the caller saw; ``wait_run`` (``wait_job``) long-polls for its end
-(``?until=ended``: one request, answered when the run ends or after 25 s), with no sleeping
-between requests.
+``follow_run`` queues a run and streams it, in one request: the queued run, its progress, its
+end (what ``rolloutgym run --remote`` shows). ``watch_run`` (``watch_job``) long-polls: the
+platform answers as soon as the run's state or progress differs from what the caller saw;
+``wait_run`` (``wait_job``) long-polls for its end (``?until=ended``: one request, answered when
+the run ends or after 25 s), with no sleeping between requests.
 """
 
 from __future__ import annotations
 
+import json
 import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -66,6 +69,24 @@ def _end_params(deadline: float | None) -> dict[str, Any]:
 def _left(deadline: float | None) -> float:
     """The long-poll timeout of the next request: 25 s, or what is left until ``deadline``."""
     return 25.0 if deadline is None else max(0.0, min(25.0, deadline - time.monotonic()))
+
+
+def _follow_params(progress: bool) -> dict[str, Any]:
+    return {"until": "ended", "stream": "progress" if progress else "end"}
+
+
+# A stream sends a line at least every 25 s (the platform's keep-alive): a read that waits much longer is lost.
+STREAM_TIMEOUT = httpx.Timeout(60.0, read=60.0)
+
+
+def _stream_error(response: httpx.Response) -> PlatformError:
+    """The error of an answer that is not the stream of a run (``response`` read)."""
+    _check(response)  # a redirect, an HTML page, an error status: their own errors
+    return PlatformError(f"{response.request.url} answered {response.headers.get('content-type')}, not a stream")
+
+
+def _is_stream(response: httpx.Response) -> bool:
+    return response.status_code == 200 and "ndjson" in response.headers.get("content-type", "")
 
 
 class _Base:
@@ -150,6 +171,34 @@ class Client(_Base):
         if run["state"] not in ACTIVE or _left(deadline) <= 0:
             return run
         return self.wait_run(run["runId"], timeout=None if deadline is None else _left(deadline))
+
+    def follow_run(
+        self, env_slug: str, model: str, n: int = 1, *, progress: bool = True, **options: Any
+    ) -> Iterator[dict[str, Any]]:
+        """Queue a run and follow it in one streamed request (``POST /api/runs?until=ended&stream=progress``):
+        yields the queued run at once, (with ``progress``) the run at each change of its state or progress, and
+        the run once it has ended. Closing the iterator early (Ctrl-C) leaves the run going on; a stream that
+        breaks off before the end is followed on by long-polls."""
+        body, run = _run_body(env_slug, model, n, options), None
+        try:
+            with self._http.stream(
+                "POST", "/api/runs", json=body, params=_follow_params(progress), timeout=STREAM_TIMEOUT
+            ) as response:
+                if not _is_stream(response):
+                    response.read()
+                    raise _stream_error(response)
+                for line in response.iter_lines():
+                    if line.strip():
+                        run = json.loads(line)
+                        yield run
+        except httpx.TransportError as exc:
+            if run is None:
+                raise PlatformError(f"cannot reach the platform at {self.endpoint}: {exc}") from None
+        if run is None:
+            raise PlatformError(f"{self.endpoint} ended the stream before the run was queued")
+        while run["state"] in ACTIVE:
+            run = self.watch_run(run["runId"], state=run["state"], done=run["done"])
+            yield run
 
     def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
         params = {"limit": limit} | ({"env": env} if env else {})
@@ -273,9 +322,39 @@ class AsyncClient(_Base):
             return run
         return await self.wait_run(run["runId"], timeout=None if deadline is None else _left(deadline))
 
+    async def follow_run(
+        self, env_slug: str, model: str, n: int = 1, *, progress: bool = True, **options: Any
+    ) -> AsyncIterator[dict[str, Any]]:
+        body, run = _run_body(env_slug, model, n, options), None
+        try:
+            async with self._http.stream(
+                "POST", "/api/runs", json=body, params=_follow_params(progress), timeout=STREAM_TIMEOUT
+            ) as response:
+                if not _is_stream(response):
+                    await response.aread()
+                    raise _stream_error(response)
+                async for line in response.aiter_lines():
+                    if line.strip():
+                        run = json.loads(line)
+                        yield run
+        except httpx.TransportError as exc:
+            if run is None:
+                raise PlatformError(f"cannot reach the platform at {self.endpoint}: {exc}") from None
+        if run is None:
+            raise PlatformError(f"{self.endpoint} ended the stream before the run was queued")
+        while run["state"] in ACTIVE:
+            run = await self.watch_run(run["runId"], state=run["state"], done=run["done"])
+            yield run
+
     async def list_runs(self, *, limit: int = 100, env: str | None = None) -> list[dict[str, Any]]:
         params = {"limit": limit} | ({"env": env} if env else {})
         return await self._call("GET", "/api/runs", params=params)
+
+    async def download_run(self, run_id: str, path: str | Path) -> Path:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(await self._call("GET", f"/api/runs/{run_id}/file"))
+        return path
 
     async def passing_rollout_ids(self, run_id: str, *, threshold: float = 1.0) -> list[str]:
         return await self._call("GET", f"/api/runs/{run_id}/passing", params={"threshold": threshold})

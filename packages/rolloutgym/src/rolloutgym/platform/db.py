@@ -1,20 +1,28 @@
 """The platform's database: engine (SQLite in DIR by default, or PostgreSQL), migrations, keys, the queue.
 
 SQLite runs in WAL mode with a busy timeout, so the API process and the worker processes
-can share it; queue claims are compare-and-set updates (one row changes hands only if it is
-still claimable), which works the same on PostgreSQL.
+can share it; a queue claim is one ``UPDATE ... RETURNING`` whose condition re-checks that the row is
+still claimable (one row changes hands only once), which works the same on PostgreSQL.
+
+The hot path (the claim, the lease's renewal, the end of a run, the API's read of a run) is one
+statement each, on :func:`autocommit` connections: on PostgreSQL each is then a single round trip
+to the server, with no ``BEGIN``/``COMMIT`` around it. Pooled connections are pinged only after
+:data:`PING_AFTER` idle seconds (not at every checkout: that was one round trip more per statement);
+a connection the server dropped meanwhile fails once and the pool is then renewed.
 """
 
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import secrets
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from sqlalchemy import Engine, create_engine, event, or_, select, update
+from sqlalchemy import Engine, create_engine, event, exc, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
 from ..install_hints import pip_install
@@ -53,11 +61,39 @@ def make_engine(url: str) -> Engine:
         event.listen(engine, "connect", _sqlite_pragmas)
         return engine
     try:
-        return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=30)
-    except ModuleNotFoundError as exc:
+        engine = create_engine(url, pool_size=10, max_overflow=30)
+    except ModuleNotFoundError as error:
         raise PlatformError(
-            f"the database driver {exc.name} is missing; install it with {pip_install('rolloutgym', 'platform')}"
+            f"the database driver {error.name} is missing; install it with {pip_install('rolloutgym', 'platform')}"
         ) from None
+    event.listen(engine, "checkin", _stamp_idle)
+    event.listen(engine, "checkout", functools.partial(_ping_if_idle, engine.dialect))
+    return engine
+
+
+PING_AFTER = 10.0  # seconds idle in the pool after which a connection is pinged before it is handed out
+
+
+def _stamp_idle(_dbapi_connection: Any, record: Any) -> None:
+    record.info["idle_since"] = time.monotonic()
+
+
+def _ping_if_idle(dialect: Any, dbapi_connection: Any, record: Any, _proxy: Any) -> None:
+    """A connection back from the pool: pinged (one round trip) only when it sat there over ``PING_AFTER`` s;
+    a failed ping makes the pool open a fresh one (``DisconnectionError``), as ``pool_pre_ping`` would."""
+    if getattr(dbapi_connection, "closed", False):
+        raise exc.DisconnectionError("the connection was closed")
+    if time.monotonic() - record.info.get("idle_since", time.monotonic()) > PING_AFTER:
+        try:
+            dialect.do_ping(dbapi_connection)
+        except Exception as error:  # noqa: BLE001 - any failure of the ping: the connection is dropped
+            raise exc.DisconnectionError(str(error)) from error
+
+
+@functools.cache
+def autocommit(engine: Engine) -> Engine:
+    """``engine`` with connections that commit each statement (sharing its pool): for one-statement work."""
+    return engine.execution_options(isolation_level="AUTOCOMMIT")
 
 
 def migrate(engine: Engine) -> None:
@@ -114,61 +150,65 @@ def claim(
     owner: str,
     lease_seconds: float,
     values: Callable[[Any], dict[str, Any]] | None = None,
-) -> tuple[Any, Any] | None:
-    """Take the oldest queued (or lease-expired running) row of ``model`` for ``owner``: ``(claimed, before)``,
-    the row as claimed and as it was before (its previous attempt's ``path``, say); None when none is queued.
+) -> tuple[Any, str | None] | None:
+    """Take the oldest queued (or lease-expired running) row of ``model`` for ``owner``: ``(claimed, previous)``,
+    the row as claimed and the ``path`` it had before this claim (None on its first attempt); None when none is
+    queued.
 
-    ``values(before)`` gives more columns to set in the same update (a run's new run-file path), so a
-    claimed row needs no second write before its work starts. A compare-and-set update: the row
-    changes hands only if it is still claimable and its attempt count is still the one read, so
-    two workers never hold the same row. The update returns the claimed row (``RETURNING``:
-    SQLite 3.35+, PostgreSQL), so a claim is one transaction.
+    ``values(model)`` gives more columns to set in the same update, as SQL expressions of the row (a run's
+    run-file path on its first attempt), so a claimed row needs no second write before its work starts. One
+    statement, ``UPDATE ... WHERE id = (the oldest claimable row, FOR UPDATE SKIP LOCKED on PostgreSQL) AND
+    claimable ... RETURNING``: the row changes hands only if it is still claimable when it is updated, so two
+    workers never hold the same row; committed on its own (one round trip on PostgreSQL).
     """
-    for _attempt in range(20):
-        now = utcnow()
-        claimable = or_(model.state == "queued", (model.state == "running") & (model.lease_until < now))
-        with sessions.begin() as session:
-            before = session.execute(
-                select(model.__table__).where(claimable).order_by(model.created_at).limit(1)
-            ).first()
-            if before is None:
-                return None
-            claimed = session.scalars(
-                update(model)
-                .where(model.id == before.id, model.attempts == before.attempts, claimable)
-                .values(
-                    state="running",
-                    lease_owner=owner,
-                    lease_until=now + datetime.timedelta(seconds=lease_seconds),
-                    attempts=before.attempts + 1,
-                    **(values(before) if values is not None else {}),
-                )
-                .returning(model)
-            ).first()
-        if claimed is not None:
-            return claimed, before
-    return None
+    now = utcnow()
+    claimable = or_(model.state == "queued", (model.state == "running") & (model.lease_until < now))
+    oldest = (
+        select(model.id).where(claimable).order_by(model.created_at).limit(1).with_for_update(skip_locked=True)
+    ).scalar_subquery()
+    statement = (
+        update(model)
+        .where(model.id == oldest, claimable)
+        .values(
+            state="running",
+            lease_owner=owner,
+            lease_until=now + datetime.timedelta(seconds=lease_seconds),
+            attempts=model.attempts + 1,
+            **(values(model) if values is not None else {}),
+        )
+        .returning(*model.__table__.columns)
+    )
+    with autocommit(sessions.kw["bind"]).connect() as connection:
+        row = connection.execute(statement).first()
+    if row is None:
+        return None
+    claimed = model(**row._asdict())
+    return claimed, (claimed.path if claimed.attempts > 1 and hasattr(model, "path") else None)
+
+
+def _one_statement(sessions: sessionmaker[Session], statement: Any) -> int:
+    """Execute ``statement`` on its own (committed with it); the number of rows it changed."""
+    with autocommit(sessions.kw["bind"]).connect() as connection:
+        return connection.execute(statement).rowcount
 
 
 def renew(
     sessions: sessionmaker[Session], model: Any, row_id: str, owner: str, lease_seconds: float, **values: Any
 ) -> bool:
     """Extend ``owner``'s lease on the row (and set ``values``); False when the lease was lost."""
-    with sessions.begin() as session:
-        changed = session.execute(
-            update(model)
-            .where(model.id == row_id, model.lease_owner == owner, model.state == "running")
-            .values(lease_until=utcnow() + datetime.timedelta(seconds=lease_seconds), **values)
-        ).rowcount
-    return changed == 1
+    statement = (
+        update(model)
+        .where(model.id == row_id, model.lease_owner == owner, model.state == "running")
+        .values(lease_until=utcnow() + datetime.timedelta(seconds=lease_seconds), **values)
+    )
+    return _one_statement(sessions, statement) == 1
 
 
 def finish(sessions: sessionmaker[Session], model: Any, row_id: str, owner: str, state: str, **values: Any) -> bool:
     """End ``owner``'s work on the row; False (and nothing written) when another worker holds it now."""
-    with sessions.begin() as session:
-        changed = session.execute(
-            update(model)
-            .where(model.id == row_id, model.lease_owner == owner, model.state == "running")
-            .values(state=state, lease_until=None, finished_at=utcnow(), **values)
-        ).rowcount
-    return changed == 1
+    statement = (
+        update(model)
+        .where(model.id == row_id, model.lease_owner == owner, model.state == "running")
+        .values(state=state, lease_until=None, finished_at=utcnow(), **values)
+    )
+    return _one_statement(sessions, statement) == 1

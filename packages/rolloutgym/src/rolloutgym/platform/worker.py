@@ -17,10 +17,12 @@ from __future__ import annotations
 import argparse
 import os
 import socket
+import sys
 import time
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import db
@@ -45,10 +47,10 @@ def work_once(
     """
     claimed = db.claim(sessions, RunRow, owner, lease, claim_values)
     if claimed is not None:
-        run, before = claimed
+        run, previous = claimed
         if listener is not None:
             listener.changed("run", run.id, run.state)
-        execute_run(sessions, data, run, owner, lease, ray, listener, previous=before.path)
+        execute_run(sessions, data, run, owner, lease, ray, listener, previous=previous)
         if listener is not None:  # finished (or failed, or lost): the clients waiting on it look now
             listener.changed("run", run.id)
         return True
@@ -99,7 +101,12 @@ def work(
     try:
         while alive():
             listener.hello()  # before looking at the queue: work queued after the look wakes this worker
-            if not work_once(sessions, data, owner, lease, ray, listener):
+            try:
+                worked = work_once(sessions, data, owner, lease, ray, listener)
+            except SQLAlchemyError as error:  # the database is unreachable for now: look again after the poll
+                print(f"worker {owner}: {str(error).splitlines()[0]}", file=sys.stderr, flush=True)
+                worked = False
+            if not worked:
                 idle(listener, poll, alive)
     finally:
         listener.close()

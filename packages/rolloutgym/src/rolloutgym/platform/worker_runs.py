@@ -14,6 +14,7 @@ import asyncio
 from pathlib import Path
 from typing import Any
 
+from sqlalchemy import func, literal
 from sqlalchemy.orm import Session, sessionmaker
 
 from . import db
@@ -76,11 +77,12 @@ def attempt_path(org: str, run_id: str, attempt: int) -> Path:
     return Path("runs") / org / name
 
 
-def claim_values(before: Any) -> dict[str, Any]:
-    """What a run's claim writes besides the lease: on a first attempt (no earlier run file), the path of the
-    run file it writes. A later attempt records its path only once its file holds the earlier attempt's groups
-    (:func:`execute_run`), so a worker dying in between loses nothing."""
-    return {} if before.path else {"path": str(attempt_path(before.org, before.id, before.attempts + 1))}
+def claim_values(model: Any) -> dict[str, Any]:
+    """What a run's claim writes besides the lease, as SQL of the row: on a first attempt (no run file yet) the
+    path of the run file it writes (:func:`attempt_path` of attempt 1). A later attempt keeps the path until its
+    file holds the earlier attempt's groups (:func:`execute_run`), so a worker dying in between loses nothing."""
+    first = literal("runs/") + model.org + "/" + model.id + ".jsonl"
+    return {"path": func.coalesce(model.path, first)}
 
 
 def seed_from_previous(data: Path, previous: str | None, target: Path) -> None:
