@@ -4,7 +4,8 @@
   ``workflow/refund-v1``, as ``rolloutgym run`` does them *in this process* (``rolloutgym.run``,
   the function the command calls, into a run file) and as a remote run does them (queued
   through the API, which wakes the idle worker process that claims it, written to the run file,
-  followed to its end): ``Client.run_to_end`` (queued and followed in one request) and
+  followed to its end): ``Client.run_to_end`` (queued and followed in one request),
+  ``Client.follow_run`` (one streamed request: what ``rolloutgym run --remote`` does) and
   ``create_run`` + ``wait_run`` (two requests); prints the wall times and the ratios (target:
   remote <= 1.1x). Each side is warmed up first (imports, the env's first build), then the
   best of ``--repeats`` alternating runs is kept.
@@ -89,16 +90,19 @@ def wait_run(client: Client, run_id: str) -> dict[str, Any]:
     return run
 
 
-def remote_seconds(client: Client, env: str, n: int, limit: int | None, one_request: bool = True) -> tuple[float, int]:
-    """A remote run's wall time: queued and followed to its end in one request (``run_to_end``), or
-    ``create_run`` then ``wait_run`` (``one_request=False``)."""
+def remote_seconds(client: Client, env: str, n: int, limit: int | None, how: str = "run_to_end") -> tuple[float, int]:
+    """A remote run's wall time: queued and followed to its end in one request (``run_to_end``), in one streamed
+    request (``follow``: ``Client.follow_run``, what ``rolloutgym run --remote`` does), or ``create_run`` then
+    ``wait_run`` (``two``)."""
     started = time.perf_counter()
-    if one_request:
+    if how == "run_to_end":
         run = client.run_to_end(env, "oracle", n, limit=limit)
-        if run["state"] != "succeeded":
-            raise SystemExit(f"run {run['runId']} {run['state']}: {run['error']}")
+    elif how == "follow":
+        *_, run = client.follow_run(env, "oracle", n, progress=False, limit=limit)
     else:
-        run = wait_run(client, client.create_run(env_slug=env, model="oracle", n=n, limit=limit)["runId"])
+        run = client.wait_run(client.create_run(env_slug=env, model="oracle", n=n, limit=limit)["runId"])
+    if run["state"] != "succeeded":
+        raise SystemExit(f"run {run['runId']} {run['state']}: {run['error']}")
     return time.perf_counter() - started, run["trajectories"]
 
 
@@ -116,19 +120,21 @@ def overhead(client: Client, folder: Path, rollouts: int, repeats: int) -> None:
         tasks = len(resolve_env(env).task_ids)
         n = max(1, round(rollouts / tasks))
         local_seconds(env, 1, 2, folder)  # warm-up: imports and the env's first build, on both sides
-        remote_seconds(client, env, 1, 2)
-        remote_seconds(client, env, 1, 2, one_request=False)
-        local, remote, two = [], [], []
+        for how in ("run_to_end", "follow", "two"):
+            remote_seconds(client, env, 1, 2, how)
+        local, remote, follow, two = [], [], [], []
         for _ in range(repeats):
             seconds, count = local_seconds(env, n, None, folder)
             local.append(seconds)
             seconds, remote_count = remote_seconds(client, env, n, None)
             remote.append(seconds)
             assert count == remote_count, (count, remote_count)
-            two.append(remote_seconds(client, env, n, None, one_request=False)[0])
+            follow.append(remote_seconds(client, env, n, None, "follow")[0])
+            two.append(remote_seconds(client, env, n, None, "two")[0])
         print(
             f"  {env}: {count} rollouts ({tasks} tasks x {n}); local in-process {min(local):.3f} s; remote "
-            f"run_to_end {min(remote):.3f} s: {min(remote) / min(local):.2f}x; create_run + wait_run "
+            f"run_to_end {min(remote):.3f} s: {min(remote) / min(local):.2f}x; follow_run (the CLI's stream) "
+            f"{min(follow):.3f} s: {min(follow) / min(local):.2f}x; create_run + wait_run "
             f"{min(two):.3f} s: {min(two) / min(local):.2f}x"
         )
 
