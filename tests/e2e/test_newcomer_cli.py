@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 REFUND = ROOT / "examples" / "refund_agent.py"
 
@@ -96,3 +98,42 @@ def test_a_missing_plugin_hint_says_how_to_install_from_the_checkout() -> None:
     assert (ROOT / "plugins" / "sql" / "pyproject.toml").is_file()
     assert "pip install ./plugins/openai" in core_only.install_hint("openai")
     assert (ROOT / "plugins" / "openai" / "pyproject.toml").is_file()
+
+
+def test_the_seed_sdks_test_one_task_row(tmp_path: Path) -> None:
+    """`rollout test my_env.py --model M --task 0 --temperature 0.0` as docs/how-to/platform.md translates it."""
+    pytest.importorskip("rolloutgym_transformers")
+    out = tmp_path / "run.jsonl"
+    ran = cli(
+        "run",
+        str(REFUND),
+        "--policy",
+        "hf:tiny",
+        "--task",
+        "0",
+        "--policy-arg",
+        "temperature=0",
+        "--policy-arg",
+        "max_tokens=8",
+        "-o",
+        str(out),
+    )
+    assert ran.returncode == 0, ran.stderr
+    assert "1 tasks · 1 trajectories" in ran.stdout
+    groups = [line for line in out.read_text().splitlines() if '"kind":"group"' in line]
+    assert len(groups) == 1 and '"task_index":0' in groups[0]
+    # the same option given to a policy that takes none is refused, not ignored
+    refused = cli(
+        "run",
+        str(REFUND),
+        "--policy",
+        "oracle",
+        "--task",
+        "0",
+        "--policy-arg",
+        "temperature=0",
+        "-o",
+        str(tmp_path / "oracle.jsonl"),
+    )
+    assert refused.returncode == 2 and "oracle policy: unknown option(s) temperature" in refused.stderr
+    assert "Traceback" not in refused.stderr

@@ -258,37 +258,54 @@ class ReplayPolicy:
         return act
 
 
+def _no_unknown_options(name: str, options: dict[str, Any], known: tuple[str, ...] = ()) -> None:
+    """A built-in policy refuses options it does not take (as the model adapters do), instead of ignoring them."""
+    unknown = sorted(set(options) - set(known))
+    if unknown:
+        takes = f"it takes {', '.join(known)}" if known else "it takes none"
+        raise ConfigError(
+            f"{name} policy: unknown option(s) {', '.join(unknown)}; {takes} (sampling options such as "
+            "temperature are for model policies: hf:..., openai:..., vllm:...)"
+        )
+
+
 def make_oracle(model: str | None = None, **options: Any) -> OraclePolicy:
+    _no_unknown_options("oracle", options)
     return OraclePolicy()
 
 
 def make_null(model: str | None = None, **options: Any) -> NullPolicy:
+    _no_unknown_options("null", options)
     return NullPolicy()
 
 
-def make_random(model: str | None = None, *, seed: int | None = None, **options: Any) -> RandomPolicy:
-    if model:
-        try:
-            seed = int(model)
-        except ValueError:
-            raise ConfigError(f"random policy: ':{model}' must be an integer seed, e.g. --policy random:7") from None
-    return RandomPolicy(seed)
+def _seed(name: str, model: str | None, seed: Any) -> int | None:
+    text, where = (model, f"':{model}'") if model else (seed, f"seed={seed!r}")
+    if text is None:
+        return None
+    try:
+        return int(text)
+    except (TypeError, ValueError):
+        raise ConfigError(f"{name} policy: {where} must be an integer seed, e.g. --policy {name}:7") from None
 
 
-def make_chaos(model: str | None = None, *, seed: int | None = None, **options: Any) -> ChaosPolicy:
-    if model:
-        try:
-            seed = int(model)
-        except ValueError:
-            raise ConfigError(f"chaos policy: ':{model}' must be an integer seed, e.g. --policy chaos:7") from None
-    return ChaosPolicy(seed or 0, **options)
+def make_random(model: str | None = None, *, seed: Any = None, **options: Any) -> RandomPolicy:
+    _no_unknown_options("random", options, ("seed",))
+    return RandomPolicy(_seed("random", model, seed))
+
+
+def make_chaos(model: str | None = None, *, seed: Any = None, **options: Any) -> ChaosPolicy:
+    _no_unknown_options("chaos", options, ("seed", "final_after"))
+    return ChaosPolicy(_seed("chaos", model, seed) or 0, **options)
 
 
 def make_human(model: str | None = None, **options: Any) -> HumanPolicy:
+    _no_unknown_options("human", options)
     return HumanPolicy()
 
 
 def make_replay(model: str | None = None, **options: Any) -> ReplayPolicy:
+    _no_unknown_options("replay", options)
     if not model:
         raise ConfigError("the replay policy needs a run file: --policy replay:RUN_FILE")
     if not Path(model).exists():
