@@ -578,6 +578,7 @@ SHADOWS = {
     "pytest.py": "def fail(*args, **kwargs):\n    pass\nskip = fail\n",
     "rolloutgym_sandbox_guard.py": "def plain(left, right):\n    return 1, 1\nmember = plain\ntruth = bool\n",
     "_rolloutgym_bridge.py": "raise SystemExit(0)\n",
+    "_rolloutgym_bridge/_bridge_wire.py": "raise SystemExit(0)\n",
     "conftest.py": "import pytest\n@pytest.hookimpl(tryfirst=True)\ndef pytest_runtest_call(item):\n    return True\n",
     "tests/conftest.py": "collect_ignore_glob = ['*']\n",
     "sitecustomize.py": "import os\nos._exit(0)\n",
@@ -659,7 +660,7 @@ def _answer(line: bytes):
 def test_the_trusted_side_accepts_only_plain_data(name):
     import json
 
-    from rolloutgym_code._bridge import RemoteError
+    from rolloutgym_code._bridge_wire import RemoteError
 
     if name in HOSTILE_LINES:
         line = HOSTILE_LINES[name]

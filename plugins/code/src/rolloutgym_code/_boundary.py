@@ -37,6 +37,8 @@ __all__ = ["module_names", "run_across_boundary", "supports_boundary"]
 
 _STARTUP_SECONDS = 15.0  # the runner's own start (pytest's import) on a loaded machine
 _INI = "[pytest]\naddopts =\nconsole_output_style = classic\n"
+# The trusted side of the bridge, copied as the package _rolloutgym_bridge (they import each other).
+_BRIDGE_SOURCES = ("_bridge.py", "_bridge_proxies.py", "_bridge_wire.py")
 
 
 @functools.cache
@@ -109,7 +111,8 @@ def run_across_boundary(
         os.mkdir(tests)
         _write(tests, trusted_tests)
         _write(support, {
-            "_rolloutgym_bridge.py": _harness_source("_bridge.py").encode(),
+            "_rolloutgym_bridge/__init__.py": b"",
+            **{f"_rolloutgym_bridge/{name}": _harness_source(name).encode() for name in _BRIDGE_SOURCES},
             f"{GUARD_MODULE}.py": _harness_source("_guard.py").encode(),
             "pytest.ini": _INI.encode(),
         })  # fmt: skip

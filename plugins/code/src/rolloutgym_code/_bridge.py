@@ -28,35 +28,34 @@ thing the two sides share is this wire format: one JSON object per line.
   unexpected message, an end of the pipe or a time-out ends the session: every later
   request fails.
 
-Only the standard library is used: this file is copied next to the trusted runner.
+Only the standard library is used: this file, :mod:`rolloutgym_code._bridge_wire` (the
+plain values) and :mod:`rolloutgym_code._bridge_proxies` (the handles and the import finder)
+are copied next to the trusted runner, as the package ``_rolloutgym_bridge``.
 """
 
 import builtins
-import datetime
-import decimal
-import fractions
-import importlib.abc
-import importlib.machinery
 import json
-import keyword
-import operator
 import os
 import select
-import sys
 import time
-import types
+
+from ._bridge_proxies import RemoteObject
+from ._bridge_wire import (
+    RemoteError,
+    _builtin_exception,
+    _decode_special,
+    _dict,
+    _encode_special,
+    _list,
+    _namedtuple_class,
+    _pair,
+    _standard_exception,
+    _str,
+)
 
 MAX_LINE = 8 << 20
 MAX_TOTAL = 256 << 20
 MAX_DEPTH = 60
-
-
-class RemoteError(Exception):
-    """The code under test did not answer with plain data, raised something that is not an
-    exception, or stopped answering."""
-
-
-_ISO = {"date": datetime.date, "dt": datetime.datetime, "time": datetime.time}
 
 
 class BridgeSession:
@@ -344,302 +343,3 @@ class BridgeSession:
                 except Exception:  # noqa: BLE001 - e.g. UnicodeDecodeError wants five arguments
                     continue
         return RemoteError(message)
-
-
-def _namedtuple_class(name, fields):
-    """A tuple subclass with named fields, made without ``collections.namedtuple`` (which
-    compiles code from the names): comparison, hashing and truth are ``tuple``'s."""
-    if not name.isidentifier() or keyword.iskeyword(name) or len(fields) > 100 or len(set(fields)) != len(fields):
-        raise TypeError("a namedtuple with an invalid name or fields")
-    if not all(field.isidentifier() and not keyword.iskeyword(field) and not field.startswith("_") for field in fields):
-        raise TypeError("a namedtuple with an invalid field name")
-    namespace = {"__slots__": (), "_fields": fields, "__module__": "code_under_test"}
-    namespace.update({field: property(operator.itemgetter(index)) for index, field in enumerate(fields)})
-    namespace["__repr__"] = lambda self: f"{name}{tuple.__repr__(self)}"
-    namespace["_asdict"] = lambda self: dict(zip(fields, self, strict=True))
-    return type(name, (tuple,), namespace)
-
-
-def _list(value):
-    if type(value) is not list:
-        raise TypeError("expected a list")
-    return value
-
-
-def _dict(value):
-    if type(value) is not dict:
-        raise TypeError("expected an object")
-    return value
-
-
-def _str(value):
-    if type(value) is not str:
-        raise TypeError("expected a string")
-    return value
-
-
-def _pair(value):
-    if type(value) is not list or len(value) != 2:
-        raise TypeError("expected a pair")
-    return value
-
-
-def _encode_special(value, kind):
-    if kind is complex:
-        return {"$": "c", "v": [value.real, value.imag]}
-    if kind in (datetime.date, datetime.datetime, datetime.time):
-        return {
-            "$": {datetime.date: "date", datetime.datetime: "dt", datetime.time: "time"}[kind],
-            "v": value.isoformat(),
-        }
-    if kind is datetime.timedelta:
-        return {"$": "td", "v": [value.days, value.seconds, value.microseconds]}
-    if kind is decimal.Decimal:
-        return {"$": "dec", "v": str(value)}
-    if kind is fractions.Fraction:
-        return {"$": "frac", "v": [value.numerator, value.denominator]}
-    return None
-
-
-def _decode_special(tag, items):
-    if tag == "c":
-        real, imaginary = _list(items)
-        if type(real) not in (int, float) or type(imaginary) not in (int, float):
-            raise TypeError("a complex number of non-numbers")
-        return complex(real, imaginary)
-    if tag in _ISO:
-        return _ISO[tag].fromisoformat(_str(items)[:64])
-    if tag == "td":
-        days, seconds, microseconds = _list(items)
-        if not all(type(part) is int for part in (days, seconds, microseconds)):
-            raise TypeError("a timedelta of non-integers")
-        return datetime.timedelta(days, seconds, microseconds)
-    if tag == "dec":
-        return decimal.Decimal(_str(items)[:1000])
-    if tag == "frac":
-        numerator, denominator = _list(items)
-        if type(numerator) is not int or type(denominator) is not int:
-            raise TypeError("a fraction of non-integers")
-        return fractions.Fraction(numerator, denominator)
-    raise TypeError(f"unknown wire tag {str(tag)[:20]!r}")
-
-
-def _builtin_exception(name):
-    if type(name) is not str:
-        return None
-    cls = vars(builtins).get(name)
-    if isinstance(cls, type) and issubclass(cls, Exception):
-        return cls
-    return None
-
-
-def _standard_exception(standard):
-    """A standard-library exception class already loaded here (never imported for the sandbox)."""
-    if type(standard) is not list or len(standard) != 2 or not all(type(part) is str for part in standard):
-        return None
-    module = sys.modules.get(standard[0])
-    if (
-        module is None
-        or standard[0].split(".")[0] not in sys.stdlib_module_names
-        or type(module) is not types.ModuleType
-    ):
-        return None
-    value = module
-    for part in standard[1].split("."):
-        value = vars(value).get(part) if isinstance(value, (type, types.ModuleType)) else None
-    if isinstance(value, type) and issubclass(value, Exception):
-        return value
-    return None
-
-
-# -- proxies ------------------------------------------------------------------------------
-
-
-def _local_only(name):
-    return name.startswith(("__", "_rg_", "_pytest", "_fixture"))
-
-
-class RemoteObject:
-    """A handle on an object of the code under test (see the module docstring)."""
-
-    __slots__ = ("_rg_session", "_rg_id", "_rg_kind", "_rg_name", "_rg_package", "__weakref__")
-
-    def __init__(self, session, rid, kind, name, package=False):
-        for attribute, value in zip(self.__slots__[:5], (session, rid, kind, name, package), strict=True):
-            object.__setattr__(self, attribute, value)
-
-    def _rg_op(self, name, *arguments):
-        session = self._rg_session
-        return session.request("op", id=self._rg_id, name=name, a=[session.encode(item) for item in arguments])
-
-    def _rg_same(self, other):
-        return type(other) is RemoteObject and other._rg_session is self._rg_session
-
-    def __getattr__(self, name):
-        if _local_only(name):
-            raise AttributeError(name)
-        return self._rg_session.request("get", id=self._rg_id, name=name)
-
-    def __setattr__(self, name, value):
-        if _local_only(name):
-            raise AttributeError(f"cannot set {name} on an object of the code under test")
-        self._rg_session.request("set", id=self._rg_id, name=name, v=self._rg_session.encode(value))
-
-    def __delattr__(self, name):
-        if _local_only(name):
-            raise AttributeError(name)
-        self._rg_session.request("del", id=self._rg_id, name=name)
-
-    def __call__(self, *arguments, **keywords):
-        session = self._rg_session
-        encoded = [session.encode(item) for item in arguments]
-        named = {str(key): session.encode(value) for key, value in keywords.items()}
-        return session.request("call", id=self._rg_id, a=encoded, k=named)
-
-    def __repr__(self):
-        return f"<{self._rg_kind} {self._rg_name} of the code under test>"
-
-    def __bool__(self):
-        raise RemoteError(f"the truth of {self!r} is not plain data (expected e.g. a bool)")
-
-    def __hash__(self):
-        return object.__hash__(self)
-
-    def __eq__(self, other):
-        return self._rg_op("eq", other) if self._rg_same(other) else NotImplemented
-
-    def __ne__(self, other):
-        return self._rg_op("ne", other) if self._rg_same(other) else NotImplemented
-
-    def __lt__(self, other):
-        return self._rg_op("lt", other) if self._rg_same(other) else NotImplemented
-
-    def __le__(self, other):
-        return self._rg_op("le", other) if self._rg_same(other) else NotImplemented
-
-    def __gt__(self, other):
-        return self._rg_op("gt", other) if self._rg_same(other) else NotImplemented
-
-    def __ge__(self, other):
-        return self._rg_op("ge", other) if self._rg_same(other) else NotImplemented
-
-    def __str__(self):
-        return _typed(self._rg_op("str"), str, "str()")
-
-    def __len__(self):
-        return _typed(self._rg_op("len"), int, "len()")
-
-    def __int__(self):
-        return _typed(self._rg_op("int"), int, "int()")
-
-    def __index__(self):
-        return _typed(self._rg_op("index"), int, "an index")
-
-    def __float__(self):
-        return _typed(self._rg_op("float"), float, "float()")
-
-    def __contains__(self, item):
-        return _typed(self._rg_op("contains", item), bool, "'in'")
-
-    def __iter__(self):
-        result = self._rg_op("iter")
-        return result if type(result) is RemoteObject else iter(result)
-
-    def __next__(self):
-        return self._rg_op("next")
-
-    def __getitem__(self, key):
-        return self._rg_op("getitem", key)
-
-    def __setitem__(self, key, value):
-        self._rg_op("setitem", key, value)
-
-    def __delitem__(self, key):
-        self._rg_op("delitem", key)
-
-    def __enter__(self):
-        return self._rg_op("enter")
-
-    def __exit__(self, *details):
-        return _typed(self._rg_op("exit"), (bool, type(None)), "__exit__")
-
-    def __instancecheck__(self, instance):
-        return self._rg_same(instance) and _typed(self._rg_op("isinstance", instance), bool, "isinstance()")
-
-    def __subclasscheck__(self, subclass):
-        return False
-
-
-def _arithmetic(name):
-    def operation(self, *others):
-        return self._rg_op(name, *others)
-
-    operation.__name__ = f"__{name}__"
-    return operation
-
-
-for _name in "add radd sub rsub mul rmul truediv rtruediv floordiv rfloordiv mod rmod pow neg pos abs round".split():
-    setattr(RemoteObject, f"__{_name}__", _arithmetic(_name))
-
-
-def _typed(value, kinds, what):
-    if type(value) not in (kinds if isinstance(kinds, tuple) else (kinds,)):
-        raise RemoteError(f"{what} of an object of the code under test gave a {type(value).__name__}, not plain data")
-    return value
-
-
-class RemoteModule(types.ModuleType):
-    """A module of the code under test: every attribute is fetched from the sandbox."""
-
-    def __getattr__(self, name):
-        if name.startswith("__"):
-            raise AttributeError(name)
-        remote = vars(self).get("__rolloutgym_remote__")
-        if remote is None:
-            raise AttributeError(name)
-        return getattr(remote, name)
-
-    def __setattr__(self, name, value):
-        if name.startswith("__") or type(value) is RemoteModule:
-            vars(self)[name] = value  # the import system's bookkeeping, and submodules, stay here
-            return
-        setattr(vars(self)["__rolloutgym_remote__"], name, value)
-
-    def __delattr__(self, name):
-        if name in vars(self):
-            del vars(self)[name]
-            return
-        delattr(vars(self)["__rolloutgym_remote__"], name)
-
-
-class _Loader(importlib.abc.Loader):
-    def __init__(self, session):
-        self.session = session
-
-    def create_module(self, spec):
-        return RemoteModule(spec.name)
-
-    def exec_module(self, module):
-        remote = self.session.request("import", name=module.__name__)
-        if type(remote) is not RemoteObject:
-            raise ImportError(f"the code under test answered the import of {module.__name__} with a non-module")
-        vars(module)["__rolloutgym_remote__"] = remote
-        if remote._rg_package:
-            vars(module)["__path__"] = []
-
-
-class _Finder(importlib.abc.MetaPathFinder):
-    def __init__(self, session, names):
-        self.loader, self.names = _Loader(session), frozenset(names)
-
-    def find_spec(self, fullname, path=None, target=None):
-        if fullname.split(".")[0] not in self.names:
-            return None
-        return importlib.machinery.ModuleSpec(fullname, self.loader, origin="the code under test (in the sandbox)")
-
-
-def install(session, front, back):
-    """Make the modules named in ``front`` (before every other finder: the task's own
-    modules) and ``back`` (after them: modules only the code under test defines) proxies."""
-    sys.meta_path.insert(0, _Finder(session, front))
-    sys.meta_path.append(_Finder(session, back))

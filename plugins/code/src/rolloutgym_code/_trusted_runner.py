@@ -2,7 +2,7 @@
 
 It runs pytest on the hidden tests (and the original visible tests and conftest files) in a
 private folder that the sandbox never sees; the modules of the code under test are proxies
-(:mod:`rolloutgym_code._bridge`) whose every call goes to the server in the sandbox, and
+(:mod:`rolloutgym_code._bridge_proxies`) whose every call goes to the server in the sandbox, and
 whose answers are plain data built here. No code under test ever runs in this process, so
 the verdict, the expected values and the hidden tests are out of its reach by construction.
 The results go to a file in the private folder, read by the host when this process ends.
@@ -64,11 +64,12 @@ def _recorder(results):
 def main():
     with open(sys.argv[1], encoding="utf-8") as handle:
         config = json.load(handle)
-    sys.path.insert(0, config["support"])  # the bridge and the exact-type guard, copied there
-    bridge = importlib.import_module("_rolloutgym_bridge")
+    sys.path.insert(0, config["support"])  # the bridge (a package) and the exact-type guard, copied there
+    bridge = importlib.import_module("_rolloutgym_bridge._bridge")  # imports all of the bridge: before install()
+    proxies = importlib.import_module("_rolloutgym_bridge._bridge_proxies")
 
     session = bridge.BridgeSession(config["read_fd"], config["write_fd"], time.monotonic() + float(config["seconds"]))
-    bridge.install(session, config["front"], config["back"])
+    proxies.install(session, config["front"], config["back"])
     import pytest
 
     results = []

@@ -6,11 +6,12 @@ boundary instead (:mod:`rolloutgym_code._boundary`), so that the code under test
 shares a process with the tests or the verdict.
 
 The sandbox runs a trusted *supervisor* (:mod:`rolloutgym_code._supervisor`), in which the
-code under test never runs; it starts one pytest *worker* (:mod:`rolloutgym_code._worker`)
-and accepts from it exactly one result batch authenticated with a key the worker received
-before any code under test ran. The supervisor reports on its own stdout with a per-run
-nonce that only the host and the supervisor know. Our ini file (``-c``) makes pytest ignore
-ini files in the workspace; plugins from entry points, the cache and JUnit are off.
+code under test never runs; it starts one pytest *worker* (:mod:`rolloutgym_code._worker`,
+with the tamper checks of :mod:`rolloutgym_code._worker_checks`) and accepts from it exactly
+one result batch authenticated with a key the worker received before any code under test ran.
+The supervisor reports on its own stdout with a per-run nonce that only the host and the
+supervisor know. Our ini file (``-c``) makes pytest ignore ini files in the workspace;
+plugins from entry points, the cache and JUnit are off.
 
 For grading runs, the hidden tests (and the original visible tests and ``conftest.py``
 files) live in a read-only directory outside the workspace, their assertions rewritten to
@@ -218,7 +219,7 @@ def _harness_config(
     pytest arguments, and the worker's limits."""
     return {
         "nonce": nonce,
-        "worker_source": _harness_source("_worker.py"),
+        "worker_source": _harness_source("_worker_checks.py") + _harness_source("_worker.py"),  # one script
         "worker": {
             "args": [
                 "-q",
