@@ -85,9 +85,11 @@ def loop_run(arguments: argparse.Namespace, out: str, with_env: bool) -> list[di
     """
     from rolloutgym_trl._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
     from rolloutgym_trl._models import load_trainable
+    from rolloutgym_trl._training import _quiet
     from rolloutgym_trl.datasets import train_dataset
-    from rolloutgym_trl.grpo import _quiet, grpo_config
-    from rolloutgym_trl.rollout import RolloutFunction, env_reward
+    from rolloutgym_trl.grpo import grpo_config
+    from rolloutgym_trl.rollout import RolloutFunction
+    from rolloutgym_trl.rollout_fields import env_reward
     from trl import GRPOTrainer
 
     if with_env:

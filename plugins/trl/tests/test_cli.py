@@ -106,7 +106,7 @@ def test_train_report_draws_the_curves_of_a_log(tmp_path, capsys) -> None:
 def test_trainer_args_replace_defaults_and_unknown_or_refused_ones_are_one_line_errors(tmp_path, capsys) -> None:
     """--trainer-arg may set a field the command also sets (bf16, beta) and names a field TRL lacks."""
     from rolloutgym_protocol.errors import ConfigError
-    from rolloutgym_trl.grpo import LOCAL_RUN_OPTIONS, make_config
+    from rolloutgym_trl._training import LOCAL_RUN_OPTIONS, make_config
     from trl import SFTConfig
 
     base = {"output_dir": str(tmp_path), "bf16": False, "use_cpu": True, **LOCAL_RUN_OPTIONS}

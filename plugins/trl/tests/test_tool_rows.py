@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 import rolloutgym as rg
 from rolloutgym_protocol.errors import ConfigError
-from rolloutgym_trl.offline import read_runs, sft_rows, shorten_tools
+from rolloutgym_trl.offline_rows import read_runs, sft_rows, shorten_tools
 
 
 @pytest.fixture(scope="module")

@@ -19,13 +19,15 @@ import lazy_loader
 
 if TYPE_CHECKING:
     from ._logging import read_training_log
+    from ._training import TrainResult
     from .curves import build_curves_report
     from .datasets import train_dataset
     from .environment import EnvironmentFactory, environment_factory
     from .evaluate import Comparison, PolicyEvaluation, evaluate_policy
-    from .grpo import TrainResult, train_grpo
+    from .grpo import train_grpo
     from .offline import train_dpo, train_sft
-    from .rollout import RolloutFunction, env_reward, episode_tensors
+    from .rollout import RolloutFunction
+    from .rollout_fields import env_reward, episode_tensors
     from .vllm import TRLVLLMBatchSampler
 
 # Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module,
@@ -34,13 +36,15 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
     __name__,
     submod_attrs={
         "_logging": ["read_training_log"],
+        "_training": ["TrainResult"],
         "curves": ["build_curves_report"],
         "datasets": ["train_dataset"],
         "environment": ["EnvironmentFactory", "environment_factory"],
         "evaluate": ["Comparison", "PolicyEvaluation", "evaluate_policy"],
-        "grpo": ["TrainResult", "train_grpo"],
+        "grpo": ["train_grpo"],
         "offline": ["train_dpo", "train_sft"],
-        "rollout": ["RolloutFunction", "env_reward", "episode_tensors"],
+        "rollout": ["RolloutFunction"],
+        "rollout_fields": ["env_reward", "episode_tensors"],
         "vllm": ["TRLVLLMBatchSampler"],
     },
 )
