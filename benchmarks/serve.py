@@ -170,7 +170,7 @@ def echo_channel(port: int, calls: int) -> float:
         channel = await acquire_channel(f"ws://127.0.0.1:{port}/ws", {}, 30.0)
         started = time.perf_counter()
         for _ in range(calls):
-            await channel.request(dict(STEP_MESSAGE))
+            await channel.request(dict(STEP_MESSAGE), strict=True)  # as AsyncRemoteEnv.step sends it
         elapsed = time.perf_counter() - started
         channel.release()
         return elapsed / calls * 1e6

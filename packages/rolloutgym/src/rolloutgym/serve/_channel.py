@@ -20,6 +20,7 @@ import json
 import weakref
 from typing import Any
 
+import msgspec
 from websockets.client import ClientProtocol
 from websockets.frames import Frame, Opcode
 from websockets.http11 import Response
@@ -29,6 +30,21 @@ from ._codec import loads
 from ._errors import RemoteEnvError, Unauthorized
 
 __all__ = ["Channel", "acquire_channel"]
+
+# Requests whose content is strict JSON data (what ``to_jsonable`` gives: string keys, finite
+# floats, 64-bit ints, no lone surrogates) are written by msgspec: ~10x faster than json.dumps,
+# the same JSON values (UTF-8 text instead of \u escapes).
+_STRICT_ENCODER = msgspec.json.Encoder()
+
+
+def _encode(message: dict[str, Any], strict: bool) -> bytes:
+    if strict:
+        try:
+            return _STRICT_ENCODER.encode(message)
+        except (TypeError, ValueError):  # not strict after all (a lone surrogate): json.dumps escapes it
+            pass
+    return json.dumps(message).encode()
+
 
 _CHANNELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Channel]] = (
     weakref.WeakKeyDictionary()
@@ -92,7 +108,7 @@ class Channel:
         self.connecting: asyncio.Task[None] | None = None
         self.failure: RemoteEnvError | None = None
         self.fragments: list[bytes] = []
-        self.outbox: list[str] = []
+        self.outbox: list[bytes] = []
 
     async def connect(self) -> None:
         import ssl
@@ -115,13 +131,17 @@ class Channel:
 
     # -- requests ---------------------------------------------------------------------
 
-    async def request(self, message: dict[str, Any]) -> dict[str, Any]:
-        """Send ``message`` (an ``"id"`` is added) and wait for its answer."""
+    async def request(self, message: dict[str, Any], strict: bool = False) -> dict[str, Any]:
+        """Send ``message`` (an ``"id"`` is added) and wait for its answer.
+
+        ``strict``: the message holds strict JSON data only (see ``_STRICT_ENCODER``); any
+        other message is written by ``json.dumps``, with its usual errors.
+        """
         if self.failure is not None:
             raise self.failure
         identifier = next(self.ids)
         message["id"] = identifier
-        self.outbox.append(json.dumps(message))
+        self.outbox.append(_encode(message, strict))
         loop = self.loop
         future = loop.create_future()
         pending = self.pending
@@ -161,7 +181,7 @@ class Channel:
         outbox, self.outbox = self.outbox, []
         if not outbox or self.failure is not None:
             return
-        self.protocol.send_text((outbox[0] if len(outbox) == 1 else "[" + ",".join(outbox) + "]").encode())
+        self.protocol.send_text(outbox[0] if len(outbox) == 1 else b"[" + b",".join(outbox) + b"]")
         self.flush()
 
     def flush(self) -> None:

@@ -10,6 +10,7 @@ import asyncio
 import time
 from typing import Any
 
+from gymnasium.utils import seeding
 from rolloutgym_protocol.adapters import AsyncFromSync
 
 __all__ = ["QuickCallsInline", "Quickness"]
@@ -50,6 +51,36 @@ class QuickCallsInline(AsyncFromSync[Any, Any]):
     def __init__(self, env: Any, quickness: Quickness | None = None) -> None:
         super().__init__(env)
         self._quickness = quickness if quickness is not None else Quickness()
+        self._unseeded: int | None = None  # reset's seed, until this adapter's own np_random is read
+
+    async def reset(
+        self, *, seed: int | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[Any, dict[str, Any]]:
+        # AsyncFromSync.reset seeds this adapter's own np_random (a SeedSequence and a Generator,
+        # ~7 µs) before the env's reset; the server never reads it, so it is seeded when first read.
+        if seed is not None:
+            self._unseeded = seed
+        return await self._run(self.env.reset, seed=seed, options=options)
+
+    def _seed_now(self) -> None:
+        if self._unseeded is not None:
+            self._np_random, self._np_random_seed = seeding.np_random(self._unseeded)
+            self._unseeded = None
+
+    @property
+    def np_random(self) -> Any:
+        self._seed_now()
+        return AsyncFromSync.np_random.fget(self)  # type: ignore[attr-defined]
+
+    @np_random.setter
+    def np_random(self, value: Any) -> None:
+        self._unseeded = None
+        AsyncFromSync.np_random.fset(self, value)  # type: ignore[attr-defined]
+
+    @property
+    def np_random_seed(self) -> int:
+        self._seed_now()
+        return AsyncFromSync.np_random_seed.fget(self)  # type: ignore[attr-defined,no-any-return]
 
     def _quick(self) -> bool:
         quickness = self._quickness

@@ -114,8 +114,11 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
             raise _unreachable(self.base_url, exc) from None
         return _answer(response)
 
-    async def _ws(self, message: dict[str, Any]) -> Any:
-        """One request on this loop's shared WebSocket to the server (see ``_channel.py``)."""
+    async def _ws(self, message: dict[str, Any], strict: bool = False) -> Any:
+        """One request on this loop's shared WebSocket to the server (see ``_channel.py``).
+
+        ``strict``: ``message`` holds strict JSON data only (ids, ``encode_value`` output).
+        """
         if self._socket is None:
             from ._channel import acquire_channel
 
@@ -123,20 +126,20 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
             self._socket = await acquire_channel(url, self._headers, self._timeout)
             if self._attach:
                 self._attach = False
-                _ws_reply(await self._socket.request({"op": "attach", "session": self.session_id}))
+                _ws_reply(await self._socket.request({"op": "attach", "session": self.session_id}, strict=True))
         if message.get("op") != "open":
             message["session"] = self.session_id
-        return _ws_reply(await self._socket.request(message))
+        return _ws_reply(await self._socket.request(message, strict))
 
-    async def _request(self, operation: str, body: dict[str, Any]) -> Any:
+    async def _request(self, operation: str, body: dict[str, Any], strict: bool = False) -> Any:
         if self._closed:
             raise EnvClosedError(f"{self!r} is closed; open a new env")
         if self.transport == "ws":
-            return await self._ws({"op": operation, **body})
+            return await self._ws({"op": operation, **body}, strict)
         return await self._http("POST", f"/sessions/{self.session_id}/{operation}", body)
 
     async def _call(self, method: str) -> Any:
-        return (await self._request("call", {"method": method}))["result"]
+        return (await self._request("call", {"method": method}, type(method) is str))["result"]
 
     async def _oracle_action(self) -> Any:
         value = self._prefetched()
@@ -146,10 +149,12 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[Any, dict[str, Any]]:
         body = self._prefetching({"seed": seed, "options": options})
-        return self._reset_result(await self._request("reset", body))
+        strict = options is None and (seed is None or type(seed) is int)  # else json.dumps, with its errors
+        return self._reset_result(await self._request("reset", body, strict))
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        return self._step_result(await self._request("step", self._prefetching({"action": encode_value(action)})))
+        body = self._prefetching({"action": encode_value(action)})  # strict JSON data
+        return self._step_result(await self._request("step", body, strict=True))
 
     async def close(self) -> None:
         if getattr(self, "_closed", True):
@@ -159,7 +164,7 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         try:
             if self.transport == "ws" and (self._socket is not None or self._attach):
                 if self._socket is not None:
-                    await self._ws({"op": "close"})
+                    await self._ws({"op": "close"}, strict=True)
                 else:  # never used: end the HTTP-opened session over HTTP
                     await self._http("DELETE", f"/sessions/{self.session_id}")
             else:
