@@ -242,10 +242,12 @@ def _pages_in_chromium(server, run_id: str, job_id: str) -> None:
         assert page.locator("#versions tbody tr").count() == 1 and page.locator(f"#runs a:text('{run_id}')").count()
         page.goto(f"{server.url}/runs")
         page.locator(f"#runs a:text('{run_id}')").click()
-        assert page.locator("#run-0").is_visible()  # the run's HTML report
+        page.locator("#run-0").wait_for(state="visible")  # the run's HTML report
         page.goto(f"{server.url}/jobs")
         page.locator(f"#jobs a:text('{job_id}')").click()
-        assert page.locator('#training figure[data-metric="loss"] svg').is_visible()  # its training curves
+        # its training curves: the report's script draws each figure's svg after the page has loaded (is_visible()
+        # does not wait; CI once looked before the script had run)
+        page.locator('#training figure[data-metric="loss"] svg').wait_for(state="visible", timeout=30_000)
         other = browser.new_page()
         other.goto(f"{server.url}/runs?key={server.keys['other_org']}")
         assert other.locator(f"a:text('{run_id}')").count() == 0
