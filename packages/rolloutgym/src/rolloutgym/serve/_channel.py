@@ -43,7 +43,14 @@ def _encode(message: dict[str, Any], strict: bool) -> bytes:
             return _STRICT_ENCODER.encode(message)
         except (TypeError, ValueError):  # not strict after all (a lone surrogate): json.dumps escapes it
             pass
-    return json.dumps(message).encode()
+    return json.dumps(message, default=_embedded).encode()
+
+
+def _embedded(value: Any) -> Any:
+    """A ``msgspec.Raw`` (JSON written before, e.g. a step's action) for ``json.dumps``."""
+    if isinstance(value, msgspec.Raw):
+        return json.loads(bytes(value))
+    raise TypeError(f"Object of type {type(value).__name__} is not JSON serializable")
 
 
 _CHANNELS: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[tuple[Any, ...], Channel]] = (

@@ -18,6 +18,11 @@ from pydantic_core import from_json
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.records import to_jsonable
 
+try:
+    import orjson as _orjson
+except ImportError:  # pragma: no cover - the serve extra brings orjson; without it the json module writes
+    _orjson = None  # type: ignore[assignment]
+
 __all__ = [
     "OpaqueSpace",
     "decode_info",
@@ -25,13 +30,40 @@ __all__ = [
     "decode_value",
     "encode_space",
     "encode_value",
+    "dumps_fast",
     "dumps_text",
     "loads",
 ]
 
 
+def dumps_fast(value: Any) -> bytes | None:
+    """JSON of ``value`` written by orjson (~10x the json module), or ``None`` where it could differ.
+
+    Values JSON has (strings, numbers, lists, dicts with string keys, ...) are written as the
+    json module writes them, the rest through ``to_jsonable`` (what run files store), with two
+    exceptions: a ``uuid.UUID`` is written as its text and a plain ``enum.Enum`` as its value
+    (the json path describes them as ``{"$object": ...}``). ``None`` (take the json path) when
+    orjson is not installed, refuses the value (integers over 64 bits, keys that are not
+    strings, lone surrogates, nesting past 255) or wrote a ``null``: NaN and infinities
+    become ``null`` there, where the json module writes ``NaN``.
+    """
+    if _orjson is None:
+        return None
+    try:
+        data: bytes = _orjson.dumps(value, default=encode_value, option=_ORJSON_OPTIONS)
+    except TypeError:  # orjson.JSONEncodeError
+        return None
+    return None if b"null" in data else data
+
+
 def dumps_text(value: Any) -> str:
-    """JSON of an answer; values the json module cannot write go through ``to_jsonable`` (what run files store)."""
+    """JSON of an answer; values the json module cannot write go through ``to_jsonable`` (what run files store).
+
+    Written by :func:`dumps_fast` where it can, else by the json module.
+    """
+    data = dumps_fast(value)
+    if data is not None:
+        return data.decode()
     try:
         return _ENCODER.encode(value)  # json.dumps(value, ensure_ascii=False, separators=..., default=...)
     except (TypeError, ValueError):  # non-string keys and the like: the slow, exact path
@@ -185,6 +217,8 @@ def encode_value(value: Any) -> Any:
 
 # What dumps_text writes with: json.dumps builds an encoder like it on every call.
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=encode_value)
+# Dataclasses and datetimes go through to_jsonable (default=) as they do on the json path.
+_ORJSON_OPTIONS = _orjson.OPT_PASSTHROUGH_DATACLASS | _orjson.OPT_PASSTHROUGH_DATETIME if _orjson is not None else 0
 
 
 def decode_value(space: gym.Space[Any] | None, value: Any) -> Any:

@@ -12,6 +12,7 @@ from typing import Any
 
 from gymnasium.utils import seeding
 from rolloutgym_protocol.adapters import AsyncFromSync
+from rolloutgym_protocol.envs import validate_step_result
 
 __all__ = ["QuickCallsInline", "Quickness"]
 
@@ -90,19 +91,31 @@ class QuickCallsInline(AsyncFromSync[Any, Any]):
             and quickness.average < self.QUICK_SECONDS
         )
 
+    async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        # AsyncFromSync.step without its _run coroutine when the call runs here and now.
+        if not (self._closed or self._inline) and self._quick() and self._call_lock.acquire(blocking=False):
+            result = self._quick_call(self.env.step, action)
+        else:
+            result = await self._run(self.env.step, action)
+        return validate_step_result(result, env=self.env)
+
+    def _quick_call(self, function: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run a call on the event loop (the call lock is held: released here), timed."""
+        started = time.perf_counter()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            self._call_lock.release()
+            elapsed = time.perf_counter() - started
+            self._quickness.add(elapsed)
+            if elapsed > self.SLOW_SECONDS:
+                self._quickness.disabled = True
+
     async def _run(self, function: Any, *args: Any, **kwargs: Any) -> Any:
         if self._closed or self._inline:
             return await super()._run(function, *args, **kwargs)
         if self._quick() and self._call_lock.acquire(blocking=False):
-            started = time.perf_counter()
-            try:
-                return function(*args, **kwargs)
-            finally:
-                self._call_lock.release()
-                elapsed = time.perf_counter() - started
-                self._quickness.add(elapsed)
-                if elapsed > self.SLOW_SECONDS:
-                    self._quickness.disabled = True
+            return self._quick_call(function, *args, **kwargs)
         timing: list[float] = []
         result = await asyncio.to_thread(self._timed, timing, function, *args, **kwargs)
         if timing:

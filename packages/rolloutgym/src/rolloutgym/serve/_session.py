@@ -36,6 +36,37 @@ _UNCOPYABLE = object()
 _NO_COPY = object()  # _sent(): make the copy
 
 
+def attribute_reader(environment: Any, name: str) -> Any:
+    """``find_attribute(environment, name)`` as a function of no arguments, for a session's every call.
+
+    The layers (each wrapper's ``env``) and their classes stay as they are for a session's
+    life, so they are walked once: the reader looks only at the instance dictionaries of the
+    layers above the first class that has ``name`` (an env may set the attribute in
+    ``reset``), then reads it there, in the order ``find_attribute`` does.
+    """
+    dictionaries: list[dict[str, Any]] = []
+    seen: set[int] = set()
+    current, holder = environment, None
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if getattr(type(current), name, None) is not None:
+            holder = current
+            break
+        dictionary = getattr(current, "__dict__", None)
+        if dictionary is None:
+            break
+        dictionaries.append(dictionary)
+        current = getattr(current, "env", None) if "env" in dictionary else None
+
+    def read() -> Any:
+        for dictionary in dictionaries:
+            if name in dictionary:
+                return dictionary[name]
+        return getattr(holder, name) if holder is not None else None
+
+    return read
+
+
 def _length(tools: Any) -> int:
     """How many tools (for tools that cannot be copied: a change in place is noticed by length only)."""
     return len(tools) if isinstance(tools, (list, tuple, dict)) else -1
@@ -76,6 +107,13 @@ class Session:
     sent_tools_copy: Any = None
     sent_tools_length: int = -1
     sent_spaces: tuple[Any, Any] = (None, None)
+    # find_attribute(environment, "next_stop_strings" | "tools"), with the env's layers walked once
+    read_stop_strings: Any = field(default=None, repr=False)
+    read_tools: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        self.read_stop_strings = attribute_reader(self.environment, "next_stop_strings")
+        self.read_tools = attribute_reader(self.environment, "tools")
 
     def description(self) -> dict[str, Any]:
         """What a client needs to stand in for the env: spaces, tools, ids, callable methods."""
@@ -124,9 +162,9 @@ class Session:
     def extras(self) -> dict[str, Any]:
         """Per-call state the LLM loop reads from the env (``next_stop_strings``), and what changed."""
         environment = self.environment
-        stop = find_attribute(environment, "next_stop_strings")
+        stop = self.read_stop_strings()
         extras = {} if stop is None else {"next_stop_strings": list(stop)}
-        tools = find_attribute(environment, "tools")
+        tools = self.read_tools()
         observation_space, action_space = environment.observation_space, environment.action_space
         sent = self.sent_tools_copy
         if sent is _UNCOPYABLE:

@@ -158,34 +158,46 @@ class WebSocketConnection:
     # -- many sessions ----------------------------------------------------------------
 
     async def answer(self, message: dict[str, Any]) -> None:
+        """Answer one request of the many-sessions protocol (``running`` counts it until it is sent).
+
+        One coroutine from the request to the write (every layer is a coroutine on every step).
+        """
         self.running += 1
         try:
-            await self.reply(message)
+            identifier = message.get("id")
+            try:
+                operation = message.get("op")
+                if operation in _EAGER_OPS:  # the hot path: straight to the session's call
+                    session_id = message.get("session")
+                    if session_id is None:
+                        raise ValueError(
+                            'a message with an "id" names its "session" (or is {"op": "open", "env": ...})'
+                        )
+                    result = await self.server.dispatch(session_id, operation, message, self.owner)
+                else:
+                    result = await self.many_sessions(message)
+                reply = {"id": identifier, "ok": True, "result": result}
+            except asyncio.CancelledError:
+                raise
+            except Exception as exc:  # noqa: BLE001 - every error is an answer; the connection stays up
+                reply = {"id": identifier, **_error_reply(exc)}
+            # Answers that are ready in the same turn of the event loop leave as one frame (a
+            # JSON array): one write and one system call for all of them.
+            outbox = self.outbox
+            outbox.append(reply)
+            if len(outbox) > 1:
+                return  # the first answer sends this one too
+            if self.running > 1:  # others in flight may finish in this turn: send after it, with them
+                await asyncio.sleep(0)
+            # (alone, it leaves now: a turn of the loop is an epoll call and ~20 µs of a sequential client's step)
+            outbox, self.outbox = self.outbox, []
+            text = dumps_text(outbox[0]) if len(outbox) == 1 else "[" + ",".join(map(dumps_text, outbox)) + "]"
+            try:
+                await self.websocket.send({"type": "websocket.send", "text": text})
+            except Exception:  # noqa: BLE001 - the client is gone; run() closes the sessions
+                pass
         finally:
             self.running -= 1
-
-    async def reply(self, message: dict[str, Any]) -> None:
-        identifier = message.get("id")
-        try:
-            reply = {"id": identifier, "ok": True, "result": await self.many_sessions(message)}
-        except asyncio.CancelledError:
-            raise
-        except Exception as exc:  # noqa: BLE001 - every error is an answer; the connection stays up
-            reply = {"id": identifier, **_error_reply(exc)}
-        # Answers that are ready in the same turn of the event loop leave as one frame (a
-        # JSON array): one write and one system call for all of them.
-        self.outbox.append(reply)
-        if len(self.outbox) > 1:
-            return  # the first answer sends this one too
-        if self.running > 1:  # others in flight may finish in this turn: send after it, with them
-            await asyncio.sleep(0)
-        # (alone, it leaves now: a turn of the loop is an epoll call and ~20 µs of a sequential client's step)
-        outbox, self.outbox = self.outbox, []
-        text = dumps_text(outbox[0]) if len(outbox) == 1 else "[" + ",".join(map(dumps_text, outbox)) + "]"
-        try:
-            await self.websocket.send({"type": "websocket.send", "text": text})
-        except Exception:  # noqa: BLE001 - the client is gone; run() closes the sessions
-            pass
 
     async def many_sessions(self, message: dict[str, Any]) -> Any:
         operation = message.get("op")

@@ -11,11 +11,12 @@ import json
 from collections.abc import Callable, Generator
 from typing import Any
 
+import msgspec
 from rolloutgym_protocol import AsyncEnv
 from rolloutgym_protocol.errors import EnvClosedError
 
 from ._client_session import _NOTHING, _Described
-from ._codec import encode_value
+from ._codec import dumps_fast, encode_value
 from ._errors import RemoteEnvError
 from .client_requests import DEFAULT_TIMEOUT, _answer, _headers, _unreachable, _ws_reply, open_session, parse_env_url
 
@@ -153,7 +154,9 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         return self._reset_result(await self._request("reset", body, strict))
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        body = self._prefetching({"action": encode_value(action)})  # strict JSON data
+        written = dumps_fast(action) if self.transport == "ws" else None
+        # strict JSON data: the action as orjson wrote it (msgspec embeds it as is), else its to_jsonable copy
+        body = self._prefetching({"action": msgspec.Raw(written) if written is not None else encode_value(action)})
         return self._step_result(await self._request("step", body, strict=True))
 
     async def close(self) -> None:

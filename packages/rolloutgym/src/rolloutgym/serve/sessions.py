@@ -23,6 +23,7 @@ import itertools
 import logging
 import secrets
 import time
+import types
 from typing import Any
 
 from rolloutgym_protocol import Score, as_async, find_attribute
@@ -49,6 +50,7 @@ async def _maybe_await(value: Any) -> Any:
 
 
 _PLAIN = frozenset({tuple, dict, list, str, int, float, bool})
+_COROUTINE = types.CoroutineType
 
 
 def _score_kind(info: Any) -> dict[str, Any]:
@@ -240,17 +242,21 @@ class SessionManager:
 
     async def _call(self, session: Session, function: Any, *args: Any, **kwargs: Any) -> Any:
         session.busy += 1
+        lock = session.lock
         try:
-            async with session.lock:
+            await lock.acquire()  # (not ``async with``: two coroutines fewer on every step)
+            try:
                 if session.closed:
                     raise SessionNotFound(f"session '{session.id}' was closed while this call waited")
-                try:
-                    return await _maybe_await(function(*args, **kwargs))
-                except Exception as exc:
-                    withheld = self.disclosure.env_error(exc)
-                    if withheld is exc:
-                        raise
-                    raise withheld from exc
+                result = function(*args, **kwargs)
+                return await result if type(result) is _COROUTINE else await _maybe_await(result)
+            except Exception as exc:
+                withheld = self.disclosure.env_error(exc)
+                if withheld is exc:
+                    raise
+                raise withheld from exc
+            finally:
+                lock.release()
         finally:
             session.busy -= 1
             session.last_used = time.monotonic()
