@@ -9,7 +9,9 @@ accepts every value (the server still validates actions).
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from typing import Any
 
 import gymnasium as gym
@@ -28,6 +30,7 @@ __all__ = [
     "decode_info",
     "decode_space",
     "decode_value",
+    "value_decoder",
     "encode_space",
     "encode_value",
     "dumps_fast",
@@ -238,6 +241,29 @@ def decode_value(space: gym.Space[Any] | None, value: Any) -> Any:
     if isinstance(space, gym.spaces.Sequence) and isinstance(value, list) and not space.stack:
         return tuple(decode_value(space.feature_space, item) for item in value)
     return value
+
+
+# The spaces whose values decode_value changes; any other space's values arrive as they are.
+_DECODED_SPACES = (
+    gym.spaces.Box,
+    gym.spaces.MultiBinary,
+    gym.spaces.MultiDiscrete,
+    gym.spaces.Discrete,
+    gym.spaces.Dict,
+    gym.spaces.Tuple,
+    gym.spaces.Sequence,
+)
+
+
+def _as_is(value: Any) -> Any:
+    return value
+
+
+def value_decoder(space: gym.Space[Any] | None) -> Callable[[Any], Any]:
+    """``decode_value`` for one space, its type checks made once (a served env's every action)."""
+    if space is None or not isinstance(space, _DECODED_SPACES):
+        return _as_is
+    return functools.partial(decode_value, space)
 
 
 def decode_info(info: dict[str, Any] | None, score_object: bool = False) -> dict[str, Any]:

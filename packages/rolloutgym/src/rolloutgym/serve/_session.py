@@ -15,7 +15,7 @@ from typing import Any
 
 from rolloutgym_protocol import AsyncEnv, find_attribute
 
-from ._codec import encode_space, encode_value
+from ._codec import encode_space, encode_value, value_decoder
 from ._disclosure import Disclosure
 from .catalog import ServedEnv
 
@@ -34,6 +34,7 @@ _TOOLS_CACHE: dict[str, tuple[Any, Any]] = {}
 
 _UNCOPYABLE = object()
 _NO_COPY = object()  # _sent(): make the copy
+_NOT_YET = object()  # Session.decoded_space before the first action
 
 
 def attribute_reader(environment: Any, name: str) -> Any:
@@ -111,9 +112,19 @@ class Session:
     read_stop_strings: Any = field(default=None, repr=False)
     read_tools: Any = field(default=None, repr=False)
 
+    decoded_space: Any = field(default=_NOT_YET, repr=False)  # the action space decode_actions is for
+    decode_actions: Any = field(default=None, repr=False)
+
     def __post_init__(self) -> None:
         self.read_stop_strings = attribute_reader(self.environment, "next_stop_strings")
         self.read_tools = attribute_reader(self.environment, "tools")
+
+    def decode_action(self, action: Any) -> Any:
+        """A step's action from JSON to the env's action space (``decode_value``)."""
+        space = self.environment.action_space
+        if space is not self.decoded_space:  # the env may change its action space
+            self.decoded_space, self.decode_actions = space, value_decoder(space)
+        return self.decode_actions(action)
 
     def description(self) -> dict[str, Any]:
         """What a client needs to stand in for the env: spaces, tools, ids, callable methods."""

@@ -60,11 +60,12 @@ def _error_reply(exc: BaseException) -> dict[str, Any]:
 class WebSocketConnection:
     """One accepted ``/ws`` connection of a server (``server`` is the app's ``_Server``)."""
 
-    def __init__(self, server: Any, websocket: Any) -> None:
+    def __init__(self, server: Any, scope: dict[str, Any], receive: Any, send: Any) -> None:
         self.server = server
         self.manager = server.manager
-        self.websocket = websocket
-        self.owner: str = websocket.scope["rolloutgym.owner"]
+        self.receive = receive  # the ASGI callables (no Starlette WebSocket: two layers fewer per message)
+        self.send_message = send
+        self.owner: str = scope["rolloutgym.owner"]
         self.session_id: str | None = None  # the one-session protocol's session
         self.owned: set[str] = set()  # sessions of the many-sessions protocol
         self.tasks: set[asyncio.Task[None]] = set()  # answers that are waiting (see start())
@@ -73,8 +74,11 @@ class WebSocketConnection:
         self.loop = asyncio.get_running_loop()
 
     async def run(self) -> None:
-        """Answer messages until the client disconnects; then close this connection's sessions."""
-        receive = self.websocket.receive
+        """Accept the connection, answer messages until the client disconnects; then close its sessions."""
+        receive = self.receive
+        if (await receive())["type"] != "websocket.connect":
+            return
+        await self.send_message({"type": "websocket.accept"})
         try:
             while True:
                 event = await receive()
@@ -142,7 +146,7 @@ class WebSocketConnection:
             return None, exc
 
     async def send(self, reply: dict[str, Any]) -> None:
-        await self.websocket.send({"type": "websocket.send", "text": dumps_text(reply)})
+        await self.send_message({"type": "websocket.send", "text": dumps_text(reply)})
 
     async def shutdown(self) -> None:
         for task in list(self.tasks):
@@ -173,7 +177,12 @@ class WebSocketConnection:
                         raise ValueError(
                             'a message with an "id" names its "session" (or is {"op": "open", "env": ...})'
                         )
-                    result = await self.server.dispatch(session_id, operation, message, self.owner)
+                    if operation == "step" and "action" in message:
+                        result = await self.manager.step(
+                            session_id, message["action"], prefetch=message.get("prefetch"), owner=self.owner
+                        )
+                    else:
+                        result = await self.server.dispatch(session_id, operation, message, self.owner)
                 else:
                     result = await self.many_sessions(message)
                 reply = {"id": identifier, "ok": True, "result": result}
@@ -193,7 +202,7 @@ class WebSocketConnection:
             outbox, self.outbox = self.outbox, []
             text = dumps_text(outbox[0]) if len(outbox) == 1 else "[" + ",".join(map(dumps_text, outbox)) + "]"
             try:
-                await self.websocket.send({"type": "websocket.send", "text": text})
+                await self.send_message({"type": "websocket.send", "text": text})
             except Exception:  # noqa: BLE001 - the client is gone; run() closes the sessions
                 pass
         finally:

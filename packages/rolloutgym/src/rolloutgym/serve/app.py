@@ -41,7 +41,6 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
-from starlette.websockets import WebSocket
 
 from ._access import AccessGuard, Credentials, owner_of, public_route
 from ._errors import SessionNotFound, error_body, status_for
@@ -202,9 +201,9 @@ class _Server:
 
     # -- WebSocket --------------------------------------------------------------------
 
-    async def websocket(self, websocket: WebSocket) -> None:
-        await websocket.accept()
-        await WebSocketConnection(self, websocket).run()
+    async def websocket(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        """``/ws`` as a plain ASGI app (see ``_websocket.py``)."""
+        await WebSocketConnection(self, scope, receive, send).run()
 
 
 def prometheus_text(snapshot: dict[str, Any]) -> str:
@@ -236,6 +235,16 @@ def prometheus_text(snapshot: dict[str, Any]) -> str:
             lines.append(f'rolloutgym_step_latency_seconds{{quantile="{quantile}"}} {latency[key]}')
     lines.append(f"rolloutgym_step_latency_seconds_count {latency['count']}")
     return "\n".join(lines) + "\n"
+
+
+class _AsgiEndpoint:
+    """A route's endpoint that Starlette calls as an ASGI app (it wraps a plain function in a ``WebSocket``)."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        await self.app(scope, receive, send)
 
 
 def _handled(handler: Any, manager: SessionManager) -> Any:
@@ -284,7 +293,7 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
         Route("/sessions", _handled(server.sessions, manager), methods=["GET", "POST"]),
         Route("/sessions/{session_id}", _handled(server.session_call, manager), methods=["GET", "DELETE"]),
         Route("/sessions/{session_id}/{operation}", _handled(server.session_call, manager), methods=["POST"]),
-        WebSocketRoute("/ws", server.websocket),
+        WebSocketRoute("/ws", _AsgiEndpoint(server.websocket)),
         *openenv_routes(server),
     ]
     app = Starlette(routes=routes, lifespan=lifespan)

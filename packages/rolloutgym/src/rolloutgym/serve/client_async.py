@@ -154,9 +154,19 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         return self._reset_result(await self._request("reset", body, strict))
 
     async def step(self, action: Any) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        written = dumps_fast(action) if self.transport == "ws" else None
-        # strict JSON data: the action as orjson wrote it (msgspec embeds it as is), else its to_jsonable copy
-        body = self._prefetching({"action": msgspec.Raw(written) if written is not None else encode_value(action)})
+        channel = self._socket
+        if channel is not None and not self._closed:  # the hot path: the open WebSocket, no layer between
+            written = dumps_fast(action)
+            # strict JSON data: the action as orjson wrote it (msgspec embeds it as is), else its to_jsonable copy
+            message = self._prefetching(
+                {
+                    "op": "step",
+                    "action": msgspec.Raw(written) if written is not None else encode_value(action),
+                    "session": self.session_id,
+                }
+            )
+            return self._step_result(_ws_reply(await channel.request(message, True)))
+        body = self._prefetching({"action": encode_value(action)})  # strict JSON data
         return self._step_result(await self._request("step", body, strict=True))
 
     async def close(self) -> None:

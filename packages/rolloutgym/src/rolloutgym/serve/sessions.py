@@ -30,7 +30,6 @@ from rolloutgym_protocol import Score, as_async, find_attribute
 from rolloutgym_protocol.adapters import AsyncFromSync
 from rolloutgym_protocol.errors import ConfigError
 
-from ._codec import decode_value
 from ._disclosure import Disclosure
 from ._errors import ServerBusy, SessionNotFound
 from ._metrics import Metrics
@@ -280,7 +279,7 @@ class SessionManager:
         self, session_id: Any, action: Any, *, prefetch: Any = None, owner: str = LOCAL_OWNER
     ) -> dict[str, Any]:
         session = self.get(session_id, owner)
-        action = decode_value(session.environment.action_space, action)
+        action = session.decode_action(action)
         started = time.perf_counter()
         result = await self._call(session, session.environment.step, action)
         self.metrics.record_step(time.perf_counter() - started)
