@@ -105,3 +105,43 @@ def test_a_pending_env_used_without_await_opens_on_first_use(server: ServerProce
             await environment.close()
 
     assert asyncio.run(first()) is not None
+
+
+def test_make_async_of_a_url_opens_without_blocking_the_loop(server: ServerProcess) -> None:
+    """``rolloutgym.make_async(URL)`` (the per-episode door of the TRL and batch paths) does no I/O when called.
+
+    The env it returns is an ``AsyncEnv`` that opens its session when the engine awaits it,
+    so eight episodes that make their envs at once on one loop open them concurrently; a
+    session made and closed without being used is never opened.
+    """
+    import rolloutgym as rg
+    from rolloutgym_protocol import AsyncEnv
+
+    url = server.url(GUESS)
+    made = [rg.make_async(url, task=index) for index in range(OPENS)]
+    assert all(isinstance(environment, AsyncEnv) and "not open yet" in repr(environment) for environment in made)
+
+    async def measure() -> tuple[int, list[Any], list[Any]]:
+        unused = rg.make_async(url, task=0)
+        await unused.close()  # never opened: nothing to close, nothing opened
+        assert "not open yet" in repr(unused)
+        await (await rg.make_async(url, task=0)).close()  # the loop's WebSocket: opened once first
+
+        def opener(environment: Any) -> Callable[[], Awaitable[Any]]:
+            async def open_one() -> Any:
+                return await environment
+
+            return open_one
+
+        seen, kept = await _finished_when_the_loop_turned([opener(environment) for environment in made])
+        try:
+            observations = [(await environment.reset(seed=0))[0] for environment in kept]
+        finally:
+            for environment in kept:
+                await environment.close()
+        return seen, kept, observations
+
+    seen, kept, observations = asyncio.run(measure())
+    assert seen == 0  # none had finished when the marker ran: the opens did not hold the loop
+    assert [environment.rolloutgym_task_id for environment in kept] == [f"guess-{index:02d}" for index in range(OPENS)]
+    assert len(observations) == OPENS and None not in observations

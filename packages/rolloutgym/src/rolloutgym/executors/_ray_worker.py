@@ -19,8 +19,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, as_async, find_attribute
+from rolloutgym_protocol import AsyncEnv, RolloutError, Trajectory, find_attribute
 
+from ..registry import adapt_env
 from ..rollouts import aclose_env
 from ..sources import EnvSource, PolicySource, ResolvedEnv, resolve_env, resolve_policy
 from .base import GroupJob, run_job_member
@@ -93,13 +94,7 @@ class EnvPool:
         if inspect.isawaitable(environment):
             environment = await environment
         self.created += 1
-        adapted = as_async(environment)
-        if adapted is not environment:
-            for name in ("rolloutgym_task_id", "rolloutgym_env_id"):
-                value = getattr(environment, name, None)
-                if value is not None:
-                    setattr(adapted, name, value)
-        return adapted
+        return adapt_env(environment)  # tagged when built; the adapter keeps the tags
 
     async def release(self, task_index: int, environment: AsyncEnv[Any, Any], *, healthy: bool) -> None:
         if not (self.reuse and healthy and self.max_idle > 0):

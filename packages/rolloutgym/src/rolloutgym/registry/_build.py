@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from rolloutgym_protocol import as_async
@@ -47,9 +48,12 @@ def tag_env(environment: Any, env_id: str, identifier: str | None, *, what: str 
     return environment
 
 
-def adapt_env(environment: Any) -> Any:
-    """``as_async(environment)``, keeping its env id and task id tags."""
-    adapted = as_async(environment)
+def adapt_env(environment: Any, adapter: Callable[[Any], Any] = as_async) -> Any:
+    """``adapter(environment)`` (``as_async``: an ``AsyncEnv`` for a sync env), keeping its env id and task id tags.
+
+    The server passes its own adapter (sync envs' calls move onto the event loop once quick).
+    """
+    adapted = adapter(environment)
     if adapted is not environment:
         try:
             adapted.rolloutgym_task_id = getattr(environment, "rolloutgym_task_id", None)

@@ -35,7 +35,7 @@ from rolloutgym_protocol.errors import EnvClosedError
 
 from ._client_session import _NOTHING, _Described
 from ._errors import RemoteEnvError
-from .client_async import AsyncRemoteEnv
+from .client_async import AsyncRemoteEnv, PendingRemoteEnv
 from .client_requests import DEFAULT_TIMEOUT, _answer, _headers, _unreachable, _ws_answer, open_session, parse_env_url
 
 __all__ = ["RemoteEnv", "make_remote"]
@@ -184,13 +184,20 @@ def make_remote(
     token: str | None = None,
     kwargs: dict[str, Any] | None = None,
     asynchronous: bool | None = None,
-) -> RemoteEnv | AsyncRemoteEnv:
+) -> RemoteEnv | AsyncRemoteEnv | PendingRemoteEnv:
     """What ``rolloutgym.make(URL)`` returns: like the served env, a sync ``RemoteEnv`` for a
-    sync env and an ``AsyncRemoteEnv`` for an async one (``asynchronous=True``: always async)."""
+    sync env and an ``AsyncRemoteEnv`` for an async one.
+
+    ``asynchronous=True`` (``rolloutgym.make_async(URL)``): a :class:`PendingRemoteEnv`, an
+    ``AsyncEnv`` that opens its session when awaited (over the loop's WebSocket, never blocking
+    the event loop: the rollout engine awaits it) or, used directly, on first use.
+    """
     if task is not None and (isinstance(task, bool) or not isinstance(task, (int, str))):
         raise TypeError(
             f"a remote env takes a task index or a task id, got {type(task).__name__}; the server holds the task items"
         )
+    if asynchronous:
+        return PendingRemoteEnv(url, task=task, token=token, kwargs=kwargs)
     description = open_session(url, task=task, token=token, kwargs=kwargs)
     if asynchronous or (asynchronous is None and description.get("async")):
         return AsyncRemoteEnv.adopt(url, description, token=token)

@@ -252,6 +252,11 @@ class PendingRemoteEnv:
             )
         return self._env
 
+    async def close(self) -> None:
+        """Close the session; one that was never opened is not opened for it."""
+        if self._env is not None:
+            await self._env.close()
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("__") or name in {"_url", "_task", "_token", "_timeout", "_kwargs", "_opened", "_env"}:
             raise AttributeError(name)  # not set yet (copy, pickle): never open a session for these
@@ -261,3 +266,7 @@ class PendingRemoteEnv:
         if self._env is not None:
             return repr(self._env)
         return f"<PendingRemoteEnv {self._url} task {self._task!r} (not open yet: await it)>"
+
+
+# It stands for the AsyncRemoteEnv it opens: isinstance(pending, AsyncRemoteEnv) (and AsyncEnv) holds.
+AsyncRemoteEnv.register(PendingRemoteEnv)

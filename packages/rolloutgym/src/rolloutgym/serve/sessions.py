@@ -30,6 +30,7 @@ from rolloutgym_protocol import Score, as_async, find_attribute
 from rolloutgym_protocol.adapters import AsyncFromSync
 from rolloutgym_protocol.errors import ConfigError
 
+from ..registry import adapt_env
 from ._disclosure import Disclosure
 from ._errors import ServerBusy, SessionNotFound
 from ._metrics import Metrics
@@ -173,20 +174,9 @@ class SessionManager:
             raise withheld from exc
         finally:
             self._reserved -= 1
-        adapted = as_async(environment)
-        if type(adapted) is AsyncFromSync:
-            quickness = self._quickness.get(served.env_id)
-            if quickness is None:
-                quickness = self._quickness[served.env_id] = Quickness()
-            adapted = QuickCallsInline(environment, quickness)
+        adapted = adapt_env(environment, lambda built: self._adapter(served, built))  # tagged when built
         asynchronous = adapted is environment
         identifier = served.task_ids()[index]
-        for target in {id(environment): environment, id(adapted): adapted}.values():
-            try:
-                target.rolloutgym_task_id = identifier
-                target.rolloutgym_env_id = served.env_id
-            except AttributeError:
-                pass
         session_id = f"{next(self._counter):x}-{secrets.token_hex(8)}"
         session = Session(
             session_id,
@@ -212,6 +202,16 @@ class SessionManager:
             },
         )
         return session
+
+    def _adapter(self, served: ServedEnv, environment: Any) -> Any:
+        """``as_async``, with sync envs' calls on the event loop once they prove quick (``_quick_calls.py``)."""
+        adapted = as_async(environment)
+        if type(adapted) is AsyncFromSync:
+            quickness = self._quickness.get(served.env_id)
+            if quickness is None:
+                quickness = self._quickness[served.env_id] = Quickness()
+            adapted = QuickCallsInline(environment, quickness)
+        return adapted
 
     def _make_with(self, served: ServedEnv, item: Any, kwargs: dict[str, Any]) -> Any:
         if served.resolved.source != "registry":
