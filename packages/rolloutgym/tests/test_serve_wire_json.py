@@ -203,3 +203,26 @@ def test_a_step_over_the_websocket_gives_the_env_the_action_as_sent(tmp_path, mo
     seen = [json.loads(text) for text in importlib.import_module("wire_echo_env_for_tests").SEEN]
     assert seen[:4] == [json.loads(json.dumps(action)) for action in actions]
     assert seen[4]["content"] is None and seen[4]["nan"] == {"$float": "nan"}  # to_jsonable's NaN, as before
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"a": [1, 2.5, "x", null, true, false, {"b": {}}]}',
+        '{"reward": NaN, "bounds": [Infinity, -Infinity]}',
+        '{"big": 1180591620717411303424, "neg": -1180591620717411303424}',
+        '"\\ud800 lone surrogate"',
+        '{"k": 1, "k": 2}',
+        "[1e400]",
+        '{"deep": ' + "[" * 200 + "]" * 200 + "}",
+    ],
+)
+def test_loads_reads_what_the_json_module_reads(text):
+    """The wire's parser (orjson, then pydantic-core, then json) gives json.loads's values."""
+    got, want = loads(text), json.loads(text)
+    assert json.dumps(got) == json.dumps(want)
+
+
+def test_loads_raises_the_json_modules_error_on_bad_json():
+    with pytest.raises(json.JSONDecodeError):
+        loads('{"op": "step",')

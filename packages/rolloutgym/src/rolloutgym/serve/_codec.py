@@ -74,7 +74,10 @@ def dumps_text(value: Any) -> str:
 
 
 def loads(raw: str | bytes) -> Any:
-    """``json.loads``, parsed by pydantic-core (Rust) first; what it rejects gets ``json``'s own answer or error."""
+    """``json.loads``, parsed by pydantic-core (Rust) first; what it rejects gets ``json``'s own answer or error.
+
+    (Not orjson: it reads an integer over 64 bits as a float.)
+    """
     try:
         return from_json(raw)
     except ValueError:  # lone surrogates, bad JSON: the json module's result, or its usual error message
