@@ -15,9 +15,9 @@ import re
 import threading
 from typing import Any
 
-from ._duckdb_load import import_duckdb, load, plan_for, quote, read_only_file
+from ._duckdb_load import import_duckdb, load, plan_for, read_only_file
 from ._results import Limits, QueryResult, StatementError, table_columns
-from ._schema import ColumnInfo, TableContents, TableInfo
+from ._schema import ColumnInfo, TableContents, TableInfo, quote, table_contents
 from ._sources import DatabaseSource
 
 __all__ = ["DuckDBSession"]
@@ -198,12 +198,7 @@ class DuckDBSession:
 
     def contents(self) -> dict[str, TableContents]:
         """Every row of every user table (for the database diff)."""
-        result = {}
-        for table in self.tables():
-            names = tuple(column.name for column in table.columns)
-            rows = self._rows(f"SELECT * FROM {quote(table.name)}")
-            result[table.name] = TableContents(table.name, names, table.primary_key, rows)
-        return result
+        return table_contents(self.tables(), self._rows)
 
     def close(self) -> None:
         """Release the database (idempotent)."""

@@ -18,7 +18,7 @@ from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol.errors import ConfigError
 
 from ._results import Limits
-from ._schema import ForeignKey
+from ._schema import ForeignKey, quote
 from ._sources import DatabaseSource
 
 __all__ = ["files_directory", "import_duckdb", "load", "plan_for", "quote", "read_only_file", "set_files_directory"]
@@ -59,10 +59,6 @@ class _TablePlan:
 @dataclass(frozen=True)
 class _LoadPlan:
     tables: tuple[_TablePlan, ...]
-
-
-def quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
 
 
 def _duckdb_type(declared: str, values: list[Any]) -> str:

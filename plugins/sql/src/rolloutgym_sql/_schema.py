@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["ColumnInfo", "ForeignKey", "TableContents", "TableInfo", "describe_tables"]
+__all__ = ["ColumnInfo", "ForeignKey", "TableContents", "TableInfo", "describe_tables", "quote", "table_contents"]
 
 
 @dataclass(frozen=True)
@@ -53,6 +53,24 @@ class TableContents:
     columns: tuple[str, ...]
     primary_key: tuple[str, ...]
     rows: list[tuple[Any, ...]] = field(default_factory=list)
+
+
+def quote(name: str) -> str:
+    """A table or column name as a double-quoted SQL identifier (the same in SQLite and DuckDB)."""
+    return '"' + name.replace('"', '""') + '"'
+
+
+def table_contents(
+    tables: Iterable[TableInfo], rows: Callable[[str], list[tuple[Any, ...]]]
+) -> dict[str, TableContents]:
+    """Every row of every table in ``tables`` (for the database diff); ``rows`` runs one trusted query."""
+    result = {}
+    for table in tables:
+        names = tuple(column.name for column in table.columns)
+        result[table.name] = TableContents(
+            table.name, names, table.primary_key, rows(f"SELECT * FROM {quote(table.name)}")
+        )
+    return result
 
 
 def describe_tables(tables: Sequence[TableInfo], *, dialect: str, read_only: bool, only: str | None = None) -> str:

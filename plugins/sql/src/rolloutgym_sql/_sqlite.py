@@ -18,7 +18,7 @@ import time
 from typing import Any
 
 from ._results import Limits, QueryResult, StatementError, table_columns
-from ._schema import ColumnInfo, ForeignKey, TableContents, TableInfo
+from ._schema import ColumnInfo, ForeignKey, TableContents, TableInfo, quote, table_contents
 from ._sources import DatabaseSource
 
 __all__ = ["SqliteSession"]
@@ -202,7 +202,7 @@ class SqliteSession:
         """Every user table with columns, keys and row count."""
         tables = []
         for name in self._table_names():
-            quoted = _quote(name)
+            quoted = quote(name)
             columns = tuple(
                 ColumnInfo(row[1], row[2] or "", bool(row[3]), int(row[5]))
                 for row in self._trusted_rows(f"PRAGMA table_info({quoted})")
@@ -220,19 +220,10 @@ class SqliteSession:
 
     def contents(self) -> dict[str, TableContents]:
         """Every row of every user table (for the database diff)."""
-        result = {}
-        for table in self.tables():
-            names = tuple(column.name for column in table.columns)
-            rows = self._trusted_rows(f"SELECT * FROM {_quote(table.name)}")
-            result[table.name] = TableContents(table.name, names, table.primary_key, rows)
-        return result
+        return table_contents(self.tables(), self._trusted_rows)
 
     def close(self) -> None:
         """Release the in-memory copy (idempotent)."""
         if self._connection is not None:
             self._connection.close()
             self._connection = None
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
