@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ._codec import decode_info, decode_space, decode_value
+from ._codec import decode_info, decode_space, value_decoder
 
 _NOTHING = object()  # no prefetched oracle action
 
@@ -74,16 +74,21 @@ class _Described:
         if "observation_space" in result:
             self.observation_space = decode_space(result["observation_space"])
 
+    def _observation(self, value: Any) -> Any:
+        """An observation from JSON to the observation space (``decode_value``, its checks made once per space)."""
+        space = self.observation_space
+        if space is not self.__dict__.get("_decoded_space", _NOTHING):  # the first, or the space changed
+            self._decoded_space, self._decode_observation = space, value_decoder(space)
+        return self._decode_observation(value)
+
     def _reset_result(self, result: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
         self._observe(result)
-        return decode_value(self.observation_space, result["observation"]), decode_info(
-            result["info"], result.get("score_object", False)
-        )
+        return self._observation(result["observation"]), decode_info(result["info"], result.get("score_object", False))
 
     def _step_result(self, result: dict[str, Any]) -> tuple[Any, float, bool, bool, dict[str, Any]]:
         self._observe(result)
         return (
-            decode_value(self.observation_space, result["observation"]),
+            self._observation(result["observation"]),
             float(result["reward"]),
             bool(result["terminated"]),
             bool(result["truncated"]),
