@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -133,6 +134,69 @@ def _before(env_id: str, trainable: Any, evaluate: bool, evaluation: Mapping[str
     return result
 
 
+@dataclass(frozen=True)
+class _Method:
+    """What differs between ``train sft`` and ``train dpo``; :func:`_train_offline` does the rest."""
+
+    name: str
+    count: str  # what a row is, for the log header and TrainResult.extra: "examples" or "pairs"
+    rows: Callable[[Sequence[Any], Any], list[dict[str, Any]]]  # (runs read, tokenizer) -> the dataset's rows
+    config_class: Any
+    config: Mapping[str, Any]  # the method's own config options, over the common ones
+    trainer_class: Any
+    trainer_arguments: Callable[[], dict[str, Any]] = dict  # more trainer keywords, made just before the trainer
+
+
+def _train_offline(
+    method: _Method,
+    runs: Sequence[str | Path],
+    model: str,
+    *,
+    out: str | Path,
+    epochs: float,
+    steps: int | None,
+    learning_rate: float,
+    batch_size: int,
+    lora: bool | Mapping[str, Any],
+    seed: int,
+    log_path: str | Path | None,
+    evaluate: bool,
+    eval_split: str | None,
+    eval_rollouts: int,
+    eval_limit: int | None,
+    policy_options: Mapping[str, Any] | None,
+    threads: int | None,
+    trainer_overrides: Mapping[str, Any] | None,
+    on_log: Callable[[dict[str, Any]], None] | None,
+) -> TrainResult:
+    """Read the runs, load the model, build the rows, evaluate before, train, save and evaluate after."""
+    from datasets import Dataset
+
+    started = time.perf_counter()
+    loaded = read_runs(runs)
+    env_id = _evaluation_env(loaded)
+    trainable = _setup(model, threads)
+    rows = method.rows(loaded, trainable.tokenizer)
+    out_dir = Path(out)
+    evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
+    before = _before(env_id, trainable, evaluate, evaluation)
+    common = _common_arguments(
+        out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
+    )
+    arguments = make_config(method.config_class, {**common, **method.config}, trainer_overrides)
+    log = _training_log(method.name, log_path, out_dir, model, runs, env_id, {method.count: len(rows)}, on_log)
+    trainer = method.trainer_class(
+        model=trainable.model,
+        args=arguments,
+        train_dataset=Dataset.from_list(rows),
+        processing_class=trainable.tokenizer,
+        peft_config=_lora_config(lora),
+        callbacks=[log.callback(), release_callback()],
+        **method.trainer_arguments(),
+    )
+    return _finish(trainer, trainable, log, out_dir, before, env_id, evaluation, started, {method.count: len(rows)})
+
+
 @library_warnings_quiet()
 def train_sft(
     runs: Sequence[str | Path],
@@ -163,31 +227,18 @@ def train_sft(
     (e.g. ``{"max_tokens": 64, "greedy": True}``). ``tool_schemas``: ``full``, ``short`` or
     ``names`` (how much of each tool schema the rows carry; :mod:`rolloutgym_trl.offline_rows`).
     """
-    from datasets import Dataset
     from trl import SFTConfig, SFTTrainer
 
-    started = time.perf_counter()
-    loaded = read_runs(runs)
-    env_id = _evaluation_env(loaded)
-    trainable = _setup(model, threads)
-    rows = sft_rows(loaded, trainable.tokenizer, min_score=min_score, tool_schemas=tool_schemas)
-    out_dir = Path(out)
-    evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
-    before = _before(env_id, trainable, evaluate, evaluation)
-    common = _common_arguments(
-        out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
-    )
-    arguments = make_config(SFTConfig, {**common, "completion_only_loss": True}, trainer_overrides)
-    log = _training_log("sft", log_path, out_dir, model, runs, env_id, {"examples": len(rows)}, on_log)
-    trainer = SFTTrainer(
-        model=trainable.model,
-        args=arguments,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=trainable.tokenizer,
-        peft_config=_lora_config(lora),
-        callbacks=[log.callback(), release_callback()],
-    )
-    return _finish(trainer, trainable, log, out_dir, before, env_id, evaluation, started, {"examples": len(rows)})
+    def rows(loaded: Sequence[Any], tokenizer: Any) -> list[dict[str, Any]]:
+        return sft_rows(loaded, tokenizer, min_score=min_score, tool_schemas=tool_schemas)
+
+    method = _Method("sft", "examples", rows, SFTConfig, {"completion_only_loss": True}, SFTTrainer)
+    return _train_offline(
+        method, runs, model, out=out, epochs=epochs, steps=steps, learning_rate=learning_rate,
+        batch_size=batch_size, lora=lora, seed=seed, log_path=log_path, evaluate=evaluate, eval_split=eval_split,
+        eval_rollouts=eval_rollouts, eval_limit=eval_limit, policy_options=policy_options, threads=threads,
+        trainer_overrides=trainer_overrides, on_log=on_log,
+    )  # fmt: skip
 
 
 @library_warnings_quiet()
@@ -217,30 +268,18 @@ def train_dpo(
 ) -> TrainResult:
     """Train ``model`` with TRL's ``DPOTrainer`` on best-vs-worst pairs of each task in ``runs``
     (``tool_schemas``: as in :func:`train_sft`)."""
-    from datasets import Dataset
     from trl import DPOConfig, DPOTrainer
 
-    started = time.perf_counter()
-    loaded = read_runs(runs)
-    env_id = _evaluation_env(loaded)
-    trainable = _setup(model, threads)
-    rows = dpo_rows(loaded, trainable.tokenizer, margin=margin, tool_schemas=tool_schemas)
-    out_dir = Path(out)
-    evaluation = _evaluation_options(eval_split, eval_rollouts, eval_limit, policy_options)
-    before = _before(env_id, trainable, evaluate, evaluation)
-    common = _common_arguments(
-        out_dir, epochs=epochs, steps=steps, learning_rate=learning_rate, batch_size=batch_size, seed=seed
-    )
-    arguments = make_config(DPOConfig, {**common, "beta": beta}, trainer_overrides)
-    log = _training_log("dpo", log_path, out_dir, model, runs, env_id, {"pairs": len(rows)}, on_log)
-    reference = None if lora else load_trainable(model).model.eval()  # the frozen copy DPO compares against
-    trainer = DPOTrainer(
-        model=trainable.model,
-        ref_model=reference,
-        args=arguments,
-        train_dataset=Dataset.from_list(rows),
-        processing_class=trainable.tokenizer,
-        peft_config=_lora_config(lora),
-        callbacks=[log.callback(), release_callback()],
-    )
-    return _finish(trainer, trainable, log, out_dir, before, env_id, evaluation, started, {"pairs": len(rows)})
+    def rows(loaded: Sequence[Any], tokenizer: Any) -> list[dict[str, Any]]:
+        return dpo_rows(loaded, tokenizer, margin=margin, tool_schemas=tool_schemas)
+
+    def reference() -> dict[str, Any]:  # the frozen copy DPO compares against
+        return {"ref_model": None if lora else load_trainable(model).model.eval()}
+
+    method = _Method("dpo", "pairs", rows, DPOConfig, {"beta": beta}, DPOTrainer, reference)
+    return _train_offline(
+        method, runs, model, out=out, epochs=epochs, steps=steps, learning_rate=learning_rate,
+        batch_size=batch_size, lora=lora, seed=seed, log_path=log_path, evaluate=evaluate, eval_split=eval_split,
+        eval_rollouts=eval_rollouts, eval_limit=eval_limit, policy_options=policy_options, threads=threads,
+        trainer_overrides=trainer_overrides, on_log=on_log,
+    )  # fmt: skip
