@@ -16,6 +16,7 @@ from typing import Any
 import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
 
+from ._agent_calls import as_message, read_call, tool_calls_of
 from ._tools import TOOL_ARGUMENTS, TOOLS, parse_arguments
 from .grading import GradingInput, grade_repository
 from .sandbox import Sandbox, SandboxLimits, get_sandbox
@@ -133,24 +134,14 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
     def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if self._done or self.workspace is None:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
-        if isinstance(action, str):
-            action = {"role": "assistant", "content": action}
-        calls = action.get("tool_calls") if isinstance(action, dict) else None
-        if not calls:
+        action = as_message(action)
+        calls = tool_calls_of(action)
+        if calls is None:
             final = action.get("content") if isinstance(action, dict) else ""
             return self._finish([], str(final or ""))
-        if not isinstance(calls, list):
-            calls = [calls]  # each non-dict entry becomes an "unknown tool" error below
         observations: list[dict[str, Any]] = []
-        for call in calls:
-            call_id = str(call.get("id", "call")) if isinstance(call, dict) else "call"
-            name = call.get("name") if isinstance(call, dict) else None
-            arguments = call.get("arguments") if isinstance(call, dict) else None
-            if isinstance(arguments, str):  # tolerate JSON-encoded arguments
-                try:
-                    arguments = json.loads(arguments)
-                except json.JSONDecodeError:
-                    pass
+        for call in calls:  # each non-dict entry becomes an "unknown tool" error below
+            call_id, name, arguments = read_call(call)
             if name == "submit":
                 observations.append({"role": "tool", "tool_call_id": call_id, "content": "submitted for grading"})
                 self._tool_calls.append(("submit", arguments, "submitted", None))

@@ -31,6 +31,7 @@ import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import EnvFileError
 
+from ._agent_calls import as_message, read_call, tool_calls_of
 from ._harbor_sandbox import EpisodeSandbox
 from ._harbor_task import MARKER, MAX_SEED_BYTES, HarborTask, read_task
 from ._paths import read_regular_file
@@ -182,21 +183,12 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
     def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if self._done or self.sandbox is None:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
-        if isinstance(action, str):
-            action = {"role": "assistant", "content": action}
-        calls = action.get("tool_calls") if isinstance(action, dict) else None
-        if not calls:
+        calls = tool_calls_of(as_message(action))
+        if calls is None:
             return self._finish([])
         observations: list[dict[str, Any]] = []
-        for call in calls if isinstance(calls, list) else [calls]:
-            call_id = str(call.get("id", "call")) if isinstance(call, dict) else "call"
-            name = call.get("name") if isinstance(call, dict) else None
-            arguments = call.get("arguments") if isinstance(call, dict) else None
-            if isinstance(arguments, str):
-                try:
-                    arguments = json.loads(arguments)
-                except json.JSONDecodeError:
-                    pass
+        for call in calls:
+            call_id, name, arguments = read_call(call)
             if name == "submit":
                 observations.append({"role": "tool", "tool_call_id": call_id, "content": "submitted for grading"})
                 return self._finish(observations)
