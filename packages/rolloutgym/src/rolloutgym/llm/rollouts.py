@@ -58,6 +58,35 @@ def _free_running(policy_generation: Any, tokenizer: Any) -> Any:
     return policy_generation
 
 
+def _arollout(
+    policy_generation: Any,
+    input_batch: Any,
+    tokenizer: Any,
+    task_to_env: Mapping[str, Any],
+    max_seq_len: int,
+    max_rollout_turns: int,
+    greedy: bool,
+    invalid_action_cfg: InvalidActionPenaltyConfig | None,
+    structured_cfg: StructuredToolUseConfig | None,
+    *,
+    free_running: bool,
+) -> Any:
+    """The seed's rollout arguments (in its order) as one :func:`arun_multi_turn_rollout` coroutine;
+    ``free_running``: each sample runs free, through ``generate_async`` where the generation has it."""
+    return arun_multi_turn_rollout(
+        _free_running(policy_generation, tokenizer) if free_running else policy_generation,
+        input_batch,
+        task_to_env,
+        tokenizer=tokenizer,
+        max_seq_len=max_seq_len,
+        max_rollout_turns=max_rollout_turns,
+        greedy=greedy,
+        invalid_action_cfg=invalid_action_cfg,
+        structured_cfg=structured_cfg,
+        free_running=free_running,
+    )
+
+
 def _seed(coroutine: Any) -> tuple[SeedBatch, dict[str, Any]]:
     batch, metrics = _run(coroutine)
     return SeedBatch.of(batch), metrics
@@ -85,18 +114,11 @@ def run_multi_turn_rollout(
 ) -> tuple[Any, dict[str, Any]]:
     """Multi-turn rollouts in waves: returns ``(batch, rollout_metrics)`` (a :class:`SeedBatch`)."""
     return _seed(
-        arun_multi_turn_rollout(
-            policy_generation,
-            input_batch,
-            task_to_env,
-            tokenizer=tokenizer,
-            max_seq_len=max_seq_len,
-            max_rollout_turns=max_rollout_turns,
-            greedy=greedy,
-            invalid_action_cfg=invalid_action_cfg,
-            structured_cfg=structured_cfg,
+        _arollout(
+            policy_generation, input_batch, tokenizer, task_to_env, max_seq_len, max_rollout_turns, greedy,
+            invalid_action_cfg, structured_cfg, free_running=False,
         )
-    )
+    )  # fmt: skip
 
 
 def run_async_multi_turn_rollout(
@@ -112,19 +134,11 @@ def run_async_multi_turn_rollout(
 ) -> tuple[Any, dict[str, Any]]:
     """Multi-turn rollouts with each sample free-running (synchronous, as in the seed): ``(SeedBatch, metrics)``."""
     return _seed(
-        arun_multi_turn_rollout(
-            _free_running(policy_generation, tokenizer),
-            input_batch,
-            task_to_env,
-            tokenizer=tokenizer,
-            max_seq_len=max_seq_len,
-            max_rollout_turns=max_rollout_turns,
-            greedy=greedy,
-            invalid_action_cfg=invalid_action_cfg,
-            structured_cfg=structured_cfg,
-            free_running=True,
+        _arollout(
+            policy_generation, input_batch, tokenizer, task_to_env, max_seq_len, max_rollout_turns, greedy,
+            invalid_action_cfg, structured_cfg, free_running=True,
         )
-    )
+    )  # fmt: skip
 
 
 async def run_sample_multi_turn_rollout(
@@ -144,18 +158,10 @@ async def run_sample_multi_turn_rollout(
     The final state is the sample's fields plus every result column (``message_log`` is
     the full history); ``sample_metrics`` are the rollout metrics of this one sample.
     """
-    batch, metrics = await arun_multi_turn_rollout(
-        _free_running(policy_generation, tokenizer),
-        [dict(initial_sample_state)],
-        task_to_env,
-        tokenizer=tokenizer,
-        max_seq_len=max_seq_len,
-        max_rollout_turns=max_rollout_turns,
-        greedy=greedy,
-        invalid_action_cfg=invalid_action_cfg,
-        structured_cfg=structured_cfg,
-        free_running=True,
-    )
+    batch, metrics = await _arollout(
+        policy_generation, [dict(initial_sample_state)], tokenizer, task_to_env, max_seq_len, max_rollout_turns,
+        greedy, invalid_action_cfg, structured_cfg, free_running=True,
+    )  # fmt: skip
     state = batch.rows()[0]
     state["message_log"] = seed_tensors(state["message_log"])
     state["idx"] = initial_sample_state.get("idx", sample_idx)
