@@ -13,91 +13,30 @@ the run ends or after 25 s), with no sleeping between requests.
 from __future__ import annotations
 
 import json
-import time
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from . import credentials
+from ._client_common import (
+    ACTIVE,
+    STREAM_TIMEOUT,
+    _Base,
+    _check,
+    _deadline,
+    _Flow,
+    _follow_params,
+    _is_stream,
+    _job_body,
+    _queued_to_end,
+    _run_body,
+    _stream_error,
+    _until_ended,
+    _watch_params,
+)
 from .envfiles import push_payload
-from .errors import AuthenticationError, PlatformError, ResourceNotFound, ScopeError
-
-
-def _check(response: httpx.Response) -> Any:
-    """The JSON of a successful answer; a one-line :class:`PlatformError` subclass otherwise."""
-    if response.is_redirect:
-        where = response.headers.get("location", "?")
-        raise AuthenticationError(f"{response.request.url} redirected to {where}: not authenticated (check the key)")
-    kind = response.headers.get("content-type", "")
-    if "text/html" in kind:
-        raise AuthenticationError(
-            f"{response.request.url} answered with an HTML page, not the API: not authenticated or wrong endpoint"
-        )
-    if response.status_code < 400:
-        return response.json() if kind.startswith("application/json") else response.content
-    try:
-        message = response.json().get("error") or response.text
-    except ValueError:
-        message = response.text.strip()[:200] or response.reason_phrase
-    errors = {401: AuthenticationError, 403: ScopeError, 404: ResourceNotFound}
-    raise errors.get(response.status_code, PlatformError)(message, status=response.status_code)
-
-
-def _run_body(env_slug: str, model: str, n: int, options: dict[str, Any]) -> dict[str, Any]:
-    return {"env_slug": env_slug, "model": model, "n": n, **{k: v for k, v in options.items() if v is not None}}
-
-
-def _job_body(**fields: Any) -> dict[str, Any]:
-    return {k: v for k, v in fields.items() if v is not None}
-
-
-ACTIVE = ("queued", "running")
-
-
-def _watch_params(state: str | None, done: int | None, timeout: float) -> dict[str, Any]:
-    params: dict[str, Any] = {"timeout": timeout}
-    return params | ({"state": state} if state else {}) | ({"done": done} if done is not None else {})
-
-
-def _end_params(deadline: float | None) -> dict[str, Any]:
-    """A long-poll answered only once the row has ended (or at its timeout): one request for a short run."""
-    return {"until": "ended", "timeout": _left(deadline)}
-
-
-def _left(deadline: float | None) -> float:
-    """The long-poll timeout of the next request: 25 s, or what is left until ``deadline``."""
-    return 25.0 if deadline is None else max(0.0, min(25.0, deadline - time.monotonic()))
-
-
-def _follow_params(progress: bool) -> dict[str, Any]:
-    return {"until": "ended", "stream": "progress" if progress else "end"}
-
-
-# A stream sends a line at least every 25 s (the platform's keep-alive): a read that waits much longer is lost.
-STREAM_TIMEOUT = httpx.Timeout(60.0, read=60.0)
-
-
-def _stream_error(response: httpx.Response) -> PlatformError:
-    """The error of an answer that is not the stream of a run (``response`` read)."""
-    _check(response)  # a redirect, an HTML page, an error status: their own errors
-    return PlatformError(f"{response.request.url} answered {response.headers.get('content-type')}, not a stream")
-
-
-def _is_stream(response: httpx.Response) -> bool:
-    return response.status_code == 200 and "ndjson" in response.headers.get("content-type", "")
-
-
-class _Base:
-    def __init__(self, endpoint: str | None, api_key: str | None, timeout: float) -> None:
-        self.endpoint, self._api_key = credentials.resolve(endpoint, api_key)
-        self._options = {
-            "base_url": self.endpoint,
-            "headers": {"Authorization": f"Bearer {self._api_key}", "Accept": "application/json"},
-            "timeout": timeout,
-            "follow_redirects": False,
-        }
+from .errors import PlatformError
 
 
 class Client(_Base):
@@ -112,6 +51,16 @@ class Client(_Base):
             return _check(self._http.request(method, path, **kwargs))
         except httpx.TransportError as exc:
             raise PlatformError(f"cannot reach the platform at {self.endpoint}: {exc}") from None
+
+    def _drive(self, flow: _Flow) -> Any:
+        """Run a request flow (:mod:`._client_common`) with blocking calls; what it returns."""
+        answer = None
+        while True:
+            try:
+                method, path, keywords = flow.send(answer)
+            except StopIteration as stop:
+                return stop.value
+            answer = self._call(method, path, **keywords)
 
     def close(self) -> None:
         self._http.close()
@@ -152,25 +101,14 @@ class Client(_Base):
 
     def wait_run(self, run_id: str, *, timeout: float | None = None) -> dict[str, Any]:
         """Follow the run until it has ended (or ``timeout`` seconds have passed); the run's last state."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:  # each answer: the run has ended, or the long-poll's timeout passed
-            params = _end_params(deadline)
-            run = self._call("GET", f"/api/runs/{run_id}/wait", params=params, timeout=params["timeout"] + 30)
-            if run["state"] not in ACTIVE or _left(deadline) <= 0:
-                return run
+        return self._drive(_until_ended(f"/api/runs/{run_id}/wait", _deadline(timeout)))
 
     def run_to_end(
         self, env_slug: str, model: str, n: int = 1, *, wait_timeout: float | None = None, **options: Any
     ) -> dict[str, Any]:
         """Queue a run and follow it to its end (or for ``wait_timeout`` seconds), starting in the same request
         (``POST /api/runs?until=ended``): ``create_run`` then ``wait_run`` with one request fewer."""
-        deadline = None if wait_timeout is None else time.monotonic() + wait_timeout
-        params = _end_params(deadline)
-        body = _run_body(env_slug, model, n, options)
-        run = self._call("POST", "/api/runs", json=body, params=params, timeout=params["timeout"] + 30)
-        if run["state"] not in ACTIVE or _left(deadline) <= 0:
-            return run
-        return self.wait_run(run["runId"], timeout=None if deadline is None else _left(deadline))
+        return self._drive(_queued_to_end(_run_body(env_slug, model, n, options), _deadline(wait_timeout)))
 
     def follow_run(
         self, env_slug: str, model: str, n: int = 1, *, progress: bool = True, **options: Any
@@ -246,12 +184,7 @@ class Client(_Base):
 
     def wait_job(self, job_id: str, *, timeout: float | None = None) -> dict[str, Any]:
         """Follow the job until it has ended (or ``timeout`` seconds have passed); the job's last state."""
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            params = _end_params(deadline)
-            job = self._call("GET", f"/api/jobs/{job_id}/wait", params=params, timeout=params["timeout"] + 30)
-            if job["state"] not in ACTIVE or _left(deadline) <= 0:
-                return job
+        return self._drive(_until_ended(f"/api/jobs/{job_id}/wait", _deadline(timeout)))
 
     def list_jobs(self) -> list[dict[str, Any]]:
         return self._call("GET", "/api/jobs")
@@ -269,6 +202,16 @@ class AsyncClient(_Base):
             return _check(await self._http.request(method, path, **kwargs))
         except httpx.TransportError as exc:
             raise PlatformError(f"cannot reach the platform at {self.endpoint}: {exc}") from None
+
+    async def _drive(self, flow: _Flow) -> Any:
+        """Run a request flow (:mod:`._client_common`) with awaited calls; what it returns."""
+        answer = None
+        while True:
+            try:
+                method, path, keywords = flow.send(answer)
+            except StopIteration as stop:
+                return stop.value
+            answer = await self._call(method, path, **keywords)
 
     async def aclose(self) -> None:
         await self._http.aclose()
@@ -304,23 +247,12 @@ class AsyncClient(_Base):
         return await self._call("GET", f"/api/runs/{run_id}/wait", params=params, timeout=timeout + 30)
 
     async def wait_run(self, run_id: str, *, timeout: float | None = None) -> dict[str, Any]:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            params = _end_params(deadline)
-            run = await self._call("GET", f"/api/runs/{run_id}/wait", params=params, timeout=params["timeout"] + 30)
-            if run["state"] not in ACTIVE or _left(deadline) <= 0:
-                return run
+        return await self._drive(_until_ended(f"/api/runs/{run_id}/wait", _deadline(timeout)))
 
     async def run_to_end(
         self, env_slug: str, model: str, n: int = 1, *, wait_timeout: float | None = None, **options: Any
     ) -> dict[str, Any]:
-        deadline = None if wait_timeout is None else time.monotonic() + wait_timeout
-        params = _end_params(deadline)
-        body = _run_body(env_slug, model, n, options)
-        run = await self._call("POST", "/api/runs", json=body, params=params, timeout=params["timeout"] + 30)
-        if run["state"] not in ACTIVE or _left(deadline) <= 0:
-            return run
-        return await self.wait_run(run["runId"], timeout=None if deadline is None else _left(deadline))
+        return await self._drive(_queued_to_end(_run_body(env_slug, model, n, options), _deadline(wait_timeout)))
 
     async def follow_run(
         self, env_slug: str, model: str, n: int = 1, *, progress: bool = True, **options: Any
@@ -386,12 +318,7 @@ class AsyncClient(_Base):
         return await self._call("GET", f"/api/jobs/{job_id}/wait", params=params, timeout=timeout + 30)
 
     async def wait_job(self, job_id: str, *, timeout: float | None = None) -> dict[str, Any]:
-        deadline = None if timeout is None else time.monotonic() + timeout
-        while True:
-            params = _end_params(deadline)
-            job = await self._call("GET", f"/api/jobs/{job_id}/wait", params=params, timeout=params["timeout"] + 30)
-            if job["state"] not in ACTIVE or _left(deadline) <= 0:
-                return job
+        return await self._drive(_until_ended(f"/api/jobs/{job_id}/wait", _deadline(timeout)))
 
     async def list_jobs(self) -> list[dict[str, Any]]:
         return await self._call("GET", "/api/jobs")
