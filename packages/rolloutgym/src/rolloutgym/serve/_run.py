@@ -12,6 +12,7 @@ from typing import Any
 from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import ConfigError
 
+from ._ws_protocol import websocket_protocol
 from .app import ServeConfig, create_app
 
 __all__ = ["JsonLogFormatter", "is_loopback", "serve"]
@@ -92,7 +93,7 @@ def serve(
             log_level="warning",
             access_log=False,
             ws_max_size=config.max_body_bytes,
-            ws="websockets-sansio",
+            ws=websocket_protocol(),  # uvicorn's sans-I/O protocol, reading paused only when requests queue
             ws_per_message_deflate=False,
             h11_max_incomplete_event_size=64 * 1024,
             timeout_graceful_shutdown=10,
