@@ -102,7 +102,7 @@ def isolation(repeats: int) -> None:
         print(f"  duckdb episode copy (new instance + Arrow bulk load): {duck:7.2f} ms   (information)")
 
 
-def step_overhead(repeats: int, label: str, statements: list[str]) -> None:
+def step_overhead(repeats: int, label: str, statements: list[str], floor_us: float) -> None:
     limits = Limits()
     task = SqlTask("bench", "benchmark", gold_sql=("SELECT 1",))
     environment = SqlEnv(task, source=shop_source(), limits=limits)
@@ -140,6 +140,35 @@ def step_overhead(repeats: int, label: str, statements: list[str]) -> None:
     print(f"  env.step(run_sql)      : {env_ms:8.2f} ms per pass  ({count / env_ms * 1000:8.1f} statements/s)")
     print(f"  raw sqlite3 execute    : {raw_ms:8.2f} ms per pass  ({count / raw_ms * 1000:8.1f} statements/s)")
     print(f"  overhead env / raw     : {env_ms / raw_ms:8.2f}x   (target <= 1.2x)")
+    added = (env_ms - raw_ms) * 1000 / count
+    print(f"  added per statement    : {added:8.1f} µs = the pipe floor {floor_us:.1f} µs + {added - floor_us:.1f} µs")
+
+
+def pipe_round_trip_us(repeats: int, count: int = 200) -> float:
+    """µs of one bare round trip (a byte each way over pipes) to a child process: this machine's floor.
+
+    Every agent statement crosses to the episode's limits worker and back once; this is that
+    hand-over with nothing else in it (two process wake-ups), measured in the same run.
+    """
+    import os
+    import subprocess
+    import sys
+
+    echo = "import os\nwhile True:\n    byte = os.read(0, 1)\n    if not byte:\n        break\n    os.write(1, byte)\n"
+    child = subprocess.Popen([sys.executable, "-c", echo], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert child.stdin is not None and child.stdout is not None
+    send, receive = child.stdin.fileno(), child.stdout.fileno()
+
+    def ping_pong() -> None:
+        for _ in range(count):
+            os.write(send, b"x")
+            os.read(receive, 1)
+
+    try:
+        return per_call_ms(ping_pong, repeats) * 1000 / count
+    finally:
+        child.stdin.close()
+        child.wait()
 
 
 def main() -> None:
@@ -148,9 +177,11 @@ def main() -> None:
     arguments = parser.parse_args()
     isolation(arguments.repeats)
     passes = max(5, arguments.repeats // 2)
-    step_overhead(passes, "the shop questions' gold queries", [task.gold_sql[0] for task in shop_tasks()])
+    floor = pipe_round_trip_us(passes)
+    print(f"a bare pipe round trip to a child process (the floor of a statement's hand-over): {floor:.1f} µs")
+    step_overhead(passes, "the shop questions' gold queries", [task.gold_sql[0] for task in shop_tasks()], floor)
     lookups = [f"SELECT * FROM orders WHERE order_id = {index * 7 + 1}" for index in range(200)]
-    step_overhead(passes, "point lookups (worst case: tiny queries)", lookups)
+    step_overhead(passes, "point lookups (worst case: tiny queries)", lookups, floor)
 
 
 if __name__ == "__main__":
