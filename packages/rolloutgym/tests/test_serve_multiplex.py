@@ -220,3 +220,29 @@ def test_quick_sync_calls_move_onto_the_event_loop_and_slow_ones_back() -> None:
     assert env.threads[:3] == [False, False, False]  # three quick calls in worker threads
     assert env.threads[3:7] == [True, True, True, True]  # then on the loop, including the slow one
     assert env.threads[7:] == [False] * 5  # after it, threads for good
+
+
+def test_odd_requests_get_answers_naming_the_problem() -> None:
+    """Requests the hot path of ``/ws`` does not take (odd ops, a step without its action, ids of any
+    JSON kind) are answered with the request's id and an error that names the problem; the
+    connection and its session go on."""
+    from websockets.sync.client import connect
+
+    with ServerProcess([GUESS]) as server:
+        with connect(server.base_url.replace("http", "ws") + "/ws") as connection:
+            connection.send(json.dumps({"id": 1, "op": "open", "env": GUESS, "task": 0}))
+            session = json.loads(connection.recv())["result"]["session"]
+            odd: list[tuple[Any, dict[str, Any], str]] = [
+                ([1], {"op": ["step"], "session": session}, "unknown operation"),
+                ({"k": 1}, {"op": {"step": 1}, "session": session}, "unknown operation"),
+                (2.5, {"op": "dance", "session": session}, "unknown operation"),
+                ("s", {"op": "step", "session": session}, 'step needs {"action": ...}'),
+                (None, {"op": "call", "session": session, "method": "rm -rf"}, "method must be one of"),
+            ]
+            for identifier, request, words in odd:
+                connection.send(json.dumps({"id": identifier, **request}))
+                answer = json.loads(connection.recv())
+                assert answer["id"] == identifier and answer["ok"] is False, answer
+                assert 400 <= answer["status"] < 500 and words in answer["error"]["message"], answer
+            connection.send(json.dumps({"id": 3, "op": "reset", "session": session, "seed": 0}))
+            assert json.loads(connection.recv())["ok"] is True  # the session is still there

@@ -171,7 +171,7 @@ class WebSocketConnection:
             identifier = message.get("id")
             try:
                 operation = message.get("op")
-                if operation in _EAGER_OPS:  # the hot path: straight to the session's call
+                if type(operation) is str and operation in _EAGER_OPS:  # the hot path: straight to the session's call
                     session_id = message.get("session")
                     if session_id is None:
                         raise ValueError(
