@@ -145,3 +145,22 @@ def test_make_async_of_a_url_opens_without_blocking_the_loop(server: ServerProce
     assert seen == 0  # none had finished when the marker ran: the opens did not hold the loop
     assert [environment.rolloutgym_task_id for environment in kept] == [f"guess-{index:02d}" for index in range(OPENS)]
     assert len(observations) == OPENS and None not in observations
+
+
+def test_load_of_a_url_is_the_servers_tasks_with_sessions_as_envs(server: ServerProcess) -> None:
+    """``rolloutgym.load(URL)``: the served tasks as an ``RLDataset``; ``make_env`` opens a session when awaited."""
+    import rolloutgym as rg
+
+    url = server.url(GUESS)
+    local = rg.load(GUESS)
+    dataset = rg.load(url)
+    assert len(dataset) == len(local) and dataset.metadata["env_id"] == GUESS
+    assert [dataset.get_item_id(item) for item in dataset] == [local.get_item_id(item) for item in local]
+    made = dataset.make_env(dataset[3])
+    assert isinstance(made, PendingRemoteEnv) and "not open yet" in repr(made)
+    group = asyncio.run(
+        rg.arollout_group(dataset[3], dataset.make_env, rg.make_policy("oracle"), num_rollouts=3, seed=0)
+    )
+    assert list(group.rewards) == [1.0, 1.0, 1.0] and not group.errors
+    with pytest.raises(Exception, match="no tasks in split 'nope'"):
+        rg.load(url, split="nope")

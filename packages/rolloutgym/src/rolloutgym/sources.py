@@ -237,9 +237,13 @@ def make_async(reference: str, *, task: Any = None, **kwargs: Any) -> Any:
 
 
 def load(reference: str, *, split: str | None = None, **kwargs: Any) -> Any:
-    """``rolloutgym.load``: the env's tasks as an ``RLDataset`` (optionally one split) with ``make_env``."""
+    """``rolloutgym.load``: the env's tasks as an ``RLDataset`` (optionally one split) with ``make_env``.
+
+    A registered id, an env file or the URL of an env of ``rolloutgym serve`` (its tasks are the
+    server's; ``make_env`` gives a session that opens when awaited, as a run's members do).
+    """
     registry = get_registry()
-    if is_env_file(reference):
+    if is_env_file(reference) or is_env_url(reference):
         from .datasets import RLDataset
 
         resolved = resolve_env(EnvSource(reference, kwargs), registry)
