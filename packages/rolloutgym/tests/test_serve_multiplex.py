@@ -246,3 +246,26 @@ def test_odd_requests_get_answers_naming_the_problem() -> None:
                 assert 400 <= answer["status"] < 500 and words in answer["error"]["message"], answer
             connection.send(json.dumps({"id": 3, "op": "reset", "session": session, "seed": 0}))
             assert json.loads(connection.recv())["ok"] is True  # the session is still there
+
+
+@pytest.mark.parametrize("hide", [False, True])
+def test_a_call_waiting_on_a_session_closed_under_it_is_not_found(hide: bool) -> None:
+    """A step that waited for the session's lock while the session closed gets SessionNotFound (404),
+    also on a server that withholds the env's own errors (--hide-task-items): it is not the env's error."""
+    from rolloutgym.serve import Catalog, SessionManager
+    from rolloutgym.serve._errors import SessionNotFound
+
+    async def scenario() -> BaseException | None:
+        manager = SessionManager(Catalog([GUESS]), hide_task_data=hide)
+        session = await manager.open(GUESS, task=0)
+        await manager.reset(session.id, seed=0)
+        await session.lock.acquire()  # a call in flight
+        step = asyncio.ensure_future(manager.step(session.id, {"role": "assistant", "content": "hi"}))
+        close = asyncio.ensure_future(manager.close(session.id))
+        await asyncio.sleep(0)
+        session.lock.release()
+        results = await asyncio.gather(step, close, return_exceptions=True)
+        return results[0] if isinstance(results[0], BaseException) else None
+
+    error = asyncio.run(scenario())
+    assert type(error) is SessionNotFound, repr(error)

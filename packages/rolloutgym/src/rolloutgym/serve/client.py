@@ -199,6 +199,6 @@ def make_remote(
     if asynchronous:
         return PendingRemoteEnv(url, task=task, token=token, kwargs=kwargs)
     description = open_session(url, task=task, token=token, kwargs=kwargs)
-    if asynchronous or (asynchronous is None and description.get("async")):
+    if asynchronous is None and description.get("async"):
         return AsyncRemoteEnv.adopt(url, description, token=token)
     return RemoteEnv.adopt(url, description, token=token)

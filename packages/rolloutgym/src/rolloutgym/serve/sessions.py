@@ -247,13 +247,14 @@ class SessionManager:
             try:
                 if session.closed:
                     raise SessionNotFound(f"session '{session.id}' was closed while this call waited")
-                result = function(*args, **kwargs)
-                return await result if type(result) is _COROUTINE else await _maybe_await(result)
-            except Exception as exc:
-                withheld = self.disclosure.env_error(exc)
-                if withheld is exc:
-                    raise
-                raise withheld from exc
+                try:
+                    result = function(*args, **kwargs)
+                    return await result if type(result) is _COROUTINE else await _maybe_await(result)
+                except Exception as exc:  # the env's own error: withheld when the server hides task data
+                    withheld = self.disclosure.env_error(exc)
+                    if withheld is exc:
+                        raise
+                    raise withheld from exc
             finally:
                 lock.release()
         finally:
