@@ -23,7 +23,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("install_hints",),
     ("errors", "types", "validation", "spaces", "datasets", "graders", "mixtures", "serve.client"),
     ("envs", "registry"),
-    ("verifiers", "evals"),
+    ("verifiers", "evals", "sandboxes"),
     ("declarative",),
     ("sources",),
     ("rollouts", "runs"),

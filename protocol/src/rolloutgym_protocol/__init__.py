@@ -12,7 +12,16 @@ from .jsonvalues import from_jsonable, to_jsonable
 from .policies import AsyncPolicy, EnvAwarePolicy, Policy, PolicyOutput
 from .records import RolloutError, Step, Trajectory, TrajectoryGroup
 from .scores import Criterion, Grader, Rubric, Score, ScoreValue
-from .specs import BenchmarkSpec, EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec, parse_env_id
+from .specs import (
+    BenchmarkSpec,
+    EnvSpec,
+    ExporterSpec,
+    GraderSpec,
+    PolicySpec,
+    SandboxProviderSpec,
+    TemplateSpec,
+    parse_env_id,
+)
 from .types import Chat, Message, ToolCall
 from .wrappers import AsyncActionWrapper, AsyncObservationWrapper, AsyncRewardWrapper, AsyncWrapper, find_attribute
 
@@ -44,6 +53,7 @@ __all__ = [
     "Policy",
     "PolicyOutput",
     "PolicySpec",
+    "SandboxProviderSpec",
     "RolloutError",
     "RolloutGymError",
     "Rubric",

@@ -31,7 +31,7 @@ from typing import Any
 
 import pluggy
 
-from .specs import BenchmarkSpec, EnvSpec, ExporterSpec, GraderSpec, PolicySpec, TemplateSpec
+from .specs import BenchmarkSpec, EnvSpec, ExporterSpec, GraderSpec, PolicySpec, SandboxProviderSpec, TemplateSpec
 
 __all__ = ["PROJECT_NAME", "hookimpl", "hookspec"]
 
@@ -115,6 +115,19 @@ def rolloutgym_benchmarks() -> Sequence[BenchmarkSpec]:
         def rolloutgym_benchmarks():
             return [BenchmarkSpec(name="gsm8k", entry_point="rolloutgym_benchmarks.benchmarks:gsm8k",
                                   env_id="bench/gsm8k-v0")]
+    """
+
+
+@hookspec
+def rolloutgym_sandboxes() -> Sequence[SandboxProviderSpec]:
+    """Return sandbox providers (``--sandbox NAME``, ``rolloutgym.sandboxes.get_provider(NAME)``).
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_sandboxes():
+            return [SandboxProviderSpec(name="docker", entry_point="mypkg.docker:DockerProvider",
+                                        capabilities=("image", "build", "snapshot"))]
     """
 
 

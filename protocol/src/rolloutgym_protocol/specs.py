@@ -20,6 +20,7 @@ __all__ = [
     "ExporterSpec",
     "GraderSpec",
     "PolicySpec",
+    "SandboxProviderSpec",
     "TemplateSpec",
     "is_env_url",
     "parse_env_id",
@@ -215,3 +216,23 @@ class BenchmarkSpec:
         _check_entry_point("benchmark", self.name, self.entry_point)
         if self.env_id is not None:
             parse_env_id(self.env_id)
+
+
+@dataclass(frozen=True)
+class SandboxProviderSpec:
+    """A sandbox provider (``--sandbox NAME``; ``rolloutgym.sandboxes.get_provider(NAME)``).
+
+    ``entry_point`` names ``factory(**options) -> rolloutgym.sandboxes.SandboxProvider``.
+    ``capabilities`` says what the backend can do beyond exec and copy (``image``: runs a
+    given image; ``build``: builds a Dockerfile context; ``snapshot``; ``network``).
+    """
+
+    name: str
+    entry_point: str
+    description: str = ""
+    capabilities: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if not re.match(r"^[a-z][a-z0-9_.-]*$", self.name or ""):
+            raise SpecError(f"sandbox provider name {self.name!r} must be lowercase letters, digits, '-', '_' or '.'")
+        _check_entry_point("sandbox provider", self.name, self.entry_point)

@@ -31,6 +31,7 @@ CORE_PLUGINS = {
     "builtin": "rolloutgym.builtin.plugin",
     "verifiers": "rolloutgym.verifiers.plugin",
     "export": "rolloutgym.export.plugin",
+    "sandboxes": "rolloutgym.sandboxes.plugin",
 }
 
 

@@ -31,6 +31,7 @@ from rolloutgym_protocol.specs import (
     ExporterSpec,
     GraderSpec,
     PolicySpec,
+    SandboxProviderSpec,
     TemplateSpec,
     is_env_url,
     parse_env_id,
@@ -195,6 +196,10 @@ class Registry:
     def benchmark_specs(self) -> dict[str, Registered]:
         """Every registered ready-made benchmark (``rolloutgym.evals.make_benchmark``), by name."""
         return self._collect("rolloutgym_benchmarks", BenchmarkSpec, lambda spec: spec.name)
+
+    def sandbox_specs(self) -> dict[str, Registered]:
+        """Every registered sandbox provider (``rolloutgym.sandboxes.get_provider``), by name."""
+        return self._collect("rolloutgym_sandboxes", SandboxProviderSpec, lambda spec: spec.name)
 
     def register_commands(self, cli: Any) -> None:
         """Let plugins add CLI command groups (hook ``rolloutgym_commands(cli)``)."""

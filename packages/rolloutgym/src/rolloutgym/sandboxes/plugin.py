@@ -1,0 +1,21 @@
+"""The core's sandbox providers, registered like any plugin's (hook ``rolloutgym_sandboxes``)."""
+
+from __future__ import annotations
+
+from rolloutgym_protocol import SandboxProviderSpec, hookimpl
+
+
+@hookimpl
+def rolloutgym_sandboxes() -> list[SandboxProviderSpec]:
+    return [
+        SandboxProviderSpec(
+            name="docker",
+            entry_point="rolloutgym.sandboxes.docker:DockerProvider",
+            description=(
+                "Any Docker Engine API endpoint (Docker, or podman's `podman system service`): images built from a "
+                "task's build context, cgroup limits, no network unless asked, an unprivileged user, labelled for "
+                "the reaper. Endpoint: DOCKER_HOST or --sandbox-option host=unix:///path/to.sock."
+            ),
+            capabilities=("image", "build", "snapshot", "network"),
+        )
+    ]
