@@ -2,11 +2,12 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import display, errors, hookspecs, jsonvalues, spaces, specs
+from . import display, errors, forking, hookspecs, jsonvalues, spaces, specs
 from .adapters import AsyncFromSync, SyncFromAsync, as_async, as_sync
 from .checks import check_async_env, check_env
 from .envs import AsyncEnv, AsyncSingleTurnEnv, Env, EvaluationResult, SingleTurnEnv, validate_step_result
 from .errors import RolloutGymError
+from .forking import AsyncForkableEnv, EnvState, ForkableEnv, afork, arestore, asnapshot, can_fork
 from .hookspecs import hookimpl
 from .jsonvalues import from_jsonable, to_jsonable
 from .policies import AsyncPolicy, EnvAwarePolicy, Policy, PolicyOutput
@@ -33,6 +34,7 @@ except PackageNotFoundError:  # pragma: no cover - running from a source tree
 __all__ = [
     "AsyncActionWrapper",
     "AsyncEnv",
+    "AsyncForkableEnv",
     "AsyncFromSync",
     "AsyncObservationWrapper",
     "AsyncPolicy",
@@ -45,8 +47,10 @@ __all__ = [
     "EnvAwarePolicy",
     "BenchmarkSpec",
     "EnvSpec",
+    "EnvState",
     "EvaluationResult",
     "ExporterSpec",
+    "ForkableEnv",
     "Grader",
     "GraderSpec",
     "Message",
@@ -67,6 +71,10 @@ __all__ = [
     "Trajectory",
     "TrajectoryGroup",
     "__version__",
+    "afork",
+    "arestore",
+    "asnapshot",
+    "can_fork",
     "as_async",
     "as_sync",
     "check_async_env",
@@ -74,6 +82,7 @@ __all__ = [
     "display",
     "errors",
     "find_attribute",
+    "forking",
     "from_jsonable",
     "hookimpl",
     "hookspecs",

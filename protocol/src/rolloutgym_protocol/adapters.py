@@ -86,6 +86,24 @@ class AsyncFromSync(AsyncEnv[ObsT, ActT]):
     def unwrapped(self) -> Any:
         return self.env.unwrapped
 
+    async def snapshot(self) -> Any:
+        """The sync env's ``snapshot()`` (``NotForkable`` if it has none)."""
+        from .forking import snapshot
+
+        return await self._run(snapshot, self.env)
+
+    async def restore(self, state: Any) -> None:
+        """The sync env's ``restore(state)``."""
+        from .forking import restore
+
+        await self._run(restore, self.env, state)
+
+    async def fork(self, n: int = 1) -> list[Any]:
+        """``n`` forks of the sync env, each adapted like this one."""
+        from .forking import fork
+
+        return [AsyncFromSync(child) for child in await self._run(fork, self.env, n)]
+
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name == "env":
             raise AttributeError(name)

@@ -8,6 +8,7 @@ that catch ``LookupError`` or ``ValueError`` keep working::
     ├── ConfigError (ValueError)            bad user input: options, env files, run files
     │   ├── EnvFileError                    a malformed declarative env file
     │   ├── RunFileError                    a corrupt or mismatched run file
+    │   ├── StateError                      an env state (fork) that is corrupt or from another env
     │   └── SpecError                       a malformed spec returned by a plugin
     ├── NotFoundError (LookupError)
     │   ├── EnvNotFound
@@ -20,6 +21,7 @@ that catch ``LookupError`` or ``ValueError`` keep working::
     ├── InvalidAction (ValueError)          an action outside the env's action space
     ├── InvalidStepResult (ValueError)      NaN reward, non-bool flag, bad info
     ├── EnvClosedError (RuntimeError)       a call on a closed environment
+    ├── NotForkable (TypeError)             fork/snapshot/restore on an env that cannot
     ├── PolicyError (RuntimeError)          a policy adapter failed (server, model, parsing)
     ├── SandboxError (RuntimeError)         an untrusted-code sandbox is missing or broken
     └── OutputError (OSError)               an output file cannot be written (full disk, no permission)
@@ -45,6 +47,7 @@ __all__ = [
     "GraderNotFound",
     "InvalidAction",
     "InvalidStepResult",
+    "NotForkable",
     "NotFoundError",
     "OutputError",
     "PluginLoadError",
@@ -54,6 +57,7 @@ __all__ = [
     "RunFileError",
     "SandboxError",
     "SpecError",
+    "StateError",
     "TaskNotFound",
     "TemplateNotFound",
     "did_you_mean",
@@ -77,6 +81,10 @@ class EnvFileError(ConfigError):
 
 class RunFileError(ConfigError):
     """A run file is corrupt, truncated or does not match the requested run."""
+
+
+class StateError(ConfigError):
+    """An env state (``snapshot()``/``EnvState.from_json``) that is corrupt, hostile or from another env."""
 
 
 class SpecError(ConfigError):
@@ -125,6 +133,10 @@ class InvalidStepResult(RolloutGymError, ValueError):
 
 class EnvClosedError(RolloutGymError, RuntimeError):
     """A method was called on an environment that has been closed."""
+
+
+class NotForkable(RolloutGymError, TypeError):
+    """``fork``/``snapshot``/``restore`` on an env that does not implement them."""
 
 
 class PolicyError(RolloutGymError, RuntimeError):

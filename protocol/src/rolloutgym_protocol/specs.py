@@ -75,6 +75,9 @@ class EnvSpec:
         kwargs: default keyword arguments for the factory.
         replayable: replaying a trajectory's actions on a fresh env for the same task
             reproduces its outcome, so ``rolloutgym rescore`` can re-grade it.
+        forkable: the env can ``snapshot()``/``restore()``/``fork()`` mid-episode
+            (``rolloutgym_protocol.ForkableEnv``); branching rollouts need it.
+        fork_note: why the env cannot fork (or how it forks, when that is worth saying).
     """
 
     id: str
@@ -87,6 +90,8 @@ class EnvSpec:
     timeout: float | None = None
     kwargs: Mapping[str, Any] = field(default_factory=dict)
     replayable: bool = False
+    forkable: bool = False
+    fork_note: str = ""
 
     def __post_init__(self) -> None:
         parse_env_id(self.id)

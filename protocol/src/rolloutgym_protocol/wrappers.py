@@ -5,6 +5,7 @@ from __future__ import annotations
 import abc
 from typing import Any, Generic, TypeVar
 
+from . import forking
 from .envs import AsyncEnv
 
 __all__ = [
@@ -49,6 +50,18 @@ class AsyncWrapper(AsyncEnv[WrapperObsT, WrapperActT], Generic[WrapperObsT, Wrap
     @property
     def np_random(self) -> Any:  # type: ignore[override]
         return self.env.np_random
+
+    async def snapshot(self) -> Any:
+        """The wrapped env's :meth:`~rolloutgym_protocol.AsyncForkableEnv.snapshot` (``NotForkable`` if it has none)."""
+        return await forking.asnapshot(self)
+
+    async def restore(self, state: Any) -> None:
+        """Restore the wrapped env from ``state``."""
+        await forking.arestore(self, state)
+
+    async def fork(self, n: int = 1) -> list[Any]:
+        """``n`` independent forks of the wrapped env, each wrapped like this one (the wrapper copied shallowly)."""
+        return await forking.afork(self, n)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_") or name == "env":

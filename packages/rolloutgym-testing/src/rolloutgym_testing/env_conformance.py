@@ -9,7 +9,9 @@ Subclass it in a test module and set ``env_id``; pytest collects the inherited t
 Checks: registration and spec shape, the Gymnasium value contract (``check_env`` /
 ``check_async_env``), seeding determinism, run-file JSON round trip, idempotent close,
 the ``oracle`` policy reaching ``max_score`` and the ``null`` policy ``min_score`` on
-every task, and no leaked threads, child processes or temp files.
+every task, forking (an env whose spec says ``forkable=True`` forks mid-episode into envs
+that continue exactly like it and share nothing with it or each other; any other env says
+why not in ``EnvSpec.fork_note``), and no leaked threads, child processes or temp files.
 """
 
 from __future__ import annotations
@@ -224,6 +226,29 @@ class EnvConformanceTests:
         assert not failures, f"the null policy scored above {self.min_score} on {len(failures)} task(s):\n" + "\n".join(
             failures
         )
+
+    def test_fork(self) -> None:
+        spec = self.registry().resolve_env(self.env_id).spec
+        task = self.task_ids()[0]
+        if not spec.forkable:
+            assert spec.fork_note, (
+                f"{spec.id}: implement rolloutgym_protocol.ForkableEnv and declare EnvSpec(forkable=True), "
+                "or say in EnvSpec.fork_note why the env cannot fork"
+            )
+            return
+        from rolloutgym.builtin.policies import NullPolicy
+
+        from ._forks import check_fork
+
+        actions = [step.action for step in self.episode("oracle", task).steps]
+        probe = self.make(task)
+        try:
+            null_action = NullPolicy().for_env(probe)(None)
+        finally:
+            asyncio.run(_close(probe))
+        if inspect.isawaitable(null_action):
+            null_action = asyncio.run(null_action)
+        asyncio.run(check_fork(lambda: self.make(task), actions, null_action, self.seed))
 
     def test_no_leaks(self) -> None:
         for task in self.task_ids()[:2]:  # warm caches (imports, pools) before measuring

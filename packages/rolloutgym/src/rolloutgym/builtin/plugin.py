@@ -21,6 +21,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=20,
             replayable=True,
+            forkable=True,
         ),
         EnvSpec(
             id="toy/arith-v0",
@@ -31,6 +32,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=1,
             replayable=True,
+            forkable=True,
         ),
     ]
 

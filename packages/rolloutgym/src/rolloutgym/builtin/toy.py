@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import gymnasium as gym
-from rolloutgym_protocol import Score, SingleTurnEnv, spaces
+from rolloutgym_protocol import ForkableEnv, Score, SingleTurnEnv, spaces
 
 __all__ = ["ArithTask", "ArithmeticEnv", "GuessNumberEnv", "GuessTask", "arith_tasks", "guess_tasks"]
 
@@ -62,7 +62,7 @@ GUESS_TOOL = {
 }
 
 
-class GuessNumberEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
+class GuessNumberEnv(ForkableEnv, gym.Env[list[dict[str, Any]], dict[str, Any]]):
     """Guess the hidden number with the ``guess`` tool.
 
     The episode terminates when the number is found (reward 1), when the guess
@@ -149,6 +149,19 @@ class GuessNumberEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
                 return observations, reward, True, False, info
         return observations, 0.0, False, False, {"invalid_actions": self._invalid, "guesses": self._guesses}
 
+    def _snapshot_state(self) -> dict[str, Any]:
+        return {
+            "low": self._low,
+            "high": self._high,
+            "guesses": self._guesses,
+            "invalid": self._invalid,
+            "done": self._done,
+        }
+
+    def _restore_state(self, data: dict[str, Any]) -> None:
+        self._low, self._high = int(data["low"]), int(data["high"])
+        self._guesses, self._invalid, self._done = int(data["guesses"]), int(data["invalid"]), bool(data["done"])
+
     def oracle_action(self) -> dict[str, Any]:
         """Binary search over what the hints have revealed so far."""
         middle = (self._low + self._high) // 2
@@ -208,7 +221,7 @@ def _integer(text: str) -> int | None:
     return int(digits)
 
 
-class ArithmeticEnv(SingleTurnEnv[list[dict[str, Any]], str]):
+class ArithmeticEnv(ForkableEnv, SingleTurnEnv[list[dict[str, Any]], str]):
     """Answer an arithmetic question; the last integer in the answer is graded.
 
     Every other integer in the answer must be one of the question's numbers (work shown),
@@ -260,6 +273,12 @@ class ArithmeticEnv(SingleTurnEnv[list[dict[str, Any]], str]):
 
     def terminal_observation(self, action: str) -> list[dict[str, Any]]:
         return []
+
+    def _snapshot_state(self) -> dict[str, Any]:
+        return {"active": self._episode_active}
+
+    def _restore_state(self, data: dict[str, Any]) -> None:
+        self._episode_active = bool(data["active"])
 
     def oracle_action(self) -> str:
         return str(self.task.answer)
