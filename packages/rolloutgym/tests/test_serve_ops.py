@@ -290,7 +290,7 @@ def test_binding_beyond_loopback_needs_a_token() -> None:
 
 
 def test_session_limit_answers_429() -> None:
-    with ServerProcess([GUESS], ["--max-sessions", "2"]) as server:
+    with ServerProcess([GUESS], ["--max-sessions", "2", "--max-sessions-per-owner", "2"]) as server:
         first, second = RemoteEnv(server.url(GUESS)), RemoteEnv(server.url(GUESS))
         response = httpx.post(f"{server.base_url}/sessions", json={"env": GUESS})
         assert response.status_code == 429

@@ -25,6 +25,12 @@ def serve_command(
         "client or team: sessions belong to the token that opened them.",
     ),
     max_sessions: int = typer.Option(1024, "--max-sessions", help="Open sessions at most; one more gets HTTP 429."),
+    max_sessions_per_owner: Optional[int] = typer.Option(
+        None,
+        "--max-sessions-per-owner",
+        help="Open sessions one client (token and client key) may hold; one more gets HTTP 429 "
+        "(default: half of --max-sessions).",
+    ),
     idle_timeout: float = typer.Option(
         300.0, "--idle-timeout", help="Close a session after this many seconds without calls (0: never)."
     ),
@@ -52,12 +58,15 @@ def serve_command(
         fail(f"rolloutgym serve needs the server stack: {pip_install('rolloutgym', 'serve')} ({exc})")
     if max_sessions < 1:
         fail(f"--max-sessions must be at least 1, got {max_sessions}")
+    if max_sessions_per_owner is not None and max_sessions_per_owner < 1:
+        fail(f"--max-sessions-per-owner must be at least 1, got {max_sessions_per_owner}")
     if idle_timeout < 0:
         fail(f"--idle-timeout must be non-negative, got {idle_timeout}")
     config = ServeConfig(
         list(envs or []),
         token=list(tokens or ()) or os.environ.get("ROLLOUTGYM_SERVE_TOKEN") or None,
         max_sessions=max_sessions,
+        max_sessions_per_owner=max_sessions_per_owner,
         idle_timeout=idle_timeout or None,
         max_body_bytes=max_body_bytes,
         allow_env_kwargs=allow_env_kwargs,

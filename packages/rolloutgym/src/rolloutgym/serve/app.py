@@ -42,8 +42,17 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route, WebSocketRoute
 
-from ._access import AccessGuard, Credentials, owner_of, public_route
-from ._errors import SessionNotFound, error_body, status_for
+from ._access import (
+    OWNER_SCOPE_KEY,
+    UNAUTHORIZED,
+    AccessGuard,
+    Credentials,
+    guard_routes,
+    is_anonymous,
+    owner_of,
+    public_route,
+)
+from ._errors import SessionNotFound, Unauthorized, error_body, status_for
 from ._http import DEFAULT_MAX_BODY_BYTES, error_response, json_response, read_json
 from ._openenv import openenv_routes
 from ._websocket import WebSocketConnection
@@ -63,6 +72,9 @@ class ServeConfig:
         token: bearer token clients must send (``Authorization: Bearer TOKEN``), or a
             list of tokens (one per team: sessions belong to the token that opened them).
         max_sessions: open sessions at most (one more gets HTTP 429).
+        max_sessions_per_owner: open sessions one owner (credentials, see ``_access.py``) may
+            hold at most (one more gets HTTP 429); ``None``: half of ``max_sessions``, so
+            one client cannot lock the others out.
         idle_timeout: seconds without a call before a session is closed.
         max_body_bytes: largest request body / WebSocket message accepted (413 beyond).
         allow_env_kwargs: accept env factory keyword arguments from clients.
@@ -78,6 +90,7 @@ class ServeConfig:
         *,
         token: str | Sequence[str] | None = None,
         max_sessions: int = 1024,
+        max_sessions_per_owner: int | None = None,
         idle_timeout: float | None = 300.0,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         allow_env_kwargs: bool = False,
@@ -90,6 +103,9 @@ class ServeConfig:
         self.tokens = [value for value in tokens if value]
         self.token = self.tokens[0] if self.tokens else None
         self.max_sessions = max_sessions
+        self.max_sessions_per_owner = (
+            max(1, (max_sessions + 1) // 2) if max_sessions_per_owner is None else max_sessions_per_owner
+        )
         self.idle_timeout = idle_timeout
         self.max_body_bytes = max_body_bytes
         self.allow_env_kwargs = allow_env_kwargs
@@ -141,6 +157,8 @@ class _Server:
                 }
                 for s in self.manager.owned_by(owner)
             ]
+            if is_anonymous(owner):  # a keyless client's sessions are reached by their ids only
+                listing = []
             return json_response({"sessions": listing})
         body = await read_json(request, self.config.max_body_bytes)
         return json_response(await self.open(body, "http", owner))
@@ -258,6 +276,10 @@ def _handled(handler: Any, manager: SessionManager) -> Any:
     return endpoint
 
 
+def _unauthorized() -> Response:
+    return json_response(error_body(Unauthorized(UNAUTHORIZED)), 401)
+
+
 def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = None, registry: Any = None) -> Any:
     """The ASGI app serving ``config.envs`` (run it with uvicorn, or ``rolloutgym serve``)."""
     config = config or ServeConfig()
@@ -265,6 +287,7 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
     manager = SessionManager(
         catalog,
         max_sessions=config.max_sessions,
+        max_sessions_per_owner=config.max_sessions_per_owner,
         idle_timeout=config.idle_timeout,
         allow_env_kwargs=config.allow_env_kwargs,
         hide_task_data=not config.expose_task_items,
@@ -283,7 +306,7 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
             await manager.close_all()
             logger.info("stopped", extra={"event": "stop"})
 
-    # The route table: each route needs the token unless marked public (AccessGuard).
+    # The route table: each route needs the token unless marked public (guard_routes, after routing).
     routes = [
         public_route(Route("/health", _handled(server.health, manager), methods=["GET"])),
         Route("/metrics", _handled(server.metrics, manager)),
@@ -296,12 +319,16 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
         WebSocketRoute("/ws", _AsgiEndpoint(server.websocket)),
         *openenv_routes(server),
     ]
+    guard_routes(routes)
     app = Starlette(routes=routes, lifespan=lifespan)
+    app.router.redirect_slashes = False  # a path is answered as spelled, or not at all
     app.state.manager = manager
     app.state.catalog = catalog
     app.state.config = config
 
     async def not_found(request: Request, exc: Exception) -> Response:
+        if not isinstance(request.scope.get(OWNER_SCOPE_KEY), str):
+            return _unauthorized()
         return json_response(
             {
                 "error": {
@@ -314,6 +341,8 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
         )
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
+        if not isinstance(request.scope.get(OWNER_SCOPE_KEY), str):
+            return _unauthorized()
         return json_response(
             {
                 "error": {
@@ -326,6 +355,6 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
 
     app.add_exception_handler(404, not_found)
     app.add_exception_handler(405, not_allowed)
-    guarded = AccessGuard(app, Credentials(config.tokens), app.router.routes)
+    guarded = AccessGuard(app, Credentials(config.tokens))
     guarded.state = app.state  # type: ignore[attr-defined]
     return guarded

@@ -67,6 +67,8 @@ class SessionManager:
     Args:
         catalog: the served envs.
         max_sessions: open sessions at most; one more is refused with :class:`ServerBusy` (429).
+        max_sessions_per_owner: open sessions one owner may hold at most (``None``: no limit
+            but ``max_sessions``); one more is refused with :class:`ServerBusy` (429).
         idle_timeout: seconds without a call after which a session is closed (``None``: never).
         allow_env_kwargs: let clients pass keyword arguments to env factories (off by
             default: a factory argument can name a file or a host).
@@ -79,6 +81,7 @@ class SessionManager:
         catalog: Catalog,
         *,
         max_sessions: int = 1024,
+        max_sessions_per_owner: int | None = None,
         idle_timeout: float | None = 300.0,
         allow_env_kwargs: bool = False,
         hide_task_data: bool = False,
@@ -86,6 +89,8 @@ class SessionManager:
         self.catalog = catalog
         self.disclosure = Disclosure(hide_task_data)
         self.max_sessions = max_sessions
+        self.max_sessions_per_owner = max_sessions_per_owner
+        self.held: dict[str, int] = {}  # open and opening sessions per owner (the quota's count)
         self.idle_timeout = idle_timeout
         self.allow_env_kwargs = allow_env_kwargs
         self.sessions: dict[str, Session] = {}
@@ -163,10 +168,20 @@ class SessionManager:
                 f"the server holds its maximum of {self.max_sessions} sessions; close sessions you no longer "
                 "use, retry later, or start the server with a larger --max-sessions"
             )
+        held = self.held.get(owner, 0)
+        if self.max_sessions_per_owner is not None and held >= self.max_sessions_per_owner:
+            self.metrics.sessions_rejected += 1
+            raise ServerBusy(
+                f"these credentials hold their maximum of {self.max_sessions_per_owner} sessions on this server; "
+                "close sessions you no longer use, or start the server with a larger --max-sessions-per-owner"
+            )
         self._reserved += 1
+        self.held[owner] = held + 1
+        made = False
         try:
             created = served.resolved.make(item) if not kwargs else self._make_with(served, item, kwargs)
             environment = await _maybe_await(created)
+            made = True
         except Exception as exc:
             withheld = self.disclosure.env_error(exc)
             if withheld is exc:
@@ -174,10 +189,12 @@ class SessionManager:
             raise withheld from exc
         finally:
             self._reserved -= 1
+            if not made:
+                self._release(owner)
         adapted = adapt_env(environment, lambda built: self._adapter(served, built))  # tagged when built
         asynchronous = adapted is environment
         identifier = served.task_ids()[index]
-        session_id = f"{next(self._counter):x}-{secrets.token_hex(8)}"
+        session_id = f"{next(self._counter):x}-{secrets.token_hex(16)}"
         session = Session(
             session_id,
             served,
@@ -339,6 +356,7 @@ class SessionManager:
             return
         session.closed = True
         self.sessions.pop(session.id, None)
+        self._release(session.owner)
         self.metrics.sessions_closed += 1
         try:
             # Wait for a call in flight (a step that is running) before closing under it.
@@ -352,6 +370,13 @@ class SessionManager:
         logger.info(
             "session closed", extra={"event": "close", "session": session.id, "reason": reason, "steps": session.steps}
         )
+
+    def _release(self, owner: str) -> None:
+        held = self.held.get(owner, 0) - 1
+        if held > 0:
+            self.held[owner] = held
+        else:
+            self.held.pop(owner, None)
 
     def snapshot(self) -> dict[str, Any]:
         return self.metrics.snapshot(len(self.sessions), self.max_sessions)
