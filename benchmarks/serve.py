@@ -332,7 +332,17 @@ def session_memory(sessions: int, tasks: int) -> tuple[int, int, int, int]:
         await asyncio.gather(*(environment.close() for environment in environments))
         return before[0], during[0], before[1], during[1]
 
-    with ServerProcess([REFUND], ["--max-sessions", str(sessions + 10), "--log-level", "warning"]) as server:
+    with ServerProcess(
+        [REFUND],
+        [
+            "--max-sessions",
+            str(sessions + 10),
+            "--max-sessions-per-owner",
+            str(sessions + 10),
+            "--log-level",
+            "warning",
+        ],
+    ) as server:
         return asyncio.run(measure(server))
 
 
@@ -515,7 +525,17 @@ def openenv(python: str, episodes: int, sessions: int, repeats: int) -> None:
     ours_in_process = min(replay_local(recorded)[0] / calls * 1e6 for _ in range(repeats))
     script = OPENENV_SERVER.replace("int(sys.argv[2])", str(sessions + 10))  # OpenEnv's session limit
     process, port = start_script(script, python, quiet=True)
-    server = ServerProcess([GUESS], ["--max-sessions", str(sessions + 10), "--log-level", "warning"]).start()
+    server = ServerProcess(
+        [GUESS],
+        [
+            "--max-sessions",
+            str(sessions + 10),
+            "--max-sessions-per-owner",
+            str(sessions + 10),
+            "--log-level",
+            "warning",
+        ],
+    ).start()
     theirs_url = f"ws://127.0.0.1:{port}/ws"
     ours_url = server.url(GUESS).replace("http", "ws") + "/ws"
     sequential: dict[str, list[float]] = {"openenv": [], "rolloutgym": []}
@@ -558,7 +578,15 @@ def main() -> None:
 
         openenv_python = sys.executable if importlib.util.find_spec("openenv") else None
     with ServerProcess(
-        [GUESS, REFUND], ["--max-sessions", str(2 * arguments.sessions + 100), "--log-level", "warning"]
+        [GUESS, REFUND],
+        [
+            "--max-sessions",
+            str(2 * arguments.sessions + 100),
+            "--max-sessions-per-owner",
+            str(2 * arguments.sessions + 100),
+            "--log-level",
+            "warning",
+        ],
     ) as server:
         if "per-step" not in arguments.skip:
             per_step(server, arguments.episodes, arguments.repeats)
