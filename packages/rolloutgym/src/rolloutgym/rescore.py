@@ -17,7 +17,7 @@ from rolloutgym_protocol.errors import ConfigError
 
 from .rollouts import aclose_env, arollout
 from .runs import Run, RunWriter, iter_run, read_header
-from .sources import EnvSource, ResolvedEnv, resolve_env
+from .sources import ResolvedEnv, resolve_recorded
 
 __all__ = ["RescoreResult", "rescore_run"]
 
@@ -71,13 +71,7 @@ def rescore_run(
                 f"{env_info['id']} does not declare replayable grading, so its trajectories cannot be re-graded "
                 "without re-running the policy (pass --force to replay anyway)"
             )
-        source = EnvSource(
-            env_info["id"]
-            if env_info.get("source", "registry") == "registry"
-            else env_info["source"].removeprefix("file:"),
-            env_kwargs,
-        )
-        resolved = resolve_env(source, registry)
+        resolved = resolve_recorded(env_info, env_kwargs=env_kwargs, run_path=path, registry=registry)
         if resolved.env_id != env_info["id"] and not force:
             raise ConfigError(
                 f"the run was made on {env_info['id']} but {resolved.env_id} resolved; tasks may differ, "

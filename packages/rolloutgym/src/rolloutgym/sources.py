@@ -27,7 +27,7 @@ A mixture (``run --mix``) is several references, each resolved here (``runner``)
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,9 @@ __all__ = [
     "make",
     "make_async",
     "make_env",
+    "recorded_reference",
     "resolve_env",
+    "resolve_recorded",
     "resolve_policy",
 ]
 
@@ -208,6 +210,55 @@ def resolve_env(source: EnvSource | str, registry: Registry | None = None) -> Re
     return _resolve_registered(source, registry)
 
 
+def recorded_reference(env_info: Mapping[str, Any], *, run_path: str | Path | None = None) -> str:
+    """The reference a run's env was resolved from, read from its header (``header["env"]``, or
+    an entry of ``header["mixture"]``): the env id of a registered env, the env file's path
+    (``source: "file:PATH"``), or the URL of a served env. This, not the header's ``id``, is what
+    rebuilds the env of a run (training, rescoring, platform jobs): an env file's id
+    (``file/<slug>-vN``) is no registered id.
+
+    A relative file path that is not found from here is looked up beside ``run_path`` too.
+
+    Raises:
+        ConfigError: the run's env file is not there (the message names it).
+    """
+    source = str(env_info.get("source") or "registry")
+    if source == "registry" or source == "mixture":
+        return str(env_info["id"])
+    if not source.startswith("file:"):
+        return source  # the URL of a served env
+    path = Path(source.removeprefix("file:"))
+    if path.exists():
+        return str(path)
+    beside = Path(run_path).parent / path if run_path is not None and not path.is_absolute() else None
+    if beside is not None and beside.exists():
+        return str(beside)
+    raise ConfigError(
+        f"the run was made on the env file '{path.name}' ({env_info.get('id')}), which is not at '{path}' from "
+        "here; run the command from the folder the run was made in, or put the env file there"
+    )
+
+
+def resolve_recorded(
+    env_info: Mapping[str, Any],
+    *,
+    env_kwargs: Mapping[str, Any] | None = None,
+    run_path: str | Path | None = None,
+    registry: Registry | None = None,
+) -> ResolvedEnv:
+    """:func:`resolve_env` of a run's recorded env (:func:`recorded_reference`).
+
+    An env file's env is then known by its id in ``registry`` too (:meth:`Registry.adopt`), so
+    code that holds only the run's env id (a trainer, an evaluation) builds the same env.
+    """
+    registry = registry if registry is not None else get_registry()
+    reference = recorded_reference(env_info, run_path=run_path)
+    resolved = resolve_env(EnvSource(reference, dict(env_kwargs or {})), registry)
+    if resolved.origin.startswith("file:"):
+        registry.adopt(resolved)
+    return resolved
+
+
 def make_env(
     source: EnvSource | str, *, task: Any = None, registry: Registry | None = None, asynchronous: bool = False
 ) -> Any:
@@ -308,6 +359,9 @@ def _resolve_url(source: EnvSource, registry: Registry) -> ResolvedEnv:
 
 
 def _resolve_registered(source: EnvSource, registry: Registry) -> ResolvedEnv:
+    adopted = registry.adopted(source.reference)  # an env file's env, known by its id (resolve_recorded)
+    if adopted is not None:
+        return adopted  # type: ignore[no-any-return]
     registered = registry.resolve_env(source.reference)
     spec = registered.spec
     index = registry.task_index(spec.id)

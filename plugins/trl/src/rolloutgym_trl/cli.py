@@ -125,7 +125,7 @@ def _report(result: Any) -> None:
 
 @train_app.command("grpo")
 def grpo(
-    envs: list[str] = typer.Argument(..., help="Environment id(s) to train on (several: a mixture)."),
+    envs: list[str] = typer.Argument(..., help="Environment id(s) or env file(s) to train on (several: a mixture)."),
     model: str = typer.Option("hf:tiny", "--model", "-m", help="hf:tiny, hf:smollm2, hf:PATH or PATH."),
     out: Path = typer.Option(Path("trained/grpo"), "--out", "-o", help="Where the trained model is saved."),
     steps: int = typer.Option(40, "--steps", help="Optimizer steps."),

@@ -77,7 +77,11 @@ class Comparison:
 
 def _split_or_none(env_id: str, split: str | None) -> str | None:
     import rolloutgym as rg
+    from rolloutgym.registry import task_split
+    from rolloutgym.sources import is_env_url, resolve_env
 
+    if is_env_url(env_id):  # a served env: its splits are its tasks'
+        return split if split in {task_split(item) for item in resolve_env(env_id).tasks} else None
     spec = rg.get_registry().resolve_env(env_id).spec
     return split if split in spec.splits else None
 

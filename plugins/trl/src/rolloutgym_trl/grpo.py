@@ -325,7 +325,22 @@ def _checked_env_ids(env_ids: str | Sequence[str], mode: str) -> list[str]:
         raise ConfigError(f"mode={mode!r}: use rollout_func or environment_factory")
     if mode == "environment_factory" and len(ids) != 1:
         raise ConfigError("environment_factory trains on one env at a time; use mode='rollout_func' for a mixture")
-    return ids
+    return [_trainable_id(reference) for reference in ids]
+
+
+def _trainable_id(reference: str) -> str:
+    """An env id the registry builds: an env file is resolved and adopted under its ``file/...`` id."""
+    import rolloutgym as rg
+    from rolloutgym.sources import is_env_file, is_env_url, resolve_env
+
+    if is_env_url(reference):
+        raise ConfigError(
+            f"GRPO trains on a registered env id or an env file, not a served env ({reference}); "
+            "train where the env is installed, or record a run on it and train SFT/DPO on that run"
+        )
+    if not is_env_file(reference):
+        return reference
+    return rg.get_registry().adopt(resolve_env(reference))
 
 
 def _set_threads(torch: Any, threads: int | None) -> int:

@@ -39,13 +39,13 @@ from ._training import (
     make_config,
 )
 from .evaluate import evaluate_policy
-from .offline_rows import dpo_rows, read_runs, sft_rows
+from .offline_rows import dpo_rows, read_runs, run_env, sft_rows
 
 __all__ = ["train_dpo", "train_sft"]
 
 
 def _evaluation_env(runs: Sequence[Any]) -> str:
-    return str(runs[0].env_id)
+    return run_env(runs[0])  # the env the run was made on (an env file, a URL), not only its id
 
 
 def _finish(

@@ -37,6 +37,16 @@ def read_runs(paths: Sequence[str | Path]) -> list[Any]:
     return runs
 
 
+def run_env(run: Any) -> str:
+    """What builds ``run``'s env here: the env it was recorded from (``rolloutgym.sources.resolve_recorded``),
+    as an id (an env file's env is adopted by the registry under its ``file/...`` id) or a served env's URL."""
+    from rolloutgym.sources import is_env_url, resolve_recorded
+
+    options = run.header.get("options") or {}
+    resolved = resolve_recorded(run.header["env"], env_kwargs=options.get("env_kwargs"), run_path=run.path)
+    return resolved.origin if is_env_url(resolved.origin) else resolved.env_id
+
+
 TOOL_SCHEMAS = ("full", "short", "names")
 
 
@@ -120,12 +130,13 @@ def sft_rows(
     renderer = _Renderer(tokenizer, tool_schemas)
     rows: list[dict[str, Any]] = []
     for run in runs:
+        env = run_env(run)
         threshold = float(min_score if min_score is not None else run.header.get("pass_threshold") or 1.0)
         for group in run.groups:
             for trajectory, score in zip(group.trajectories, group.scores, strict=True):
                 if score.value < threshold:
                     continue
-                rendered = renderer.render(run.env_id, group.item_id, trajectory)
+                rendered = renderer.render(env, group.item_id, trajectory)
                 if rendered is None:
                     continue
                 rows.append(
@@ -155,6 +166,7 @@ def dpo_rows(
     rows: list[dict[str, Any]] = []
     groups_seen = 0
     for run in runs:
+        env = run_env(run)
         for group in run.groups:
             groups_seen += 1
             ranked = sorted(
@@ -162,8 +174,8 @@ def dpo_rows(
             )
             if len(ranked) < 2 or ranked[0][1].value - ranked[-1][1].value <= margin:
                 continue
-            better = renderer.render(run.env_id, group.item_id, ranked[0][0])
-            worse = renderer.render(run.env_id, group.item_id, ranked[-1][0])
+            better = renderer.render(env, group.item_id, ranked[0][0])
+            worse = renderer.render(env, group.item_id, ranked[-1][0])
             if better is None or worse is None:
                 continue
             rows.append(

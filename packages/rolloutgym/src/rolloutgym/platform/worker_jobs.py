@@ -116,6 +116,7 @@ def execute_job(
     sessions: sessionmaker[Session], data: Path, job: Job, owner: str, lease: float, listener: Listener | None = None
 ) -> None:
     from ..runs import read_header
+    from ..sources import recorded_reference
 
     with sessions() as session:
         run = session.get(RunRow, job.source_run_id)
@@ -128,7 +129,7 @@ def execute_job(
         try:
             source = str(data / run.path)
             if job.method == "grpo":
-                source = read_header(data / run.path)["env"]["id"]
+                source = recorded_reference(read_header(data / run.path)["env"], run_path=data / run.path)
             elif job.rollout_ids is not None and job.method == "sft":
                 source = str(data / folder / "rollouts.jsonl")  # SFT on the chosen rollouts only
                 select_rollouts(data / run.path, list(job.rollout_ids), Path(source))

@@ -80,6 +80,7 @@ class Registry:
         self._tasks: dict[str, TaskIndex] = {}
         self._factories: dict[str, Any] = {}
         self._builders: dict[str, Callable[[Any], Any]] = {}
+        self._adopted: dict[str, Any] = {}  # env id -> the ResolvedEnv of an env file (adopt)
         found = (core_plugins() if self.core else []) + (discover_plugins() if load_entry_points else [])
         for info in found:
             self._add(info)
@@ -217,8 +218,36 @@ class Registry:
             specs = [spec for spec in specs if spec.namespace == namespace]
         return sorted(specs, key=lambda spec: spec.id)
 
+    def adopt(self, resolved: Any) -> str:
+        """Make an env file's env (a :class:`~rolloutgym.sources.ResolvedEnv`) known by its id here.
+
+        Code that holds only a run's env id (``file/<slug>-vN``: training, evaluation) then
+        builds it as it builds a registered env (``sources.resolve_recorded`` adopts what it
+        resolves from a run header). Returns the id.
+        """
+        self._adopted[resolved.env_id] = resolved
+        return str(resolved.env_id)
+
+    def adopted(self, env_id: str) -> Any:
+        """The env file's ``ResolvedEnv`` adopted under ``env_id`` (:meth:`adopt`), else ``None``."""
+        return self._adopted.get(env_id)
+
+    def _adopted_entry(self, env_id: str) -> Registered:
+        resolved = self._adopted[env_id]
+        spec = EnvSpec(
+            id=env_id,
+            entry_point="rolloutgym.sources:make",
+            max_steps=resolved.max_steps,
+            timeout=resolved.timeout,
+            replayable=resolved.replayable,
+            splits=tuple(sorted({task_split(item) or "" for item in resolved.tasks} - {""})),
+        )
+        return Registered(spec, PluginInfo("env file", resolved.origin, None, None))
+
     def resolve_env(self, env_id: str) -> Registered:
         """Find an env by id; ``namespace/name`` without a version resolves to the newest."""
+        if env_id in self._adopted:
+            return self._adopted_entry(env_id)
         registered = self.env_specs()
         if env_id in registered:
             return registered[env_id]
@@ -241,7 +270,7 @@ class Registry:
     def task_index(self, env_id: str) -> TaskIndex:
         """The env's tasks with their ids, for O(1) lookups; loaded once per registry."""
         spec = self.resolve_env(env_id).spec
-        index = self._tasks.get(spec.id)
+        index = self._adopted[spec.id].index if spec.id in self._adopted else self._tasks.get(spec.id)
         if index is None:
             items: list[Any] = []
             if spec.tasks is not None:
@@ -280,6 +309,8 @@ class Registry:
         registry), so building one env per episode costs the factory call and nothing more.
         """
         spec: EnvSpec = self.resolve_env(env_id).spec
+        if spec.id in self._adopted:
+            return self._adopted[spec.id].build  # type: ignore[no-any-return]
         cached = None if kwargs else self._builders.get(spec.id)
         if cached is not None:
             return cached
