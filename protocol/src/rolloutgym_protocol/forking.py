@@ -228,6 +228,18 @@ def _restore_failed(env: Any, exc: Exception) -> StateError:
     return StateError(f"{_kind_of(env)} could not restore this state (corrupt or edited): {str(exc)[:200]}")
 
 
+def _tagged_like(child: Any, parent: Any) -> Any:
+    """``child`` with ``parent``'s env id and task id tags (set by the registry on made envs)."""
+    for name in ("rolloutgym_task_id", "rolloutgym_env_id"):
+        value = getattr(parent, name, None)
+        if value is not None and getattr(child, name, None) is None:
+            try:
+                setattr(child, name, value)
+            except AttributeError:
+                pass
+    return child
+
+
 def _check_count(n: Any) -> int:
     if isinstance(n, bool) or not isinstance(n, int) or n < 1:
         raise ValueError(f"fork(n) takes a positive integer n, got {n!r}")
@@ -266,7 +278,7 @@ class ForkableEnv:
         state = self.snapshot()
         children = []
         for _ in range(_check_count(n)):
-            child = self._fork_blank()
+            child = _tagged_like(self._fork_blank(), self)
             child.restore(state)
             children.append(child)
         return children
@@ -304,7 +316,7 @@ class AsyncForkableEnv:
         state = await self.snapshot()
         children = []
         for _ in range(_check_count(n)):
-            child = await self._fork_blank()
+            child = _tagged_like(await self._fork_blank(), self)
             await child.restore(state)
             children.append(child)
         return children

@@ -154,18 +154,24 @@ class IsolatedSession:
     ``close``); statements that outlive their limit are stopped by killing the worker.
     """
 
-    def __init__(self, backend: str, source: DatabaseSource, *, read_only: bool, limits: Limits) -> None:
+    def __init__(
+        self, backend: str, source: DatabaseSource, *, read_only: bool, limits: Limits, changes: tuple[str, ...] = ()
+    ) -> None:
         self.backend = backend
         self.dialect = "DuckDB" if backend == "duckdb" else "SQLite"
         self.read_only = read_only
         self.limits = limits
         self._image_key = source.cache_key()
         self._image = source.sqlite_image()
-        self._changes: list[str] = []
-        self._needs_restore = False
+        # ``changes``: a fork's earlier data changes, replayed now (as after a worker restart).
+        self._changes: list[str] = list(changes)
+        self._needs_restore = bool(changes)
         self._worker: _Worker | None = None
         self._finalizer: Any = None
-        self._start()
+        if self._needs_restore:
+            self._restore()
+        else:
+            self._start()
 
     def _start(self) -> None:
         worker = _take_worker(self.backend)
@@ -178,7 +184,8 @@ class IsolatedSession:
         except BaseException:
             worker.kill()
             raise
-        worker.known_images.add(self._image_key)
+        if not self._image_key.startswith("fork:"):
+            worker.known_images.add(self._image_key)
         self._worker = worker
         self._finalizer = weakref.finalize(self, worker.kill)
 
@@ -246,6 +253,15 @@ class IsolatedSession:
         if wrote and not self.read_only:
             self._changes.append(sql)
         return result
+
+    @property
+    def changes(self) -> tuple[str, ...]:
+        """The episode's successful data-changing statements, in order."""
+        return tuple(self._changes)
+
+    def image(self) -> bytes | None:
+        """The SQLite database now, as bytes (None on DuckDB: a fork replays :attr:`changes` there)."""
+        return self._trusted("image")  # type: ignore[no-any-return]
 
     def tables(self) -> list[TableInfo]:
         """Every user table with columns, keys and row count."""

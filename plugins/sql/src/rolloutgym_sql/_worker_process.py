@@ -94,12 +94,13 @@ def _handle(message: tuple[Any, ...], state: dict[str, Any]) -> tuple[str, Any]:
             from ._duckdb_load import set_files_directory
 
             set_files_directory(files)
-        if image is not None:
+        # A fork's database (key "fork:...") is used once, never kept: a tree of forks would pile up here.
+        if image is not None and not key.startswith("fork:"):
             state["images"][key] = image
         if session is not None:
             session.close()
         resource.setrlimit(resource.RLIMIT_AS, (resource.RLIM_INFINITY, resource.getrlimit(resource.RLIMIT_AS)[1]))
-        source = _ImageSource(key, state["images"][key])
+        source = _ImageSource(key, image if key.startswith("fork:") else state["images"][key])
         state["session"] = open_in_process(backend, source, read_only=read_only, limits=limits)
         state["limits"] = limits
         _limit_memory(limits)
@@ -118,6 +119,9 @@ def _handle(message: tuple[Any, ...], state: dict[str, Any]) -> tuple[str, Any]:
                 bool(session.last_statement_wrote),
             ),
         )
+    if operation == "image":  # the episode's SQLite database as bytes (a fork copies it)
+        with _TrustedRoom(state.get("limits")):
+            return ("ok", session.connection.serialize() if session.backend == "sqlite" else None)
     if operation in ("tables", "contents"):
         with _TrustedRoom(state.get("limits")):
             return ("ok", session.tables() if operation == "tables" else session.contents())

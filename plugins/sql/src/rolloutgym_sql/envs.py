@@ -13,11 +13,13 @@ import json
 from typing import Any
 
 import gymnasium as gym
-from rolloutgym_protocol import Score, spaces
+from rolloutgym_protocol import ForkableEnv, Score, spaces
 from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import EnvClosedError
+from rolloutgym_protocol.toolcalls import normalize_tool_action, shape_error
 
 from ._backends import check_backend, open_session
+from ._forking import restore_session, session_state
 from ._results import Limits, StatementError, format_result
 from ._schema import describe_tables
 from ._sources import DatabaseSource
@@ -83,7 +85,7 @@ _TOOL_ARGUMENTS = {"describe_schema": {"table"}, "run_sql": {"sql"}, "submit_ans
 _REQUIRED_ARGUMENTS = {"run_sql": {"sql"}}
 
 
-class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
+class SqlEnv(ForkableEnv, gym.Env[list[dict[str, Any]], dict[str, Any]]):
     """Answer a question or change data with SQL on a private copy of a database.
 
     Args:
@@ -181,6 +183,7 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
     def step(self, action: dict[str, Any]) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if self._done or self._session is None:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         calls = action.get("tool_calls") if isinstance(action, dict) else None
         if not calls:
             content = action.get("content") if isinstance(action, dict) else action
@@ -285,6 +288,39 @@ class SqlEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         """Submit nothing: an empty final message."""
         return {"role": "assistant", "content": ""}
 
+    # -- fork (ForkableEnv): the database and the counters ----------------------------------
+
+    def _snapshot_state(self) -> dict[str, Any]:
+        if self._closed:
+            raise EnvClosedError(f"SqlEnv for task {self.task.id!r} is closed; snapshot it before closing")
+        return {
+            "done": self._done,
+            "counters": dict(self._counters),
+            "changes": dict(self._changes),
+            "oracle_step": self._oracle_step,
+            **session_state(self._session, read_only=self.read_only),
+        }
+
+    def _restore_state(self, data: dict[str, Any]) -> None:
+        counters = {name: int(data["counters"][name]) for name in self._counters}
+        changes = {name: int(data["changes"][name]) for name in self._changes}
+        session = restore_session(self, data)
+        if self._session is not None:
+            self._session.close()
+        self._session, self._closed = session, False
+        self._done, self._oracle_step = bool(data["done"]), int(data["oracle_step"])
+        self._counters, self._changes = counters, changes
+
+    def _fork_blank(self) -> SqlEnv:
+        return SqlEnv(
+            self.task,
+            source=self.source,
+            backend=self.backend,
+            limits=self.limits,
+            name=self.name,
+            description=self.description,
+        )
+
     def close(self) -> None:
         """Release the episode's database (idempotent)."""
         if self._session is not None:
@@ -306,7 +342,7 @@ def _parse_call(call: Any) -> tuple[str, dict[str, Any], str | None]:
     """Validate one tool call; returns ``(name, arguments, problem)``."""
     tools = ", ".join(_TOOL_ARGUMENTS)
     if not isinstance(call, dict):
-        return "", {}, f"a tool call must be an object with 'name' and 'arguments'; tools: {tools}"
+        return "", {}, shape_error(f"a tool call must be an object with 'name' and 'arguments' (tools: {tools})")
     name = call.get("name")
     if name not in _TOOL_ARGUMENTS:
         return safe_str(name), {}, f"unknown tool {safe_repr(name)[:80]}; the tools are: {tools}"

@@ -27,6 +27,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=_SPLITS,
             max_steps=20,
             replayable=True,
+            forkable=True,
         ),
         EnvSpec(
             id="sql/shop-ops-v0",
@@ -42,6 +43,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=_SPLITS,
             max_steps=20,
             replayable=True,
+            forkable=True,
         ),
         *task_file_specs(),
     ]

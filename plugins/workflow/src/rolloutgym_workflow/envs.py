@@ -29,12 +29,14 @@ from typing import TYPE_CHECKING, Any
 import gymnasium as gym
 from rolloutgym.declarative import Task
 from rolloutgym.verifiers import ToolCallRecord, VerifierContext
-from rolloutgym_protocol import from_jsonable, spaces, to_jsonable
+from rolloutgym_protocol import ForkableEnv, from_jsonable, spaces, to_jsonable
 from rolloutgym_protocol.display import json_text, safe_str
 from rolloutgym_protocol.errors import ConfigError
+from rolloutgym_protocol.toolcalls import normalize_tool_action
 
 from ._arguments import parse_arguments
 from ._derive import derive_reference_actions
+from ._forking import restore_workflow, workflow_state
 from ._tool_calls import ToolCalls
 from .user import RESPOND_TOOL, UserSection, make_user, parse_user_section
 
@@ -90,7 +92,7 @@ def _is_respond(call: Any) -> bool:
     return isinstance(call, Mapping) and _plain(call).get("name") == RESPOND_TOOL
 
 
-class WorkflowEnv(ToolCalls, gym.Env[Messages, dict[str, Any]]):
+class WorkflowEnv(ForkableEnv, ToolCalls, gym.Env[Messages, dict[str, Any]]):
     """One task of a declarative ``workflow``/``custom`` environment.
 
     Args:
@@ -229,6 +231,7 @@ class WorkflowEnv(ToolCalls, gym.Env[Messages, dict[str, Any]]):
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         if isinstance(action, str):
             return ("user" if self.user is not None else "answer"), action
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         if type(action) is not dict and not isinstance(action, Mapping):
             self._invalid += 1
             message = (
@@ -372,6 +375,14 @@ class WorkflowEnv(ToolCalls, gym.Env[Messages, dict[str, Any]]):
 
     def null_action(self) -> dict[str, Any]:
         return {"role": "assistant", "content": ""}
+
+    # -- fork (ForkableEnv): the state, the records and the scripted user ------------
+
+    def _snapshot_state(self) -> dict[str, Any]:
+        return workflow_state(self)
+
+    def _restore_state(self, data: dict[str, Any]) -> None:
+        restore_workflow(self, data)
 
     def close(self) -> None:
         self._closed = True

@@ -201,6 +201,8 @@ class McpWorkflowEnv(AsyncEnv[Messages, dict[str, Any]]):
     Takes the same options as :class:`~rolloutgym_workflow.envs.WorkflowEnv`.
     """
 
+    fork_note = "its tools run in an MCP server process, whose state cannot be copied"
+
     def __init__(self, program: Any, task: Task | None, **kwargs: Any) -> None:
         self.core = WorkflowEnv(program, task, **kwargs)
         self.program = program

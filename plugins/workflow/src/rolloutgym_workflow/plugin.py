@@ -45,6 +45,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=30,
             replayable=True,
+            forkable=True,
         ),
         EnvSpec(
             id="workflow/refund-v1",
@@ -59,6 +60,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=30,
             replayable=True,
+            forkable=True,
         ),
         EnvSpec(
             id="workflow/refund-v2",
@@ -78,6 +80,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=30,
             replayable=True,
+            forkable=True,
         ),
         EnvSpec(
             id="workflow/refund-conv-v0",
@@ -95,6 +98,8 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=40,
             replayable=True,
+            forkable=True,
+            fork_note="forks with the scripted customer; a model customer (user_policy=...) cannot fork",
         ),
     ]
 
