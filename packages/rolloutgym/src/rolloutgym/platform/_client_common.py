@@ -78,6 +78,23 @@ def _until_ended(path: str, deadline: float | None) -> _Flow:
             return row
 
 
+# How long passing_rollout_ids waits for a run to end by default (seconds).
+PASSING_WAIT = 3600.0
+
+
+def _passing(run_id: str, threshold: float, timeout: float | None) -> _Flow:
+    """``passing_rollout_ids``: wait for the run to end (at most ``timeout`` s), then its passing rollouts; a run
+    still going at the deadline is an error, never a partial list."""
+    run = yield from _until_ended(f"/api/runs/{run_id}/wait", _deadline(timeout))
+    if run["state"] in ACTIVE:
+        progress = f"{run.get('done') or 0}/{run.get('total') or '?'} tasks"
+        raise PlatformError(
+            f"run {run_id} has not finished after {timeout:g} s ({run['state']}, {progress}); its passing rollouts "
+            "are known once it ends: call passing_rollout_ids again, or with a longer timeout="
+        )
+    return (yield "GET", f"/api/runs/{run_id}/passing", {"params": {"threshold": threshold}})
+
+
 def _queued_to_end(body: dict[str, Any], deadline: float | None) -> _Flow:
     """Queue a run and follow it to its end in the same request (``POST /api/runs?until=ended``), then by
     long-polls until it has ended or ``deadline`` has passed."""

@@ -118,6 +118,17 @@ def rollout_scores(path: Path) -> dict[str, float]:
 
 
 def passing_rollouts(request: Request) -> JSONResponse:
+    """A finished run's passing rollouts; a queued or running one is refused (409), on every database: its list
+    would be partial (``Client.passing_rollout_ids`` waits for the end first)."""
+    with _platform(request).sessions() as session:
+        run = _own(session, RunRow, request.path_params["run_id"], _key(request).org, "run")
+    if run.state in ("queued", "running"):
+        raise ApiError(
+            409,
+            f"run {run.id} has not finished ({run.state}, {run.done or 0}/{run.total or '?'} tasks): its passing "
+            "rollouts are known once it ends; wait for it (Client.wait_run), or call Client.passing_rollout_ids, "
+            "which waits",
+        )
     path = _run_file(request)
     try:
         threshold = float(request.query_params.get("threshold", "1.0"))

@@ -21,6 +21,7 @@ import httpx
 
 from ._client_common import (
     ACTIVE,
+    PASSING_WAIT,
     STREAM_TIMEOUT,
     _Base,
     _check,
@@ -29,6 +30,7 @@ from ._client_common import (
     _follow_params,
     _is_stream,
     _job_body,
+    _passing,
     _queued_to_end,
     _run_body,
     _stream_error,
@@ -149,9 +151,13 @@ class Client(_Base):
         path.write_bytes(self._call("GET", f"/api/runs/{run_id}/file"))
         return path
 
-    def passing_rollout_ids(self, run_id: str, *, threshold: float = 1.0) -> list[str]:
-        """The ids (``TASK:MEMBER``) of the run's rollouts that scored at least ``threshold``."""
-        return self._call("GET", f"/api/runs/{run_id}/passing", params={"threshold": threshold})
+    def passing_rollout_ids(
+        self, run_id: str, *, threshold: float = 1.0, timeout: float | None = PASSING_WAIT
+    ) -> list[str]:
+        """The ids (``TASK:MEMBER``) of the run's rollouts that scored at least ``threshold``, once the run has ended:
+        called on a queued or running run it waits for its end (at most ``timeout`` seconds, ``None``: no limit),
+        then raises :class:`PlatformError` if the run is still going; never a partial list."""
+        return self._drive(_passing(run_id, threshold, timeout))
 
     def create_training_job(
         self,
@@ -288,8 +294,10 @@ class AsyncClient(_Base):
         path.write_bytes(await self._call("GET", f"/api/runs/{run_id}/file"))
         return path
 
-    async def passing_rollout_ids(self, run_id: str, *, threshold: float = 1.0) -> list[str]:
-        return await self._call("GET", f"/api/runs/{run_id}/passing", params={"threshold": threshold})
+    async def passing_rollout_ids(
+        self, run_id: str, *, threshold: float = 1.0, timeout: float | None = PASSING_WAIT
+    ) -> list[str]:
+        return await self._drive(_passing(run_id, threshold, timeout))
 
     async def create_training_job(
         self,
