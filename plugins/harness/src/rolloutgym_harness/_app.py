@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -12,7 +13,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 
-from . import wire
+from . import _replies, wire
+
+SESSION_NAME = re.compile(r"(?!\.+$)[A-Za-z0-9._-]{1,64}")
 
 
 def _error(status: int, message: str, anthropic: bool) -> JSONResponse:
@@ -28,50 +31,81 @@ def _sse(events: Iterator[str]) -> StreamingResponse:
     return StreamingResponse(events, media_type="text/event-stream", headers={"cache-control": "no-cache"})
 
 
-def _chat_response(reply: wire.Reply, request: wire.Request) -> Response:
+def _chat_response(replies: list[wire.Reply], request: wire.Request) -> Response:
     if not request.stream:
-        return JSONResponse(wire.chat_body(reply, request.model))
+        return JSONResponse(_replies.chat_body(replies, request.model))
 
     def events() -> Iterator[str]:
-        for chunk in wire.chat_chunks(reply, request.model):
+        for chunk in _replies.chat_chunks(replies, request.model):
             yield f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n"
         yield "data: [DONE]\n\n"
 
     return _sse(events())
 
 
-def _responses_response(reply: wire.Reply, request: wire.Request) -> Response:
-    body = wire.responses_body(reply, request.model)
+def _responses_response(replies: list[wire.Reply], request: wire.Request) -> Response:
+    options = request.options
+    body = _replies.responses_body(
+        replies[0], request.model, store=options.store, previous=options.previous_response_id
+    )
     if not request.stream:
         return JSONResponse(body)
 
     def events() -> Iterator[str]:
-        start = {**body, "status": "in_progress", "output": []}
-        created = {"type": "response.created", "response": start, "sequence_number": 0}
-        yield f"event: response.created\ndata: {json.dumps(created, ensure_ascii=False)}\n\n"
-        for index, item in enumerate(body["output"]):
-            done = {
-                "type": "response.output_item.done",
-                "output_index": index,
-                "item": item,
-                "sequence_number": index + 1,
-            }
-            yield f"event: response.output_item.done\ndata: {json.dumps(done, ensure_ascii=False)}\n\n"
-        final = {"type": "response.completed", "response": body, "sequence_number": len(body["output"]) + 1}
-        yield f"event: response.completed\ndata: {json.dumps(final, ensure_ascii=False)}\n\n"
+        for event in _replies.responses_events(body):
+            yield f"event: {event['type']}\ndata: {json.dumps(event, ensure_ascii=False)}\n\n"
 
     return _sse(events())
 
 
-def _anthropic_response(reply: wire.Reply, request: wire.Request) -> Response:
+def _anthropic_response(replies: list[wire.Reply], request: wire.Request) -> Response:
     if not request.stream:
-        return JSONResponse(wire.anthropic_body(reply, request.model))
+        return JSONResponse(_replies.anthropic_body(replies[0], request.model))
 
     def events() -> Iterator[str]:
-        for name, data in wire.anthropic_events(reply, request.model):
+        for name, data in _replies.anthropic_events(replies[0], request.model):
             yield f"event: {name}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n"
 
     return _sse(events())
+
+
+class _TooLarge(Exception):
+    pass
+
+
+async def _read_body(request: Request, limit: int) -> bytes:
+    """The request body, refused (``_TooLarge``) as soon as it passes ``limit`` bytes: a declared
+    length over the limit is refused before any of it is read, a streamed one while it arrives."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise _TooLarge
+    chunks, size = [], 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > limit:
+            raise _TooLarge
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+async def _json_body(request: Request, endpoint: Any, anthropic: bool) -> Any:
+    """The request's JSON object, or the error response that refuses it."""
+    name = request.path_params.get("session", "default")
+    if not SESSION_NAME.fullmatch(name):
+        return _error(400, "a session name is 1 to 64 letters, digits, '.', '_' or '-' (/s/NAME/v1/...)", anthropic)
+    try:
+        raw = await _read_body(request, endpoint.max_body_bytes)
+    except _TooLarge:
+        return _error(
+            413, f"the request body is larger than {endpoint.max_body_bytes} bytes (max_body_bytes)", anthropic
+        )
+    try:
+        body = json.loads(raw)
+    except (ValueError, RecursionError):
+        return _error(400, "the request body is not JSON", anthropic)
+    if not isinstance(body, dict):
+        return _error(400, "the request body must be a JSON object", anthropic)
+    return body
 
 
 def _route(
@@ -79,22 +113,43 @@ def _route(
 ) -> Any:
 
     async def handle(request: Request) -> Response:
-        try:
-            body = await request.json()
-        except ValueError:
-            return _error(400, "the request body is not JSON", anthropic)
-        if not isinstance(body, dict):
-            return _error(400, "the request body must be a JSON object", anthropic)
+        body = await _json_body(request, endpoint, anthropic)
+        if isinstance(body, Response):
+            return body
         try:
             parsed = parse(body)
-            reply = await endpoint.call(parsed, request.path_params.get("session", "default"))
+        except ConfigError as exc:
+            return _error(400, str(exc), anthropic)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            return _error(400, f"malformed request ({type(exc).__name__}: {exc})", anthropic)
+        try:
+            replies = await endpoint.call(parsed, request.path_params.get("session", "default"))
         except ConfigError as exc:
             return _error(400, str(exc), anthropic)
         except wire.Refused as exc:
             return _error(exc.status, str(exc), anthropic)
         except Exception as exc:  # the model failed: tell the harness, keep serving
             return _error(500, f"the policy failed: {type(exc).__name__}: {exc}", anthropic)
-        return answer(reply, parsed)
+        return answer(replies, parsed)
+
+    return handle
+
+
+def _count_tokens(endpoint: Any) -> Any:
+    """Anthropic's ``POST /v1/messages/count_tokens``: the rendered prompt's length (nothing sampled or recorded)."""
+
+    async def handle(request: Request) -> Response:
+        body = await _json_body(request, endpoint, True)
+        if isinstance(body, Response):
+            return body
+        try:
+            parsed = wire.parse_anthropic({"max_tokens": 1, **body})
+            count = endpoint.count_tokens(parsed)
+        except ConfigError as exc:
+            return _error(400, str(exc), True)
+        except (TypeError, ValueError, AttributeError, KeyError) as exc:
+            return _error(400, f"malformed request ({type(exc).__name__}: {exc})", True)
+        return JSONResponse({"input_tokens": count})
 
     return handle
 
@@ -119,6 +174,7 @@ def build_app(endpoint: Any) -> Starlette:
     chat = _route(endpoint, wire.parse_chat, _chat_response, False)
     responses = _route(endpoint, wire.parse_responses, _responses_response, False)
     messages = _route(endpoint, wire.parse_anthropic, _anthropic_response, True)
+    count_tokens = _count_tokens(endpoint)
 
     async def models(request: Request) -> JSONResponse:
         name = getattr(endpoint.policy, "name", None) or "rolloutgym"
@@ -133,6 +189,7 @@ def build_app(endpoint: Any) -> Starlette:
             Route(f"{prefix}/chat/completions", chat, methods=["POST"]),
             Route(f"{prefix}/v1/responses", responses, methods=["POST"]),
             Route(f"{prefix}/v1/messages", messages, methods=["POST"]),
+            Route(f"{prefix}/v1/messages/count_tokens", count_tokens, methods=["POST"]),
             Route(f"{prefix}/v1/models", models, methods=["GET"]),
         ]
     mcp_route = _McpRoute(endpoint)

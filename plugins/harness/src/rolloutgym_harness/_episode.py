@@ -182,7 +182,14 @@ class _HarnessEpisode:
     def __init__(self, harness: CommandHarness, environment: Any) -> None:
         self.harness = harness
         self.environment = environment
-        self.endpoint = InterceptionEndpoint(harness.model, force=harness.force, max_calls=harness.max_calls)
+        # one session (the harness cannot open others to get past max_calls)
+        self.endpoint = InterceptionEndpoint(
+            harness.model,
+            force=harness.force,
+            max_calls=harness.max_calls,
+            max_total_calls=harness.max_calls,
+            max_sessions=1,
+        )
         space = getattr(environment, "action_space", None)
         self.text_action = environment is None or isinstance(space, (spaces.TextSpace, gym.spaces.Text))
         self.mcp = environment is not None and _uses_mcp(harness, environment, self.text_action)

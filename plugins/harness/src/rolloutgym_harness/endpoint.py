@@ -23,13 +23,16 @@ import os
 import socket
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
 from . import wire
 from ._model_calls import _SAMPLING_KEYS, ModelCalls
+from ._replies import new_id
 from .recording import CallRecord, EndpointSession
 
 __all__ = ["InterceptionEndpoint"]
@@ -46,6 +49,12 @@ class InterceptionEndpoint(ModelCalls):
             (``{"temperature": 1.0, "max_tokens": 256}``): the trainer's sampling.
         max_calls: the most model calls per session; the next call is refused and the
             session's stop reason becomes ``"max_calls"``.
+        max_total_calls: the most model calls over all sessions (a harness cannot get more by
+            calling under new session names).
+        max_sessions: the most sessions (``/s/NAME/``) the endpoint keeps; a call naming a new
+            one past that is refused (429).
+        max_body_bytes: the largest request body read; a larger one is refused (413) while it
+            is read, never buffered whole.
         host: the interface to listen on (127.0.0.1).
 
     Use ``async with InterceptionEndpoint(...) as endpoint`` inside an event loop, or
@@ -59,6 +68,9 @@ class InterceptionEndpoint(ModelCalls):
         *,
         force: Mapping[str, Any] | None = None,
         max_calls: int | None = None,
+        max_total_calls: int | None = None,
+        max_sessions: int = 256,
+        max_body_bytes: int = 32 * 2**20,
         host: str = "127.0.0.1",
     ) -> None:
         if isinstance(policy, str):
@@ -79,6 +91,13 @@ class InterceptionEndpoint(ModelCalls):
             )
         self.force = dict(force or {})
         self.max_calls = max_calls
+        self.max_total_calls = max_total_calls
+        if int(max_sessions) < 1 or int(max_body_bytes) < 1024:
+            raise ConfigError("max_sessions must be at least 1 and max_body_bytes at least 1024")
+        self.max_sessions = int(max_sessions)
+        self.max_body_bytes = int(max_body_bytes)
+        self.stored_responses = 256  # the most Responses kept for previous_response_id (oldest dropped)
+        self._responses: OrderedDict[str, tuple[str, list[dict[str, Any]]]] = OrderedDict()
         self.host = host
         self.sessions: dict[str, EndpointSession] = {}
         self.port: int | None = None
@@ -125,52 +144,120 @@ class InterceptionEndpoint(ModelCalls):
             "ROLLOUTGYM_ENDPOINT": base,
         }
 
-    async def call(self, request: wire.Request, session_name: str = "default") -> wire.Reply:
-        """Answer one model call and record it (the HTTP routes call this)."""
-        session = self.session(session_name)
-        async with session.lock:
-            if self.max_calls is not None and len(session.calls) >= self.max_calls:
-                session.stop_reason = "max_calls"
+    def _open_session(self, name: str) -> EndpointSession:
+        """The session ``name``, made on its first call unless ``max_sessions`` are open (429)."""
+        session = self.sessions.get(name)
+        if session is None:
+            if len(self.sessions) >= self.max_sessions:
                 raise wire.Refused(
-                    429, f"session {session_name!r} reached max_calls={self.max_calls}; the episode is over"
+                    429, f"this endpoint serves at most {self.max_sessions} sessions; reuse a session name"
                 )
+            session = self.session(name)
+        return session
+
+    def _check_calls(self, session: EndpointSession, name: str) -> None:
+        if self.max_calls is not None and len(session.calls) >= self.max_calls:
+            session.stop_reason = "max_calls"
+            raise wire.Refused(429, f"session {name!r} reached max_calls={self.max_calls}; the episode is over")
+        if self.max_total_calls is not None and self._calls >= self.max_total_calls:
+            for every in self.sessions.values():
+                every.stop_reason = "max_calls"
+            raise wire.Refused(
+                429, f"the endpoint reached max_total_calls={self.max_total_calls} (all sessions); the episode is over"
+            )
+
+    def _with_previous(self, request: wire.Request, name: str) -> wire.Request:
+        """A Responses request that names ``previous_response_id``: the stored conversation, then its input."""
+        previous = request.options.previous_response_id
+        if previous is None:
+            return request
+        stored = self._responses.get(previous)
+        if stored is None or stored[0] != name:
+            raise ConfigError(
+                f"previous_response_id {previous!r} is not known here (a response of another session, sent "
+                "with store=false, or no longer kept); send the whole conversation as input instead"
+            )
+        messages = request.messages
+        instructions = request.options.instructions
+        if instructions is not None:
+            messages = messages[1:]
+        head = [{"role": "system", "content": instructions}] if instructions is not None else []
+        return replace(request, messages=[*head, *stored[1], *messages])
+
+    def _store(self, request: wire.Request, reply: wire.Reply, name: str) -> None:
+        messages = request.messages[1:] if request.options.instructions is not None else request.messages
+        answer: dict[str, Any] = {"role": "assistant", "content": reply.content}
+        if reply.tool_calls:
+            answer["tool_calls"] = reply.tool_calls
+        self._responses[reply.id] = (name, [*messages, answer])
+        while len(self._responses) > self.stored_responses:
+            self._responses.popitem(last=False)
+
+    async def call(self, request: wire.Request, session_name: str = "default") -> list[wire.Reply]:
+        """Answer one model call (``n`` replies) and record it, one record per reply (the HTTP routes call this)."""
+        session = self._open_session(session_name)
+        async with session.lock:
+            self._check_calls(session, session_name)
+            self._calls += 1
+            request = self._with_previous(request, session_name)
             params = self._params(request.requested)
             started = time.perf_counter()
             handler = self._token_call if self.token_level else self._message_call
-            reply, facts = await handler(session, request, params)
+            replies, facts = await handler(session, request, params)
             if facts["new_segment"]:
                 session.segments += 1
             elif not session.calls:
                 session.segments = 1
-            session.calls.append(
-                CallRecord(
-                    index=len(session.calls),
-                    api=request.api,
-                    session=session_name,
-                    messages=request.messages,
-                    tools=request.tools,
-                    requested=request.requested,
-                    params={
-                        "max_tokens": params.max_tokens,
-                        "temperature": params.temperature,
-                        "top_p": params.top_p,
-                        "stop": list(params.stop),
-                        "seed": params.seed,
-                    },
-                    prompt_token_ids=None if reply.prompt_token_ids is None else list(reply.prompt_token_ids),
-                    completion_token_ids=None if reply.token_ids is None else list(reply.token_ids),
-                    logprobs=None if reply.logprobs is None else list(reply.logprobs),
-                    stop_reason=reply.stop_reason,
-                    text=facts["text"],
-                    tool_calls=reply.tool_calls,
-                    segment=max(session.segments - 1, 0),
-                    new_segment=facts["new_segment"],
-                    extends=facts["extends"],
-                    seconds=time.perf_counter() - started,
-                    upstream=facts.get("upstream", {}),
-                )
-            )
-            return reply
+            seconds = time.perf_counter() - started
+            for choice, reply in enumerate(replies):
+                if request.api == "responses":
+                    reply.id = new_id("resp_")
+                    if request.options.store:
+                        self._store(request, reply, session_name)
+                session.calls.append(self._record(session, request, params, reply, facts, choice, seconds))
+            return replies
+
+    def _record(
+        self,
+        session: EndpointSession,
+        request: wire.Request,
+        params: Any,
+        reply: wire.Reply,
+        facts: Mapping[str, Any],
+        choice: int,
+        seconds: float,
+    ) -> CallRecord:
+        params = facts.get("params", params)  # as used (max_tokens lowered to fit the context)
+        return CallRecord(
+            index=len(session.calls),
+            api=request.api,
+            session=session.name,
+            messages=list(facts.get("messages", request.messages)),
+            tools=list(facts.get("tools", request.tools)),
+            requested=request.requested,
+            params={
+                "max_tokens": params.max_tokens,
+                "temperature": params.temperature,
+                "top_p": params.top_p,
+                "stop": list(params.stop),
+                "seed": params.seed,
+            },
+            prompt_token_ids=None if reply.prompt_token_ids is None else list(reply.prompt_token_ids),
+            completion_token_ids=None if reply.token_ids is None else list(reply.token_ids),
+            logprobs=None if reply.logprobs is None else list(reply.logprobs),
+            stop_reason=reply.stop_reason,
+            text=facts["texts"][choice],
+            tool_calls=reply.tool_calls,
+            segment=max(session.segments - 1, 0),
+            new_segment=bool(facts["new_segment"]) and choice == 0,
+            extends=bool(facts["extends"]),
+            seconds=seconds,
+            upstream=dict(facts["upstreams"][choice]) if "upstreams" in facts else {},
+            choice=choice,
+            problems=list(reply.problems),
+            response_id=reply.id or None,
+            prefill=str(facts.get("prefill", "")),
+        )
 
     # ---- MCP -------------------------------------------------------------------------
     def mcp_url(self, name: str) -> str:

@@ -41,6 +41,15 @@ class CallRecord:
     # A forwarded call (openai:): what the upstream server said beyond the message (its usage
     # counts, finish reason, response id, model). Empty for token-level policies.
     upstream: dict[str, Any] = field(default_factory=dict)
+    # which of the call's ``n`` samples this is (0 for the first; the others share its prompt)
+    choice: int = 0
+    # what the endpoint changed or withheld (a tool call cut by the length limit handed out as
+    # text, control-token text in the messages kept as text)
+    problems: list[str] = field(default_factory=list)
+    response_id: str | None = None  # a Responses API call: the id its reply was given
+    # the start of the reply the endpoint wrote (tool_choice required or a named function): the
+    # last tokens of the prompt, not sampled
+    prefill: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -119,6 +128,9 @@ def check_rerender(renderer: Any, calls: Sequence[CallRecord]) -> list[int]:
     for call in calls:
         if call.prompt_token_ids is None or call.extends:
             continue
-        if list(renderer.render_prompt(call.messages, call.tools)) != call.prompt_token_ids:
+        rendered = list(renderer.render_prompt(call.messages, call.tools))
+        if call.prefill:
+            rendered += list(renderer.encode(call.prefill))
+        if rendered != call.prompt_token_ids:
             bad.append(call.index)
     return bad

@@ -9,14 +9,14 @@ as OpenAI function definitions). Replies: one :class:`Reply` becomes each format
 from __future__ import annotations
 
 import json
-import time
-import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from rolloutgym.llm.messages import content_text, from_openai_message
 from rolloutgym_protocol.errors import ConfigError
+
+from ._options import CallOptions, call_options
 
 __all__ = ["Refused", "Reply", "Request", "parse_anthropic", "parse_chat", "parse_responses"]
 
@@ -39,6 +39,7 @@ class Request:
     tools: list[dict[str, Any]]
     requested: dict[str, Any]  # sampling parameters as the harness asked for them
     stream: bool = False
+    options: CallOptions = field(default_factory=CallOptions)
 
 
 @dataclass
@@ -54,6 +55,10 @@ class Reply:
     prompt_token_ids: tuple[int, ...] | None = None
     logprobs: tuple[float, ...] | None = None
     tokens_text: tuple[str, ...] | None = None
+    # tool calls the model wrote that did not parse or were cut by the length limit: handed to
+    # the harness as text (``content``), never as calls; what was wrong with each
+    problems: tuple[str, ...] = ()
+    id: str = ""  # the response id (a Responses API reply: previous_response_id names it)
 
 
 def _sampling(body: Mapping[str, Any], max_key: Sequence[str], stop_key: str) -> dict[str, Any]:
@@ -83,6 +88,10 @@ def _function_tool(tool: Mapping[str, Any]) -> dict[str, Any]:
     }
 
 
+def _names(tools: Sequence[Mapping[str, Any]]) -> list[str]:
+    return [tool["function"]["name"] for tool in tools]
+
+
 def parse_chat(body: Mapping[str, Any]) -> Request:
     """An OpenAI Chat Completions request body."""
     raw = body.get("messages")
@@ -108,7 +117,9 @@ def parse_chat(body: Mapping[str, Any]) -> Request:
             messages.append({"role": role, "content": content_text(message.get("content"))})
     tools = [_function_tool(tool) for tool in body.get("tools") or [] if tool.get("type", "function") == "function"]
     requested = _sampling(body, ("max_completion_tokens", "max_tokens"), "stop")
-    return Request("chat.completions", str(body.get("model", "")), messages, tools, requested, bool(body.get("stream")))
+    options = call_options("chat.completions", body, _names(tools))
+    model = str(body.get("model", ""))
+    return Request("chat.completions", model, messages, tools, requested, bool(body.get("stream")), options)
 
 
 def _arguments(value: Any) -> dict[str, Any]:
@@ -166,7 +177,10 @@ def parse_responses(body: Mapping[str, Any]) -> Request:
         messages.insert(0, {"role": "system", "content": str(body["instructions"])})
     tools = [_function_tool(tool) for tool in body.get("tools") or [] if tool.get("type") == "function"]
     requested = _sampling(body, ("max_output_tokens",), "stop")
-    return Request("responses", str(body.get("model", "")), messages, tools, requested, bool(body.get("stream")))
+    options = call_options("responses", body, _names(tools))
+    return Request(
+        "responses", str(body.get("model", "")), messages, tools, requested, bool(body.get("stream")), options
+    )
 
 
 def _anthropic_message(message: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -215,181 +229,7 @@ def parse_anthropic(body: Mapping[str, Any]) -> Request:
         messages.extend(_anthropic_message(message))
     tools = [_function_tool(tool) for tool in body.get("tools") or [] if "name" in tool]
     requested = _sampling(body, ("max_tokens",), "stop_sequences")
-    return Request("messages", str(body.get("model", "")), messages, tools, requested, bool(body.get("stream")))
-
-
-def _ident(prefix: str) -> str:
-    return f"{prefix}{uuid.uuid4().hex[:24]}"
-
-
-def _wire_calls(reply: Reply) -> list[dict[str, Any]]:
-    return [
-        {
-            "id": call["id"],
-            "type": "function",
-            "function": {"name": call["name"], "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False)},
-        }
-        for call in reply.tool_calls
-    ]
-
-
-def _finish(reply: Reply) -> str:
-    if reply.stop_reason == "length":
-        return "length"
-    return "tool_calls" if reply.tool_calls else "stop"
-
-
-def _logprobs(reply: Reply) -> dict[str, Any] | None:
-    if reply.logprobs is None:
-        return None
-    texts = reply.tokens_text or tuple("" for _ in reply.logprobs)
-    return {
-        "content": [
-            {"token": text, "logprob": value, "bytes": None, "top_logprobs": []}
-            for text, value in zip(texts, reply.logprobs, strict=True)
-        ]
-    }
-
-
-def _usage(reply: Reply) -> dict[str, int]:
-    return {
-        "prompt_tokens": reply.prompt_tokens,
-        "completion_tokens": reply.completion_tokens,
-        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-    }
-
-
-def chat_body(reply: Reply, model: str) -> dict[str, Any]:
-    """A ``chat.completion`` object (plus ``prompt_token_ids``/``token_ids``, as vLLM returns them)."""
-    message: dict[str, Any] = {"role": "assistant", "content": reply.content}
-    if reply.tool_calls:
-        message["tool_calls"] = _wire_calls(reply)
-    choice = {"index": 0, "message": message, "finish_reason": _finish(reply), "logprobs": _logprobs(reply)}
-    if reply.token_ids is not None:
-        choice["token_ids"] = list(reply.token_ids)
-    body = {
-        "id": _ident("chatcmpl-"),
-        "object": "chat.completion",
-        "created": int(time.time()),
-        "model": model,
-        "choices": [choice],
-        "usage": _usage(reply),
-    }
-    if reply.prompt_token_ids is not None:
-        body["prompt_token_ids"] = list(reply.prompt_token_ids)
-    return body
-
-
-def chat_chunks(reply: Reply, model: str) -> Iterator[dict[str, Any]]:
-    """The ``chat.completion.chunk`` objects of a streamed reply (the text in one delta)."""
-    ident, created = _ident("chatcmpl-"), int(time.time())
-
-    def chunk(delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
-        choice = {"index": 0, "delta": delta, "finish_reason": finish, **extra}
-        return {"id": ident, "object": "chat.completion.chunk", "created": created, "model": model, "choices": [choice]}
-
-    yield chunk({"role": "assistant", "content": ""})
-    if reply.content:
-        yield chunk({"content": reply.content}, logprobs=_logprobs(reply))
-    for index, call in enumerate(_wire_calls(reply)):
-        yield chunk({"tool_calls": [{"index": index, **call}]})
-    last = chunk({}, _finish(reply))
-    last["usage"] = _usage(reply)
-    yield last
-
-
-def responses_body(reply: Reply, model: str) -> dict[str, Any]:
-    """A ``response`` object of the OpenAI Responses API."""
-    output: list[dict[str, Any]] = []
-    if reply.content or not reply.tool_calls:
-        text = {"type": "output_text", "text": reply.content, "annotations": []}
-        if reply.logprobs is not None:
-            text["logprobs"] = _logprobs(reply)["content"]  # type: ignore[index]
-        output.append(
-            {"type": "message", "id": _ident("msg_"), "status": "completed", "role": "assistant", "content": [text]}
-        )
-    for call in reply.tool_calls:
-        output.append(
-            {
-                "type": "function_call",
-                "id": _ident("fc_"),
-                "call_id": call["id"],
-                "name": call["name"],
-                "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False),
-                "status": "completed",
-            }
-        )
-    incomplete = reply.stop_reason == "length"
-    return {
-        "id": _ident("resp_"),
-        "object": "response",
-        "created_at": int(time.time()),
-        "model": model,
-        "status": "incomplete" if incomplete else "completed",
-        "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
-        "output": output,
-        "parallel_tool_calls": True,
-        "tool_choice": "auto",
-        "tools": [],
-        "usage": {
-            "input_tokens": reply.prompt_tokens,
-            "output_tokens": reply.completion_tokens,
-            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-            "input_tokens_details": {"cached_tokens": 0},
-            "output_tokens_details": {"reasoning_tokens": 0},
-        },
-    }
-
-
-def anthropic_body(reply: Reply, model: str) -> dict[str, Any]:
-    """An Anthropic ``message`` object."""
-    content: list[dict[str, Any]] = []
-    if reply.content or not reply.tool_calls:
-        content.append({"type": "text", "text": reply.content})
-    for call in reply.tool_calls:
-        content.append({"type": "tool_use", "id": call["id"], "name": call["name"], "input": call.get("arguments", {})})
-    if reply.stop_reason == "length":
-        stop = "max_tokens"
-    else:
-        stop = "tool_use" if reply.tool_calls else "end_turn"
-    return {
-        "id": _ident("msg_"),
-        "type": "message",
-        "role": "assistant",
-        "model": model,
-        "content": content,
-        "stop_reason": stop,
-        "stop_sequence": None,
-        "usage": {"input_tokens": reply.prompt_tokens, "output_tokens": reply.completion_tokens},
-    }
-
-
-def anthropic_events(reply: Reply, model: str) -> Iterator[tuple[str, dict[str, Any]]]:
-    """The server-sent events of a streamed Anthropic reply."""
-    body = anthropic_body(reply, model)
-    start = {
-        **body,
-        "content": [],
-        "stop_reason": None,
-        "usage": {"input_tokens": reply.prompt_tokens, "output_tokens": 0},
-    }
-    yield "message_start", {"type": "message_start", "message": start}
-    for index, block in enumerate(body["content"]):
-        if block["type"] == "text":
-            yield (
-                "content_block_start",
-                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}},
-            )
-            delta = {"type": "text_delta", "text": block["text"]}
-        else:
-            empty = {**block, "input": {}}
-            yield "content_block_start", {"type": "content_block_start", "index": index, "content_block": empty}
-            delta = {"type": "input_json_delta", "partial_json": json.dumps(block["input"], ensure_ascii=False)}
-        yield "content_block_delta", {"type": "content_block_delta", "index": index, "delta": delta}
-        yield "content_block_stop", {"type": "content_block_stop", "index": index}
-    final = {"stop_reason": body["stop_reason"], "stop_sequence": None}
-    yield (
-        "message_delta",
-        {"type": "message_delta", "delta": final, "usage": {"output_tokens": reply.completion_tokens}},
+    options = call_options("messages", body, _names(tools))
+    return Request(
+        "messages", str(body.get("model", "")), messages, tools, requested, bool(body.get("stream")), options
     )
-    yield "message_stop", {"type": "message_stop"}
