@@ -28,7 +28,7 @@ FLOORS: list[tuple[str, ...]] = [
     ("sources",),
     ("rollouts", "runs"),
     ("llm", "builtin"),
-    ("executors", "rescore", "export", "report"),
+    ("executors", "rescore", "export", "report", "checks"),
     ("runner",),
     ("serve", "platform"),
     ("cli",),

@@ -140,12 +140,22 @@ __all__ += list(_DECLARATIVE)
 _PLATFORM = ("AsyncClient", "Client")
 __all__ += list(_PLATFORM)
 
+# `rolloutgym.check(ENV)`: the env's report card (rolloutgym.checks), loaded on first use.
+_CHECKS = ("check",)
+__all__ += list(_CHECKS)
+
 
 def __getattr__(name: str) -> object:
     if name in _PLATFORM:
         from . import platform
 
         value = getattr(platform, name)
+        globals()[name] = value
+        return value
+    if name in _CHECKS:
+        from . import checks
+
+        value = getattr(checks, name)
         globals()[name] = value
         return value
     if name in _DECLARATIVE:

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Sequence
 
 # Command modules register themselves on ``app`` when imported.
-from . import listing, running, runs, runs_data  # noqa: E402,F401
+from . import check, listing, running, runs, runs_data  # noqa: E402,F401
 from ._app import EXIT_USAGE, app, error_console, markup_safe
 
 COMMAND_MODULES = ["report", "serve", "platform"]
