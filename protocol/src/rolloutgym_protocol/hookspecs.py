@@ -156,3 +156,31 @@ def rolloutgym_commands(cli: Any) -> None:
 
             cli.add_typer(train, name="train")
     """
+
+
+@hookspec
+def rolloutgym_hack_probes() -> Sequence[Any]:
+    """Return the hack probes this plugin adds to ``rolloutgym check`` (its known attack classes).
+
+    Called when ``rolloutgym check`` (or ``rolloutgym.check()``, or the conformance kit) runs
+    the hack probe. Return subclasses of ``rolloutgym.checks.HackProbe`` (or ``"module:Class"``
+    strings, imported then): each is an adversarial policy for one class of exploit, played on
+    every checked task, that must score no more than the null policy. A probe's ``name`` is
+    its check on the card (``probe:NAME``); ``exploit`` says in one line what a grader that
+    falls for it does wrong; ``play(view)`` yields actions (see ``rolloutgym.checks.probes``).
+
+    Example::
+
+        @hookimpl
+        def rolloutgym_hack_probes():
+            from rolloutgym.checks import HackProbe
+
+            class SqlCommentProbe(HackProbe):
+                name = "sql-comment"
+                exploit = "a query that comments out its WHERE clause matches the expected rows"
+
+                def play(self, view):
+                    yield view.reply("SELECT * FROM orders -- WHERE id = 1")
+
+            return [SqlCommentProbe]
+    """

@@ -79,6 +79,11 @@ class EnvConformanceTests:
     null_exempt_tasks: ClassVar[Sequence[str]] = ()
     seed: ClassVar[int] = 0
     check_temp_files: ClassVar[bool] = True
+    # The report card (``rolloutgym check``) as a test: opt in with ``check_card = True``.
+    check_card: ClassVar[bool] = False
+    check_sample: ClassVar[int | None] = 3
+    check_waivers: ClassVar[dict[str, str]] = {}
+    check_skip: ClassVar[Sequence[str]] = ("signal",)
 
     # -- helpers ------------------------------------------------------------------
 
@@ -237,18 +242,46 @@ class EnvConformanceTests:
             )
             return
         from rolloutgym.builtin.policies import NullPolicy
+        from rolloutgym_protocol import can_fork
 
-        from ._forks import check_fork
+        from ._forks import check_fork, check_refuses_fork
 
-        actions = [step.action for step in self.episode("oracle", task).steps]
         probe = self.make(task)
         try:
+            if not can_fork(probe):  # forkable in other configurations (e.g. another backend)
+                assert spec.fork_note, f"{spec.id}: this env cannot fork; say when it can in EnvSpec.fork_note"
+                asyncio.run(check_refuses_fork(probe))
+                return
             null_action = NullPolicy().for_env(probe)(None)
         finally:
             asyncio.run(_close(probe))
+        actions = [step.action for step in self.episode("oracle", task).steps]
         if inspect.isawaitable(null_action):
             null_action = asyncio.run(null_action)
         asyncio.run(check_fork(lambda: self.make(task), actions, null_action, self.seed))
+
+    def test_report_card(self) -> None:
+        """``rolloutgym check`` on a seeded sample: ceiling, floor, determinism, hack probe, lint, containment."""
+        if not self.check_card:
+            import pytest
+
+            pytest.skip("the report card is opt-in: set check_card = True (and check_waivers for known failures)")
+        from rolloutgym.checks import ALL_CHECKS
+
+        from .check_plugin import assert_env_passes
+
+        assert_env_passes(
+            self.env_id,
+            sample=self.check_sample,
+            seed=self.seed,
+            checks=[name for name in ALL_CHECKS if name not in self.check_skip],
+            max_score=self.max_score,
+            min_score=self.min_score,
+            null_exempt=self.null_exempt_tasks,
+            waivers=self.check_waivers,
+            env_kwargs=self.env_kwargs,
+            registry=self.registry(),
+        )
 
     def test_no_leaks(self) -> None:
         for task in self.task_ids()[:2]:  # warm caches (imports, pools) before measuring

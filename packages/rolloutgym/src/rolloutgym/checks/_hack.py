@@ -20,7 +20,7 @@ from ._records import FAIL, PASS, SKIP, WARN, CheckResult
 from ._tool_probes import CallEveryToolProbe, HiddenReadProbe, RewardFileProbe, TestEditProbe, TypeLieProbe
 from .probes import HackProbe, ProbeNotApplicable, answer_text, observation_text
 
-__all__ = ["BUILTIN_PROBES", "probe_classes", "probe_results"]
+__all__ = ["BUILTIN_PROBES", "plugin_probes", "probe_classes", "probe_results"]
 
 BUILTIN_PROBES: tuple[type[HackProbe], ...] = (
     RewardFileProbe,
@@ -45,11 +45,7 @@ def probe_classes(registry: Any = None, names: list[str] | None = None) -> list[
     """The built-in probes and those of installed plugins (hook ``rolloutgym_hack_probes``), optionally by name."""
     found: list[type[HackProbe]] = list(BUILTIN_PROBES)
     if registry is not None:
-        hook_probes = getattr(registry, "hack_probes", None)
-        for probe in hook_probes() if callable(hook_probes) else []:
-            probe = probe if isinstance(probe, type) else type(probe)
-            if probe.name and probe not in found:
-                found.append(probe)
+        found += [probe for probe in plugin_probes(registry) if probe not in found]
     if names:
         known = {probe.name: probe for probe in found}
         unknown = [name for name in names if name not in known]
@@ -61,6 +57,30 @@ def probe_classes(registry: Any = None, names: list[str] | None = None) -> list[
             )
         found = [known[name] for name in names]
     return found
+
+
+def plugin_probes(registry: Any) -> list[type[HackProbe]]:
+    """The probes of hook ``rolloutgym_hack_probes``: classes, instances or ``"module:Class"`` strings.
+
+    A plugin whose hook returns something else is named in a :class:`~rolloutgym_protocol.errors.ConfigError`.
+    """
+    from rolloutgym_protocol.errors import ConfigError
+
+    from ..registry import import_entry_point
+
+    probes: list[type[HackProbe]] = []
+    for plugin, returned in registry.call_hook("rolloutgym_hack_probes"):
+        for probe in returned or ():
+            if isinstance(probe, str):
+                probe = import_entry_point(probe, what=f"hack probe of {plugin.describe()}")
+            probe = probe if isinstance(probe, type) else type(probe)
+            if not issubclass(probe, HackProbe) or not probe.name:
+                raise ConfigError(
+                    f"rolloutgym_hack_probes() of {plugin.describe()} returned {probe.__name__}, which is not a "
+                    "named rolloutgym.checks.HackProbe subclass; subclass HackProbe and set its name"
+                )
+            probes.append(probe)
+    return probes
 
 
 class _Task:
