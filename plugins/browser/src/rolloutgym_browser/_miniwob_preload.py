@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ._browser_pool import release_result
+from ._miniwob_sanitize import SANITIZE_JS
 from ._miniwob_server import StaticServer
 
 __all__ = ["open_task_page", "prepare_next", "server_for", "take_ready"]
@@ -61,6 +62,7 @@ async def open_task_page(pool: Any, origin: str, task_file: str) -> tuple[Any, A
     try:
         # The package's own files load; nothing else does (not the network, not local files).
         await context.route(re.compile(rf"^(?!{re.escape(origin)}/)"), block)
+        await page.add_init_script(script=SANITIZE_JS)  # typed text the page echoes cannot become script
         await page.goto(f"{origin}/miniwob/{task_file}", wait_until="load")
     except BaseException:
         pool.release(context)

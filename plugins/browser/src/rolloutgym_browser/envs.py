@@ -23,6 +23,7 @@ from urllib.parse import quote
 
 from rolloutgym_protocol import AsyncEnv, Score, spaces
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError, PolicyError
+from rolloutgym_protocol.toolcalls import normalize_tool_action
 
 from ._actions import (
     BROWSER_TOOLS,
@@ -212,6 +213,7 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         if isinstance(action, str):
             return await self._finish([], _answer_text(action))
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         calls = tool_calls_of(action)
         if calls is None:
             content = action.get("content") if isinstance(action, dict) else None
