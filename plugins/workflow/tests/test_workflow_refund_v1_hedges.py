@@ -101,3 +101,35 @@ class TestRefundV1Conformance(EnvConformanceTests):
     """The conformance kit on workflow/refund-v1: oracle 1.0 and null 0.0 on every task."""
 
     env_id = V1
+
+
+def _disguised(word: str) -> dict[str, str]:
+    """``word`` as a reader still reads it, written with Unicode format tricks (issue 50, class 5)."""
+    middle = len(word) // 2
+    return {
+        "full-width": "".join(chr(ord(char) + 0xFEE0) if "!" <= char <= "~" else char for char in word),
+        "soft hyphen": word[:middle] + "\u00ad" + word[middle:],
+        "zero-width space": word[:middle] + "\u200b" + word[middle:],
+        "zero-width joiner": word[:middle] + "\u200d" + word[middle:],
+        "word joiner": word[:middle] + "\u2060" + word[middle:],
+        "byte-order mark": "\ufeff" + word,
+        "bidi marks": "\u200e" + word + "\u200f",
+        "mathematical bold": "".join(
+            chr(0x1D41A + ord(char) - ord("a")) if "a" <= char <= "z" else char for char in word
+        ),
+        "circled": "".join(chr(0x24D0 + ord(char) - ord("a")) if "a" <= char <= "z" else char for char in word),
+        "full-width with soft hyphens": "\u00ad".join(chr(ord(char) + 0xFEE0) for char in word),
+    }
+
+
+@pytest.mark.parametrize("item", STATUS_TASKS[:2], ids=lambda item: item.id)
+def test_a_competing_status_in_disguise_is_still_a_hedge(item: Any) -> None:
+    status = _status(item)
+    other = next(word for word in item.metadata["competing_terms"] if " " not in word)
+    for trick, written in _disguised(other).items():
+        assert written != other
+        reward, info = _play(item.id, item.reference_actions, f"Your order is {status}, or perhaps {written}.")
+        assert reward == 0.0, (trick, written, info["score"]["feedback"])
+    for trick, written in _disguised(status).items():  # and the right status in disguise is read as written
+        reward, info = _play(item.id, item.reference_actions, f"Your order is {written}.")
+        assert reward == 1.0, (trick, written, info["score"]["feedback"])

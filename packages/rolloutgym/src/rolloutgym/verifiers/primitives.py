@@ -9,7 +9,8 @@ what was expected and what was found.
 =====================  =========================================================================
 ``state_match``        ``expected: {path: value}`` all hold in the final state (paths: see ``paths``)
 ``contains_terms``     every term is in the final answer (or the state JSON); ``case_sensitive``;
-                       ``competing_terms``: none of these other answers may be given (hedges fail)
+                       ``competing_terms``: none of these other answers may be given (hedges fail);
+                       the answer is read after NFKC, without format characters (soft hyphens...)
 ``tool_was_called``    ``tool`` was called (``arguments`` subset, ``count``/``min_count``)
 ``no_tool_errors``     no tool call failed
 ``final_answer``       the agent gave a non-empty final answer (``min_length``)
@@ -21,6 +22,7 @@ what was expected and what was found.
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Mapping
 from typing import Any, Literal
 
@@ -104,6 +106,16 @@ _NEGATION = re.compile(
 )
 
 
+def _readable(text: str) -> str:
+    """``text`` as a reader sees it: NFKC (full-width and compatibility letters become plain
+    ones) without format characters (soft hyphens, zero-width spaces and joiners, bidi
+    controls: category Cf), so "ｓｈｉｐｐｅｄ" and "ship\u00adped" are the word "shipped"."""
+    text = unicodedata.normalize("NFKC", text)
+    if text.isascii():
+        return text
+    return unicodedata.normalize("NFKC", "".join(char for char in text if unicodedata.category(char) != "Cf"))
+
+
 def _task_terms(context: VerifierContext, key: str | None) -> list[str]:
     if not key:
         return []
@@ -129,7 +141,8 @@ def _contains_terms(params: ContainsTermsParams, context: VerifierContext) -> Sc
         haystack = json_text(context.final_state, default=safe_repr)
         where = "the final state"
     else:
-        haystack = context.final_output or ""
+        haystack = _readable(context.final_output or "")  # matched as read: no format tricks either way
+        terms, competing = [_readable(term) for term in terms], [_readable(term) for term in competing]
         where = "the final answer"
     if not terms:
         return _passed(True, "no terms required")
