@@ -7,6 +7,7 @@ is either served under its family or excluded with a reason).
 
 from __future__ import annotations
 
+import functools
 import importlib.metadata
 import json
 from importlib import resources
@@ -81,8 +82,10 @@ def family_generators(family: str) -> tuple[str, ...]:
     return FAMILIES[family]
 
 
+@functools.cache
 def package_version() -> str | None:
-    """The installed reasoning-gym version, or None (reads metadata only)."""
+    """The installed reasoning-gym version, or None (reads metadata only, once per process:
+    every graded reply names it)."""
     try:
         return importlib.metadata.version(PACKAGE)
     except importlib.metadata.PackageNotFoundError:
