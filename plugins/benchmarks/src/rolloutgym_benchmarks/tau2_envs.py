@@ -33,8 +33,10 @@ from typing import Any
 import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import ConfigError
+from rolloutgym_protocol.toolcalls import normalize_tool_action
 
 from ._tau2_user import device_calls, user_section
+from ._tool_bounds import parse_arguments
 from .tau2_tasks import _BASES, DOMAINS, PACKAGE, Tau2Task, _tasks, _tau2, cached_domain, load_tasks, package_version
 
 __all__ = ["MAX_REPLIES", "STOP", "Tau2Env", "evaluate_trajectory", "make_env"]
@@ -54,11 +56,9 @@ def _call_parts(call: Any, index: int) -> tuple[str, str | None, dict[str, Any] 
     call_id = call.get("id") if isinstance(call.get("id"), str) else f"call_{index}"
     body = call.get("function") if isinstance(call.get("function"), dict) else call
     name, arguments = body.get("name"), body.get("arguments", {})
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments or "{}")
-        except json.JSONDecodeError as error:
-            return call_id, name, None, f"the arguments are not JSON ({error.msg})"
+    arguments, problem = parse_arguments(arguments)  # bounded before tau2 keeps them (see _tool_bounds)
+    if problem is not None:
+        return call_id, name, None, problem
     if not isinstance(name, str) or not isinstance(arguments, dict):
         return call_id, name, None, "a tool call needs a name and an object of arguments"
     return call_id, name, arguments, None
@@ -129,6 +129,7 @@ class Tau2Env(gym.Env[list[dict[str, Any]], Any]):
         if self._done:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
         self._replies += 1
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         calls = action.get("tool_calls") if isinstance(action, dict) else None
         content = action.get("content") if isinstance(action, dict) else action
         content = content if isinstance(content, str) else ""

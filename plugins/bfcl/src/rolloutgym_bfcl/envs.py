@@ -25,6 +25,7 @@ from typing import Any
 import gymnasium as gym
 from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 from rolloutgym_protocol.errors import ConfigError
+from rolloutgym_protocol.toolcalls import normalize_tool_action
 
 from ._categories import Category, category_for_env
 from ._data import BfclTask, package_version, tasks_for_env
@@ -75,6 +76,7 @@ class BfclSingleTurnEnv(SingleTurnEnv[Messages, Any]):
         return []
 
     def evaluate(self, action: Any) -> Score:
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         decoded = decode_reply(action)
         kind = self.category.kind
         if kind in ("irrelevance", "relevance"):
@@ -207,6 +209,7 @@ class BfclMultiTurnEnv(gym.Env[Messages, Any]):
     def step(self, action: Any) -> tuple[Messages, float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         decoded = decode_reply(action)
         # BFCL's harness ends the turn on a reply that does not decode to calls with object
         # arguments (plain text, bad JSON, non-object arguments) and runs none of its calls.

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from rolloutgym_protocol import AsyncEnv, Score, spaces
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError
+from rolloutgym_protocol.toolcalls import normalize_tool_action
 
 from ._actions import ActionError, CheckedToolCall, element_error, option_value, prepare_typed_text
 from ._dispatch import dispatch_tool_calls, tool_calls_of, with_page
@@ -187,6 +188,7 @@ class MiniWoBEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
     ) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if not self._active:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         calls = tool_calls_of(action)
         if calls is None:
             return await self._finish([], gave_up=True)

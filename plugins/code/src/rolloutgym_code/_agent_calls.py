@@ -7,14 +7,16 @@ from __future__ import annotations
 import json
 from typing import Any
 
+from rolloutgym_protocol.toolcalls import normalize_tool_action
+
 __all__ = ["as_message", "read_call", "tool_calls_of"]
 
 
 def as_message(action: Any) -> Any:
-    """``action``, a bare string taken as the assistant's text."""
+    """``action``, a bare string taken as the assistant's text; tool calls of any shape read as the protocol's."""
     if isinstance(action, str):
         return {"role": "assistant", "content": action}
-    return action
+    return normalize_tool_action(action)
 
 
 def tool_calls_of(message: Any) -> list[Any] | None:

@@ -17,6 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 from rolloutgym_protocol import ForkableEnv, Score, SingleTurnEnv, spaces
+from rolloutgym_protocol.toolcalls import normalize_tool_action, shape_error
 
 __all__ = ["ArithTask", "ArithmeticEnv", "GuessNumberEnv", "GuessTask", "arith_tasks", "guess_tasks"]
 
@@ -115,6 +116,7 @@ class GuessNumberEnv(ForkableEnv, gym.Env[list[dict[str, Any]], dict[str, Any]])
     def step(self, action: dict[str, Any]) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if self._done:
             raise RuntimeError("reset() must be called before step() and after an episode ends")
+        action = normalize_tool_action(action)  # every accepted shape of a tool call (rolloutgym_protocol.toolcalls)
         calls = action.get("tool_calls") if isinstance(action, dict) else None
         if not calls:
             reward, info = self._finish(False, f"answered without finding the number (target was {self.task.target})")
@@ -128,7 +130,9 @@ class GuessNumberEnv(ForkableEnv, gym.Env[list[dict[str, Any]], dict[str, Any]])
             number = _guess_argument(call)
             if number is None:
                 self._invalid += 1
-                message = "error: call the 'guess' tool with an integer argument 'number', e.g. {\"number\": 7}"
+                message = "error: " + shape_error(
+                    "call the 'guess' tool with an integer argument 'number', e.g. {\"number\": 7}"
+                )
                 observations.append({"role": "tool", "tool_call_id": call_id, "content": message})
                 continue
             self._guesses += 1
@@ -221,7 +225,7 @@ def _integer(text: str) -> int | None:
     return int(digits)
 
 
-class ArithmeticEnv(ForkableEnv, SingleTurnEnv[list[dict[str, Any]], str]):
+class ArithmeticEnv(SingleTurnEnv[list[dict[str, Any]], str]):
     """Answer an arithmetic question; the last integer in the answer is graded.
 
     Every other integer in the answer must be one of the question's numbers (work shown),
@@ -273,12 +277,6 @@ class ArithmeticEnv(ForkableEnv, SingleTurnEnv[list[dict[str, Any]], str]):
 
     def terminal_observation(self, action: str) -> list[dict[str, Any]]:
         return []
-
-    def _snapshot_state(self) -> dict[str, Any]:
-        return {"active": self._episode_active}
-
-    def _restore_state(self, data: dict[str, Any]) -> None:
-        self._episode_active = bool(data["active"])
 
     def oracle_action(self) -> str:
         return str(self.task.answer)
