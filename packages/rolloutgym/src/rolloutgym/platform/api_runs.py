@@ -30,13 +30,25 @@ RUN_OPTIONS = (
 )
 
 
-def _check_policy(session: Session, org: str, policy: str) -> None:
+def _check_policy(session: Session, org: str, policy: str) -> str:
+    """The policy as the workers build it (the rollout SDK's ``openai/gpt-4o-mini`` is ``openai:gpt-4o-mini``); 400
+    for a provider that is not installed, or one without its model, when the run is submitted (not on a worker)."""
     if not policy:
         raise ApiError(400, "give a model or policy, e.g. model='hf:tiny' or 'openai:gpt-4o-mini'")
     if policy.startswith("job:"):
         job = _own(session, Job, policy.removeprefix("job:"), org, "job")
         if job.state != "succeeded":
             raise ApiError(400, f"job {job.id} is {job.state}; its model is usable once it has succeeded")
+    if policy.startswith(("job:", "replay:")):
+        return policy
+    from rolloutgym_protocol.errors import ConfigError, PolicyNotFound
+
+    from ..registry import get_registry
+
+    try:
+        return get_registry().policy_reference(policy)
+    except (PolicyNotFound, ConfigError) as exc:
+        raise ApiError(400, str(exc)) from None
 
 
 async def queue_run(request: Request, run_id: str | None = None) -> dict[str, Any]:
@@ -56,7 +68,7 @@ def _create_run(request: Request, body: dict[str, Any], run_id: str | None = Non
     # workers' NOTIFY are one statement, so queuing a run is two round trips to the server.
     with Session(db.autocommit(_platform(request).sessions.kw["bind"])) as session:
         version = latest_version(session, key.org, slug)
-        _check_policy(session, key.org, policy)
+        policy = _check_policy(session, key.org, policy)
         options["env_version"] = version.version
         values = {"id": run_id or db.new_id("run"), "org": key.org, "env_slug": slug, "env_version_id": version.id}
         run = _insert_run(session, values | {"policy": policy, "n": n, "options": options})

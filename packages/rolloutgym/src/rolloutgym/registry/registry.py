@@ -40,6 +40,7 @@ from rolloutgym_protocol.specs import (
 from ._build import adapt_env, import_entry_point, tag_env
 from ._hints import KNOWN_PLUGINS, env_not_found_message, install_hint
 from ._plugins import PluginInfo, core_plugins, discover_plugins, warn_unmarked_hooks
+from ._policy_refs import ACCEPTED_FORMS, normal_policy_reference, unknown_provider
 from ._tasks import TaskIndex, task_split
 
 __all__ = ["Registered", "Registry"]
@@ -382,14 +383,33 @@ class Registry:
         return sorted((entry.spec for entry in self.policy_specs().values()), key=lambda spec: spec.name)
 
     def make_policy(self, reference: str, **options: Any) -> Any:
-        """Create a policy from ``"provider"`` or ``"provider:model"`` (e.g. ``"openai:gpt-4o-mini"``)."""
-        provider, _, model = reference.partition(":")
+        """Create a policy from ``"provider"`` or ``"provider:model"`` (e.g. ``"openai:gpt-4o-mini"``; the rollout
+        SDK's ``openai/gpt-4o-mini`` is read so)."""
+        provider, model = self.check_policy(reference)
+        spec: PolicySpec = self.policy_specs()[provider].spec
+        factory = import_entry_point(spec.entry_point, what=f"policy provider {provider}")
+        return factory(model or None, **options)
+
+    def policy_reference(self, reference: str) -> str:
+        """``reference`` as ``provider[:model]`` (``openai/gpt-4o-mini`` -> ``openai:gpt-4o-mini``); raises as
+        :meth:`make_policy` would for an unknown provider or a missing model, without building anything."""
+        provider, model = self.check_policy(reference)
+        return f"{provider}:{model}" if model else provider
+
+    def check_policy(self, reference: str) -> tuple[str, str]:
+        """``(provider, model)`` of a policy reference; PolicyNotFound or ConfigError naming the accepted forms."""
         registered = self.policy_specs()
+        provider, _, model = normal_policy_reference(reference, registered).partition(":")
         if provider not in registered:
+            unknown = unknown_provider(reference, provider)
+            if unknown is not None and provider.partition("/")[0] not in KNOWN_PLUGINS:
+                raise unknown
+            if unknown is not None:  # openai/gpt-4o-mini without the openai plugin: install it, write openai:...
+                provider, _, model = provider.partition("/")
             names = sorted(registered)
             message = (
                 f"no policy provider '{provider}'.{did_you_mean(provider, names)} "
-                f"Installed providers: {', '.join(names) or 'none'}."
+                f"Installed providers: {', '.join(names) or 'none'}. Accepted forms: {ACCEPTED_FORMS}."
             )
             if provider in KNOWN_PLUGINS:
                 message += f" '{provider}' comes from '{KNOWN_PLUGINS[provider]}'. {self.install_hint(provider)}"
@@ -398,8 +418,7 @@ class Registry:
         if spec.requires_model and not model:
             example = spec.example or f"{provider}:MODEL"
             raise ConfigError(f"policy provider '{provider}' needs a model: use --policy {example}")
-        factory = import_entry_point(spec.entry_point, what=f"policy provider {provider}")
-        return factory(model or None, **options)
+        return provider, model
 
     def _named(self, kind: str, table: dict[str, Registered], name: str, error: type[Exception]) -> Any:
         if name not in table:
