@@ -113,6 +113,18 @@ class _ServedConformance(EnvConformanceTests):
                 f"{self.env_id} {task}: the served null score differs from in process"
             )
 
+    def test_fork(self) -> None:
+        """A served env does not fork yet (the server protocol has no snapshot operation): it says so in one line."""
+        from rolloutgym_protocol import forking
+        from rolloutgym_protocol.errors import NotForkable
+
+        environment = self.make(self.task_ids()[0])
+        try:
+            with pytest.raises(NotForkable, match=r"^RemoteEnv cannot fork: [^\n]+$"):
+                forking.fork(environment)
+        finally:
+            environment.close()
+
 
 # One kit class per shipped env (the kit is a class with a fixed env id).
 for _env_id in ENV_IDS:

@@ -21,6 +21,7 @@ from gymnasium.utils import seeding
 
 from .display import int_text, safe_repr
 from .errors import EnvClosedError, InvalidStepResult
+from .forking import AsyncForkableEnv, ForkableEnv
 from .scores import Score
 
 __all__ = [
@@ -129,14 +130,24 @@ def _resolve_evaluation(result: EvaluationResult) -> tuple[float, dict[str, Any]
 _NOT_ACTIVE = "reset() must be called before step() and after an episode ends"
 
 
-class SingleTurnEnv(gym.Env[ObsT, ActT], abc.ABC):
+class SingleTurnEnv(ForkableEnv, gym.Env[ObsT, ActT], abc.ABC):
     """A one-step environment: ``reset`` shows a prompt, ``step`` grades the answer.
 
     Implement :meth:`initial_observation` and :meth:`evaluate`; optionally
     :meth:`terminal_observation`. ``step`` always terminates the episode.
+
+    It forks (:class:`~rolloutgym_protocol.ForkableEnv`): its state is whether the answer is
+    still due. A subclass whose prompt depends on more than its task (drawn at ``reset``)
+    adds that to ``_snapshot_state``/``_restore_state``.
     """
 
     _episode_active: bool = False
+
+    def _snapshot_state(self) -> dict[str, Any]:
+        return {"active": self._episode_active}
+
+    def _restore_state(self, data: dict[str, Any]) -> None:
+        self._episode_active = bool(data["active"])
 
     @abc.abstractmethod
     def initial_observation(self, *, options: dict[str, Any] | None) -> tuple[ObsT, dict[str, Any]]:
@@ -165,10 +176,16 @@ class SingleTurnEnv(gym.Env[ObsT, ActT], abc.ABC):
         return observation, reward, True, False, info
 
 
-class AsyncSingleTurnEnv(AsyncEnv[ObsT, ActT], abc.ABC):
-    """The async twin of :class:`SingleTurnEnv`; hooks may be coroutines."""
+class AsyncSingleTurnEnv(AsyncForkableEnv, AsyncEnv[ObsT, ActT], abc.ABC):
+    """The async twin of :class:`SingleTurnEnv`; hooks may be coroutines. It forks as :class:`SingleTurnEnv` does."""
 
     _episode_active: bool = False
+
+    async def _snapshot_state(self) -> dict[str, Any]:
+        return {"active": self._episode_active}
+
+    async def _restore_state(self, data: dict[str, Any]) -> None:
+        self._episode_active = bool(data["active"])
 
     @abc.abstractmethod
     async def initial_observation(self, *, options: dict[str, Any] | None) -> tuple[ObsT, dict[str, Any]]:

@@ -247,9 +247,14 @@ def _check_count(n: Any) -> int:
 
 
 class ForkableEnv:
-    """Mix into a ``gymnasium.Env`` that can copy its episode: ``snapshot``, ``restore``, ``fork``."""
+    """Mix into a ``gymnasium.Env`` that can copy its episode: ``snapshot``, ``restore``, ``fork``.
+
+    ``forkable`` may be overridden (a property) by an env whose instances fork only in some
+    configurations; ``fork_note`` then says why one cannot.
+    """
 
     state_version: ClassVar[int] = 1
+    forkable: bool = True
 
     def _snapshot_state(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -262,10 +267,14 @@ class ForkableEnv:
 
     def snapshot(self) -> EnvState:
         """The episode's state now (JSON data and blobs; safe to store)."""
+        if not self.forkable:
+            raise _not_forkable(self)
         return _make_state(self, self._snapshot_state())
 
     def restore(self, state: EnvState) -> None:
         """Put this env in ``state`` (taken from an env of the same class, env id and task)."""
+        if not self.forkable:
+            raise _not_forkable(self)
         data = _check_state(self, state)
         _restore_generator(self, data)
         try:
@@ -285,9 +294,10 @@ class ForkableEnv:
 
 
 class AsyncForkableEnv:
-    """Mix into an ``AsyncEnv`` that can copy its episode; the hooks may be coroutines."""
+    """Mix into an ``AsyncEnv`` that can copy its episode; the hooks may be coroutines (see :class:`ForkableEnv`)."""
 
     state_version: ClassVar[int] = 1
+    forkable: bool = True
 
     async def _snapshot_state(self) -> dict[str, Any]:
         raise NotImplementedError
@@ -300,10 +310,14 @@ class AsyncForkableEnv:
 
     async def snapshot(self) -> EnvState:
         """The episode's state now (JSON data and blobs; safe to store)."""
+        if not self.forkable:
+            raise _not_forkable(self)
         return _make_state(self, await self._snapshot_state())
 
     async def restore(self, state: EnvState) -> None:
         """Put this env in ``state`` (taken from an env of the same class, env id and task)."""
+        if not self.forkable:
+            raise _not_forkable(self)
         data = _check_state(self, state)
         _restore_generator(self, data)
         try:
@@ -335,7 +349,7 @@ def _forkable_layer(env: Any) -> Any:
     while current is not None and id(current) not in seen:
         seen.add(id(current))
         if isinstance(current, (ForkableEnv, AsyncForkableEnv)):
-            return current
+            return current if current.forkable else None
         current = _inner(current)
     return None
 

@@ -17,7 +17,7 @@ from typing import Any
 from rolloutgym_protocol import EnvState, afork, as_async, asnapshot, can_fork, to_jsonable
 from rolloutgym_protocol.forking import arestore
 
-__all__ = ["check_fork"]
+__all__ = ["check_fork", "check_refuses_fork"]
 
 
 def _comparable(outcome: tuple[Any, ...]) -> str:
@@ -33,6 +33,18 @@ async def _close(env: Any) -> None:
     result = env.close()
     if inspect.isawaitable(result):
         await result
+
+
+async def check_refuses_fork(env: Any) -> None:
+    """An env that cannot fork says so with ``NotForkable`` (one line), not with a traceback or a bad copy."""
+    from rolloutgym_protocol.errors import NotForkable
+
+    try:
+        await afork(as_async(env))
+    except NotForkable as exc:
+        assert "\n" not in str(exc), f"NotForkable's message is not one line: {exc}"
+    else:
+        raise AssertionError(f"{type(env).__name__}: can_fork() is False but fork() did not raise NotForkable")
 
 
 async def check_fork(make: Callable[[], Any], actions: Sequence[Any], null_action: Any, seed: int | None) -> None:

@@ -51,6 +51,7 @@ def _rg_spec(family: str, source: str) -> EnvSpec:
         max_steps=1,
         kwargs={"family": family},
         replayable=True,
+        forkable=True,
     )
 
 
@@ -93,6 +94,7 @@ def _ifeval_specs() -> list[EnvSpec]:
             splits=("train", "test"),
             max_steps=1,
             replayable=True,
+            forkable=True,
         )
     ]
 
@@ -127,6 +129,7 @@ def _scienceworld_specs() -> list[EnvSpec]:
                 # A variation's world can differ between processes (the simulator's object
                 # order): replaying recorded commands elsewhere need not reproduce the episode.
                 replayable=False,
+                fork_note="the world lives in ScienceWorld's Java simulator, which cannot copy a running game",
             )
         )
     return specs
@@ -158,6 +161,7 @@ def _mmath_specs() -> list[EnvSpec]:
             max_steps=1,
             kwargs={"env_id": env_id},
             replayable=True,
+            forkable=True,
         )
         for env_id, (_, what) in MMATH_SUBSETS.items()
     ]
@@ -179,6 +183,7 @@ def _math_specs() -> list[EnvSpec]:
             splits=("train", "test"),
             max_steps=1,
             replayable=True,
+            forkable=True,
         ),
         EnvSpec(
             id="bench/aime-v0",
@@ -194,6 +199,7 @@ def _math_specs() -> list[EnvSpec]:
             splits=("train", "test"),
             max_steps=1,
             replayable=True,
+            forkable=True,
         ),
     ]
 
@@ -237,6 +243,10 @@ def _agentdojo_specs() -> list[EnvSpec]:
                     max_steps=MAX_TOOL_REPLIES + 1,
                     kwargs={"suite": suite, "injection": injection},
                     replayable=True,
+                    fork_note=(
+                        "the suite's environment is AgentDojo's runtime objects, which have no data form to store; "
+                        "not forkable yet (replay the actions on a fresh env instead: the env is replayable)"
+                    ),
                 )
             )
     return specs
@@ -276,6 +286,10 @@ def _tau2_specs() -> list[EnvSpec]:
                 max_steps=MAX_REPLIES + 1,
                 kwargs={"env_name": name},
                 replayable=True,
+                fork_note=(
+                    "tau2's environment and user simulator are the package's runtime objects; not forkable yet "
+                    "(replay the actions on a fresh env instead: the env is replayable)"
+                ),
             )
         )
     return specs

@@ -44,6 +44,13 @@ def _spec(category: Category, source: str) -> EnvSpec:
         max_steps=200 if multi_turn else 1,
         kwargs={"env_id": category.env_id},
         replayable=True,
+        forkable=not multi_turn,
+        fork_note=(
+            "BFCL's stateful backends are bfcl-eval's Python objects, which have no data form to store; "
+            "not forkable yet (replay the actions on a fresh env instead: the env is replayable)"
+        )
+        if multi_turn
+        else "",
     )
 
 

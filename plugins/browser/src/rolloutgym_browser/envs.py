@@ -21,7 +21,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 from urllib.parse import quote
 
-from rolloutgym_protocol import AsyncEnv, Score, spaces
+from rolloutgym_protocol import AsyncEnv, AsyncForkableEnv, Score, spaces
 from rolloutgym_protocol.errors import ConfigError, EnvClosedError, PolicyError
 from rolloutgym_protocol.toolcalls import normalize_tool_action
 
@@ -39,6 +39,7 @@ from ._actions import (
 )
 from ._backend import Backend
 from ._dispatch import dispatch_tool_calls, tool_calls_of, with_page
+from ._dom_fork import CHROMIUM_NOTE, dom_state, restore_dom
 from ._model import Snapshot, SnapshotElement, format_snapshot, short_url
 from ._site import Site, SiteApp
 from ._task import BrowserTask, EpisodeOutcome, grade_with_ground_truth
@@ -94,7 +95,7 @@ def _canonical_path(path: str) -> str:
     return quote(path, safe="!$&'()*+,;=:@/?%-._~") if _is_site_path(path) else path
 
 
-class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
+class BrowserEnv(AsyncForkableEnv, AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
     """An episode on a :class:`Site` for one :class:`BrowserTask`.
 
     Args:
@@ -367,6 +368,32 @@ class BrowserEnv(AsyncEnv[list[dict[str, Any]], dict[str, Any]]):
 
     def null_action(self) -> dict[str, Any]:
         return {"role": "assistant", "content": ""}
+
+    # -- fork (AsyncForkableEnv): the dom backend's page and the site's state -----------
+
+    @property
+    def forkable(self) -> bool:  # type: ignore[override]
+        return self.backend.name == "dom"
+
+    @property
+    def fork_note(self) -> str:
+        return "" if self.forkable else CHROMIUM_NOTE
+
+    async def _snapshot_state(self) -> dict[str, Any]:
+        return dom_state(self)
+
+    async def _restore_state(self, data: dict[str, Any]) -> None:
+        restore_dom(self, data)
+
+    async def _fork_blank(self) -> BrowserEnv:
+        return BrowserEnv(
+            self.site,
+            self.task,
+            viewport=self.viewport,
+            name=self.name,
+            description=self.description,
+            grader=self.grader,
+        )
 
     async def close(self) -> None:
         """End the episode and release the backend (browser context, site server). Idempotent."""

@@ -23,6 +23,11 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=40,
             replayable=True,
+            forkable=True,
+            fork_note=(
+                "the dom backend forks (the site's state and the page as shown are copied); the chromium backend "
+                "does not: its page lives in a browser process (replay the recorded actions on a fresh env instead)"
+            ),
         ),
         EnvSpec(
             id="browser/miniwob-v0",
@@ -38,6 +43,10 @@ def rolloutgym_envs() -> list[EnvSpec]:
             tags=("browser", "multi-turn", "tools", "web", "benchmark", "miniwob"),
             splits=("test",),
             max_steps=30,
+            fork_note=(
+                "the page and its JavaScript state live in Chromium, which cannot copy a running page; replaying "
+                "the recorded actions with the same seed on a fresh env reaches the same page"
+            ),
         ),
     ]
 

@@ -8,13 +8,14 @@ or a ``submit`` call, ends the episode; the final step's ``info["score"]`` expla
 
 from __future__ import annotations
 
+import copy
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 import gymnasium as gym
-from rolloutgym_protocol import Score, spaces
+from rolloutgym_protocol import ForkableEnv, Score, from_jsonable, spaces, to_jsonable
 
 from ._agent_calls import as_message, read_call, tool_calls_of
 from ._tools import TOOL_ARGUMENTS, TOOLS, parse_arguments
@@ -63,7 +64,7 @@ class CodeTask:
     metadata: Mapping[str, Any] = field(default_factory=dict)
 
 
-class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
+class CodeEditingEnv(ForkableEnv, gym.Env[list[dict[str, Any]], dict[str, Any]]):
     """Edit a repository with file tools; graded by hidden tests run in a sandbox.
 
     Args:
@@ -300,6 +301,32 @@ class CodeEditingEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
     def null_action(self) -> dict[str, Any]:
         """Submit the repository unchanged."""
         return {"role": "assistant", "content": ""}
+
+    # -- fork (ForkableEnv): a copy of the workspace's files and the episode's counters ----
+
+    def _snapshot_state(self) -> dict[str, Any]:
+        files = None if self.workspace is None else self.workspace.text_files()
+        calls = [to_jsonable(list(call)) for call in self._tool_calls]
+        counters = [self._done, self._invalid, self._test_runs, self._oracle_position]
+        return {"files": files, "tool_calls": calls, "counters": counters}
+
+    def _restore_state(self, data: dict[str, Any]) -> None:
+        files = data["files"]
+        done, invalid, test_runs, oracle_position = data["counters"]
+        calls = [tuple(from_jsonable(call)) for call in data["tool_calls"]]
+        if any(len(call) != 4 for call in calls):
+            raise ValueError("a tool call record must have 4 fields")
+        # Workspace() checks every path (nothing outside the workspace) and every size.
+        workspace = None if files is None else Workspace({str(path): str(text) for path, text in files.items()})
+        self._close_workspace()
+        self.workspace, self._tool_calls = workspace, calls  # type: ignore[assignment]
+        self._done, self._invalid = bool(done), int(invalid)
+        self._test_runs, self._oracle_position = int(test_runs), int(oracle_position)
+
+    def _fork_blank(self) -> CodeEditingEnv:
+        blank = copy.copy(self)
+        blank.workspace = None  # never the parent's directory: restore makes the fork's own
+        return blank
 
     # -- cleanup ------------------------------------------------------------------------
 

@@ -134,6 +134,10 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
 
     metadata = {"render_modes": []}
     tools = [BASH_TOOL, SUBMIT_TOOL]
+    fork_note = (
+        "its shell commands change a sandbox's whole filesystem (packages, processes), which is copied only by "
+        "a sandbox snapshot; not forkable yet (replay the commands on a fresh env instead)"
+    )
 
     def __init__(
         self,

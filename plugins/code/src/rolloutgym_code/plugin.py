@@ -22,6 +22,8 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=30,
             replayable=True,
+            forkable=True,
+            fork_note="a fork copies the workspace's files (tests run in a fresh sandbox per call, so none is copied)",
         ),
         EnvSpec(
             id="code/pyfunc-v0",
@@ -35,6 +37,8 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=30,
             replayable=True,
+            forkable=True,
+            fork_note="a fork copies the workspace's files (tests run in a fresh sandbox per call, so none is copied)",
         ),
         EnvSpec(
             id="code/humaneval-v0",
@@ -51,6 +55,10 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("test",),
             max_steps=30,
             replayable=True,
+            fork_note=(
+                "mode=agent forks (the workspace's files are copied); the default completion mode is one answer "
+                "and does not fork yet (replay the answer on a fresh env instead: the env is replayable)"
+            ),
         ),
     ]
 

@@ -23,6 +23,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "dev", "test"),
             max_steps=1,
             replayable=True,
+            forkable=True,
         ),
         EnvSpec(
             id="trl/sums-v0",
@@ -37,6 +38,7 @@ def rolloutgym_envs() -> list[EnvSpec]:
             splits=("train", "test"),
             max_steps=1,
             replayable=True,
+            forkable=True,
         ),
     ]
 
