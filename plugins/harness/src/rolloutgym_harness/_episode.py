@@ -246,6 +246,9 @@ class _HarnessEpisode:
                 run_dir=scratch,
                 socket_path=self.endpoint.unix_socket,
                 port=self.endpoint.port,
+                packages=self.harness.sandbox_packages,
+                files=self.harness.sandbox_files,
+                folders=self.harness.sandbox_folders,
             )
         run.process = await asyncio.create_subprocess_exec(
             *argv,

@@ -25,7 +25,8 @@ from __future__ import annotations
 
 import shlex
 import sys
-from collections.abc import Mapping
+from pathlib import Path
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from rolloutgym_protocol import Step, Trajectory
@@ -62,7 +63,13 @@ class CommandHarness:
             env step of the episode, its printed answer the last.
         sandbox: ``"bwrap"`` runs the harness in bubblewrap (:mod:`rolloutgym_harness._sandbox`:
             no network but the endpoint at the same 127.0.0.1 address, the work folder the only
-            writable host folder); ``"none"`` (default) runs it on the host, unsandboxed.
+            writable host folder, an allow-listed filesystem: the system, the interpreter's
+            standard library and ``sandbox_packages``); ``"none"`` (default) runs it on the host,
+            unsandboxed.
+        sandbox_packages: the Python distributions the sandboxed harness may import (with what
+            they require; default: those of openai, anthropic, mcp that are installed). Never a
+            ``rolloutgym*`` package: env plugins, their data and graders stay outside.
+        sandbox_files, sandbox_folders: more host paths the sandboxed harness reads (read-only).
     """
 
     def __init__(
@@ -80,6 +87,9 @@ class CommandHarness:
         name: str | None = None,
         mcp: bool | str = "auto",
         sandbox: str = "none",
+        sandbox_packages: Sequence[str] | str | None = None,
+        sandbox_files: Sequence[str] = (),
+        sandbox_folders: Sequence[str] = (),
     ) -> None:
         if not command or not isinstance(command, str):
             raise ConfigError("harness:command needs a command template: --policy-arg command='agent {instruction}'")
@@ -122,10 +132,19 @@ class CommandHarness:
         self.mcp = mcp
         if sandbox not in ("none", "bwrap"):
             raise ConfigError(f"sandbox must be none or bwrap (--policy-arg sandbox=bwrap), got {sandbox!r}")
+        from ._sandbox import DEFAULT_PACKAGES, installed_packages, package_binds
+
+        if isinstance(sandbox_packages, str):
+            sandbox_packages = [name.strip() for name in sandbox_packages.split(",") if name.strip()]
+        packages = installed_packages(DEFAULT_PACKAGES) if sandbox_packages is None else tuple(sandbox_packages)
+        self.sandbox_packages = packages
+        self.sandbox_files = tuple(sandbox_files)
+        self.sandbox_folders = tuple(sandbox_folders)
         if sandbox == "bwrap":
             from ._sandbox import bwrap_path
 
             bwrap_path()
+            package_binds(packages)  # a bad list is an error now, not at the first episode
         self.sandbox = sandbox
         self.name = name or f"harness:command({self.model_name})"
 
@@ -167,6 +186,7 @@ _ALLOWED = {
     "name",
     "mcp",
     "sandbox",
+    "sandbox_packages",
 }
 _MINI_ALLOWED = (_ALLOWED - {"command"}) | {"step_limit"}
 
@@ -180,9 +200,10 @@ def make_policy(kind: str | None = None, **options: Any) -> CommandHarness:
             known = ", ".join(sorted(_MINI_ALLOWED))
             raise ConfigError(f"harness:mini-swe-agent: unknown option(s) {', '.join(unknown)}; known: {known}")
         step_limit = int(options.pop("step_limit", 20))
-        runner = f"{shlex.quote(sys.executable)} -m rolloutgym_harness.mini_swe"
-        command = f"{runner} {{instruction_file}} --step-limit {step_limit}"
-        return CommandHarness(command, **{"name": "harness:mini-swe-agent", **options})
+        script = str(Path(__file__).with_name("mini_swe.py"))  # run by path: needs no rolloutgym package
+        command = f"{shlex.quote(sys.executable)} {shlex.quote(script)} {{instruction_file}} --step-limit {step_limit}"
+        defaults = {"name": "harness:mini-swe-agent", "sandbox_packages": ("mini-swe-agent", "pyyaml")}
+        return CommandHarness(command, **{**defaults, **options, "sandbox_files": (script,)})
     if kind != "command":
         raise ConfigError(f"unknown harness {kind!r}; known: harness:command, harness:mini-swe-agent")
     unknown = sorted(set(options) - _ALLOWED)
