@@ -25,8 +25,8 @@ from __future__ import annotations
 
 import shlex
 import sys
-from pathlib import Path
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rolloutgym_protocol import Step, Trajectory
