@@ -58,7 +58,7 @@ class ResourceLimits:
     cpus: float = 1.0
     memory_bytes: int = 1 << 30
     pids: int = 256
-    disk_bytes: int | None = 1 << 30
+    disk_bytes: int | None = 256 << 20
     open_files: int = 1024
 
     def __post_init__(self) -> None:

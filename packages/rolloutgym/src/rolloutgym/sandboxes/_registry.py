@@ -46,5 +46,9 @@ def get_provider(name: str | SandboxProvider, **options: Any) -> SandboxProvider
             )
         factory = import_entry_point(specs[name].spec.entry_point, what=f"sandbox provider {name}")
     provider = factory(**options)
-    provider.check()
+    try:
+        provider.check()
+    except BaseException:
+        provider.close()
+        raise
     return provider
