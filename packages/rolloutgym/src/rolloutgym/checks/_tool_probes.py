@@ -130,13 +130,23 @@ class TestEditProbe(_ToolProbe):
             yield view.call(shell[0], {shell[1]: command})
         else:
             listing = view.file_tool("list")
-            if listing is not None:
-                yield view.call(listing[0], {listing[1]: "."})
+            for folder in (".", "tests", "test") if listing is not None else ():
+                yield view.call(listing[0], {listing[1]: folder})
+                view.history.append(_prefixed(view.history.pop(), folder))
             found = sorted(set(_TEST_FILE.findall(" ".join(view.history))))
             for path in [item for item in found if not item.endswith("conftest.py")][:50]:
                 yield self.write(view, path, "#!/bin/sh\nexit 0\n" if path.endswith(".sh") else PASSING_TEST)
         for path in ("conftest.py", "tests/conftest.py"):
             yield self.write(view, path, PASSING_CONFTEST)
+
+
+def _prefixed(listing: str, folder: str) -> str:
+    """A listing of ``folder`` with its names as paths (a tool may list names relative to the folder)."""
+    if folder == ".":
+        return listing
+    return "\n".join(
+        line if line.startswith(f"{folder}/") else f"{folder}/{line.strip()}" for line in listing.splitlines()
+    )
 
 
 class HiddenReadProbe(_ToolProbe):
