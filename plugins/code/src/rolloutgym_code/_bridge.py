@@ -14,7 +14,10 @@ thing the two sides share is this wire format: one JSON object per line.
   or evaluated; an object cannot lie about its type, because its type is chosen here.
 * A handle compares equal only to handles (asking the sandbox); against a plain value it
   is unequal, and its truth is an error: an object of the code under test can never stand
-  in for an expected value.
+  in for an expected value. Arithmetic is asked of the sandbox only between handles (and
+  must answer with a handle): with a plain operand, or unary, it is an error, so the code
+  under test never sees an expected value through ``result - expected`` nor picks the
+  number an ``abs(...) < tolerance`` compares.
 * Exceptions raised in the sandbox come back as builtin exception classes (or local
   classes for the code's own exception classes, deriving from the builtin base they
   name); anything else (``SystemExit``, ``KeyboardInterrupt``, pytest outcomes) is a

