@@ -52,6 +52,7 @@ __all__ = [
     "afork",
     "arestore",
     "asnapshot",
+    "aspawn",
     "can_fork",
     "fork",
     "restore",
@@ -284,7 +285,10 @@ class ForkableEnv:
 
     def fork(self, n: int = 1) -> list[Any]:
         """``n`` new envs in this env's state, independent of it and of each other."""
-        state = self.snapshot()
+        return self.spawn(self.snapshot(), n)
+
+    def spawn(self, state: EnvState, n: int = 1) -> list[Any]:
+        """``n`` new envs of this env's kind in ``state`` (e.g. a snapshot taken earlier in the episode)."""
         children = []
         for _ in range(_check_count(n)):
             child = _tagged_like(self._fork_blank(), self)
@@ -327,7 +331,10 @@ class AsyncForkableEnv:
 
     async def fork(self, n: int = 1) -> list[Any]:
         """``n`` new envs in this env's state, independent of it and of each other."""
-        state = await self.snapshot()
+        return await self.spawn(await self.snapshot(), n)
+
+    async def spawn(self, state: EnvState, n: int = 1) -> list[Any]:
+        """``n`` new envs of this env's kind in ``state`` (e.g. a snapshot taken earlier in the episode)."""
         children = []
         for _ in range(_check_count(n)):
             child = _tagged_like(await self._fork_blank(), self)
@@ -447,6 +454,20 @@ async def arestore(env: Any, state: EnvState) -> None:
     if layer is None:
         raise _not_forkable(env)
     await _maybe_await(layer.restore(state))
+
+
+async def aspawn(env: Any, state: EnvState, n: int = 1) -> list[Any]:
+    """``n`` new envs like ``env`` (wrapped and adapted as it is) in ``state``, a snapshot taken from it earlier.
+
+    The engine's branching rollouts snapshot the trunk before each branch step and spawn the
+    branches later, so no env is held open per branch step.
+    """
+    layer = _forkable_layer(env)
+    if layer is None:
+        raise _not_forkable(env)
+    if env is layer:
+        return await _maybe_await(env.spawn(state, n))
+    return [_rewrap(env, child) for child in await aspawn(_inner(env), state, n)]
 
 
 async def afork(env: Any, n: int = 1) -> list[Any]:

@@ -48,7 +48,7 @@ from .registry import (
 from .registry import (
     envs as list_envs,
 )
-from .rollouts import arollout, arollout_group, rollout, rollout_group
+from .rollouts import arollout, arollout_group, arollout_tree, rollout, rollout_group, rollout_tree
 from .runner import RunConfig, RunResult, arun, run
 from .sources import load, make, make_async
 
@@ -90,6 +90,7 @@ __all__ = [
     "__version__",
     "arollout",
     "arollout_group",
+    "arollout_tree",
     "arun",
     "as_async",
     "as_sync",
@@ -111,6 +112,7 @@ __all__ = [
     "register_gymnasium",
     "rollout",
     "rollout_group",
+    "rollout_tree",
     "rollouts",
     "run",
     "spaces",

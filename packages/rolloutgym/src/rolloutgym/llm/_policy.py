@@ -8,6 +8,7 @@ without an env, and run their async ``act`` from a sync ``rollout()`` as well.
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Sequence
 from typing import Any, ClassVar
 
@@ -28,6 +29,21 @@ class LLMEpisode(LLMEpisodeBase):
 
     def __call__(self, observation: Any) -> Any:
         return call_maybe_sync(self.act(observation))
+
+    def fork(self, environment: Any) -> LLMEpisode:
+        """A copy of this episode so far (context, conversation, counters) that plays on ``environment``.
+
+        Branching rollouts continue a trunk's conversation in each branch with it. The copy gets
+        its own episode number, so seeded sampling differs between branches.
+        """
+        clone = copy.copy(self)
+        for name, value in self.__dict__.items():
+            if isinstance(value, (list, dict, set)) and name != "tools":
+                clone.__dict__[name] = copy.deepcopy(value)
+        clone.environment = environment
+        clone.index = self.policy._episodes
+        self.policy._episodes += 1
+        return clone
 
     async def act(self, observation: Any) -> Any:  # pragma: no cover - abstract
         raise NotImplementedError

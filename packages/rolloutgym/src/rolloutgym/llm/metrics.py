@@ -41,15 +41,27 @@ class TokenSequence:
         return len(self.input_ids)
 
 
+def _shared_prefix(trajectory: Trajectory) -> int:
+    """How many first steps a branch shares with its parent (0 for other trajectories)."""
+    branch = trajectory.metadata.get("branch") if isinstance(trajectory.metadata, dict) else None
+    at = branch.get("at") if isinstance(branch, dict) and branch.get("parent") is not None else None
+    return at if isinstance(at, int) and not isinstance(at, bool) and at > 0 else 0
+
+
 def trajectory_tokens(trajectory: Trajectory) -> TokenSequence | None:
-    """The token sequence of ``trajectory``, or ``None`` when its policy recorded no tokens."""
+    """The token sequence of ``trajectory``, or ``None`` when its policy recorded no tokens.
+
+    A branch of a rollout tree (``metadata["branch"]["at"] = k``) keeps its prefix's sampled
+    tokens as context (loss mask 0): they are trained once, in the trunk's sequence.
+    """
     if not any(step.policy_tokens is not None or step.observation_tokens is not None for step in trajectory.steps):
         return None
     input_ids: list[int] = []
     loss_mask: list[int] = []
     logprobs: list[float] | None = []
     spans = []
-    for step in trajectory.steps:
+    prefix = _shared_prefix(trajectory)
+    for number, step in enumerate(trajectory.steps):
         observed = step.observation_tokens or ()
         input_ids.extend(observed)
         loss_mask.extend([0] * len(observed))
@@ -58,8 +70,8 @@ def trajectory_tokens(trajectory: Trajectory) -> TokenSequence | None:
         sampled = step.policy_tokens or ()
         start = len(input_ids)
         input_ids.extend(sampled)
-        loss_mask.extend([1] * len(sampled))
-        if sampled:
+        loss_mask.extend([0 if number < prefix else 1] * len(sampled))
+        if sampled and number >= prefix:
             spans.append((start, len(input_ids)))
         if logprobs is not None:
             if step.policy_logprobs is not None and len(step.policy_logprobs) == len(sampled):

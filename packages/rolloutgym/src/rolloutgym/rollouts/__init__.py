@@ -15,6 +15,7 @@ from ._group import LOOP_TURN_SECONDS, arollout_group, rollout_group, run_member
 from ._member import aclose_env, error_record
 from ._rules import EpisodeState, bind_policy, check_budgets
 from ._seeds import member_seeds, planned_seeds
+from ._tree import arollout_tree, rollout_tree
 
 __all__ = [
     "LOOP_TURN_SECONDS",
@@ -33,6 +34,7 @@ __all__ = [
     "aclose_env",
     "arollout",
     "arollout_group",
+    "arollout_tree",
     "bind_policy",
     "check_budgets",
     "error_record",
@@ -40,5 +42,6 @@ __all__ = [
     "planned_seeds",
     "rollout",
     "rollout_group",
+    "rollout_tree",
     "run_member",
 ]
