@@ -49,6 +49,8 @@ class HarborTask:
     solution_env: Mapping[str, str] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
     ignored: tuple[str, ...] = ()  # task.toml settings this sandbox does not honour
+    environment: Mapping[str, Any] = field(default_factory=dict)  # [environment] as written (container sandboxes)
+    verifier: Mapping[str, Any] = field(default_factory=dict)  # [verifier] as written (environment_mode, ...)
 
 
 def _toml(path: Path) -> dict[str, Any]:
@@ -192,4 +194,6 @@ def read_task(folder: str | Path) -> HarborTask:
         solution_env=_strings(solution, "solution", config_path),
         metadata=dict(metadata),
         ignored=tuple(ignored),
+        environment=dict(environment),
+        verifier=dict(verifier),
     )

@@ -32,6 +32,7 @@ from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import EnvFileError
 
 from ._agent_calls import as_message, read_call, tool_calls_of
+from ._harbor_container import ContainerEpisode
 from ._harbor_sandbox import EpisodeSandbox
 from ._harbor_task import MARKER, MAX_SEED_BYTES, HarborTask, read_task
 from ._paths import read_regular_file
@@ -129,7 +130,15 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         command_timeout: wall-clock seconds per ``bash`` call.
         output_chars: how much of a command's output the agent sees.
         workspace_mib: the workspace's size limit, measured after each command (a file is at
-            most 64 MiB, RLIMIT_FSIZE); past it the episode ends with reward 0.
+            most 64 MiB, RLIMIT_FSIZE); past it the episode ends with reward 0. On a container
+            provider it is the size of the working directory's tmpfs instead.
+        sandbox: ``bwrap`` (default: the host's filesystem, the Dockerfile's COPY lines seed the
+            workspace) or a provider of :mod:`rolloutgym.sandboxes` that builds images
+            (``docker``: the task's own image, the verifier in a separate container; see
+            :mod:`rolloutgym_code._harbor_container`).
+        image_map: ``FROM`` rewrites for offline base images (``{"python:3.11-slim": "localhost/..."}``
+            or ``"A=B,C=D"``; ``--image-map`` on the command line).
+        sandbox_options: options of the provider (``{"host": "unix:///run/podman/podman.sock"}``).
     """
 
     metadata = {"render_modes": []}
@@ -146,14 +155,22 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         command_timeout: float = 60.0,
         output_chars: int = 8000,
         workspace_mib: int = 256,
+        sandbox: str = "bwrap",
+        image_map: Any = None,
+        sandbox_options: dict[str, Any] | None = None,
     ) -> None:
+        from rolloutgym.sandboxes._build import parse_image_map
+
         self.task = task
+        self.sandbox_name = str(sandbox or "bwrap")
+        self.image_map = parse_image_map(image_map)
+        self.sandbox_options = dict(sandbox_options or {})
         self.workspace_limit = int(workspace_mib) << 20
         self.command_timeout = float(command_timeout)
         self.output_chars = int(output_chars)
         self.observation_space = spaces.messages.chat()
         self.action_space = spaces.messages.message(roles=("assistant",))
-        self.sandbox: EpisodeSandbox | None = None
+        self.sandbox: EpisodeSandbox | ContainerEpisode | None = None
         self._done = True
         self._commands = 0
         self._invalid = 0
@@ -168,7 +185,16 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
     ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
         super().reset(seed=seed)
         self.close()
-        self.sandbox = EpisodeSandbox(workdir=self.task.workdir, hide=[self.task.path])
+        if self.sandbox_name == "bwrap":
+            self.sandbox = EpisodeSandbox(workdir=self.task.workdir, hide=[self.task.path])
+        else:
+            self.sandbox = ContainerEpisode(
+                self.task,
+                provider=self.sandbox_name,
+                provider_options=self.sandbox_options,
+                image_map=self.image_map,
+                workspace_bytes=self.workspace_limit,
+            )
         self.sandbox.check()
         files = {}
         total = 0
@@ -258,11 +284,21 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
             environment=environment,
         )
         tail = result.output[-2000:]
-        metadata = {"verifier": result.describe(), "verifier_output_tail": tail, "ignored": list(self.task.ignored)}
+        metadata = {"verifier": result.describe(), "verifier_output_tail": tail, "ignored": self._ignored()}
+        if isinstance(self.sandbox, ContainerEpisode):
+            metadata["sandbox"] = {"provider": self.sandbox_name, "stages": self.sandbox.stages}
         value, components, problem = _read_reward(logs)
         if problem:
             return Score(0.0, {}, metadata, feedback=f"{problem}; the tests {result.describe()}: {tail[-400:]}")
         return Score(value, components, metadata, feedback=f"the task's tests gave reward {value}")
+
+    def _ignored(self) -> list[str]:
+        """The task.toml settings this run does not honour (a container provider honours the image and limits)."""
+        if self.sandbox_name == "bwrap":
+            return list(self.task.ignored)
+        honoured = ("[environment] cpus", "[environment] memory_mb", "[environment] storage_mb", "[environment] docker")
+        honoured += ("[environment] allow_internet", "environment/Dockerfile", "tests/Dockerfile")
+        return [item for item in self.task.ignored if not item.startswith(honoured)]
 
     # -- reference solutions ------------------------------------------------------------
 

@@ -246,6 +246,10 @@ class SandboxProvider(ABC):
         """Build ``context`` (cached by its digest) and return the image reference."""
         raise SandboxUnsupported(f"the {self.name or 'this'} provider cannot build images")
 
+    def drop_snapshot(self, reference: str) -> None:
+        """Remove a snapshot made by a sandbox of this provider (idempotent; others are left alone)."""
+        return None
+
     def reap(self) -> int:
         """Remove what killed runs left behind (found by label); the number removed."""
         return 0

@@ -50,6 +50,7 @@ from ._pool import WarmPool
 __all__ = ["DockerProvider", "DockerSandbox"]
 
 DEFAULT_USER = "1000:1000"
+SNAPSHOT_REPOSITORY = "localhost/rolloutgym-snapshot"
 # RLIMIT_NPROC counts the uid's processes host-wide; the pids cgroup is the per-sandbox bound.
 _NPROC = min(16384, resource.getrlimit(resource.RLIMIT_NPROC)[1] if hasattr(resource, "RLIMIT_NPROC") else 16384)
 
@@ -182,6 +183,11 @@ class DockerProvider(SandboxProvider):
             pass
 
     # -- clean-up -----------------------------------------------------------------------
+
+    def drop_snapshot(self, reference: str) -> None:
+        if reference in self._overlays or reference.startswith(SNAPSHOT_REPOSITORY + ":"):
+            self._overlays.pop(reference, None)
+            self.engine.remove_image(reference)
 
     def reap(self) -> int:
         """Remove containers and snapshot images labelled by rolloutgym whose owning process is gone."""
@@ -377,10 +383,21 @@ class DockerSandbox(RunningSandbox):
     def read_files(self, paths: Sequence[str], *, max_bytes: int = 16 << 20) -> dict[str, bytes]:
         return read_archive_files(self._engine, self.id, paths, max_bytes=max_bytes)
 
+    def export_folder(self, path: str) -> bytes:
+        """A tar of the folder ``path`` (names relative to its parent, as the engine gives them)."""
+        data = self._engine.request("GET", f"/containers/{self.id}/archive", params={"path": path})
+        return data if isinstance(data, bytes) else b""
+
+    def import_folder(self, archive: bytes, parent: str) -> None:
+        """Unpack a tar from :meth:`export_folder` under ``parent``."""
+        self._engine.request(
+            "PUT", f"/containers/{self.id}/archive", params={"path": "/"}, content=_rebase(archive, parent)
+        )
+
     def snapshot(self) -> str:
         """Commit the container as an image (labelled with this process as owner); tmpfs folders
         (the working directory under a disk limit) travel as tars restored by ``create(image=...)``."""
-        repository = "localhost/rolloutgym-snapshot"
+        repository = SNAPSHOT_REPOSITORY
         tag = secrets.token_hex(6)
         changes = [f"LABEL {LABEL}=snapshot", f"LABEL {LABEL}.owner={self._provider.owner}"]
         params = {"container": self.id, "repo": repository, "tag": tag, "pause": "0", "changes": changes}
