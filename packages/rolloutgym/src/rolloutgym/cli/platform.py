@@ -46,13 +46,28 @@ def serve_command(
         "--poll",
         help="Seconds between idle workers' looks at the queue (they are also woken when work is queued).",
     ),
+    max_push_mb: float = typer.Option(
+        32.0, "--max-push-mb", help="The largest push (env file and data files, base64) in MiB; larger is refused."
+    ),
 ) -> None:
     """Start the platform: HTTP API, database (migrated on start) and workers; pages at /envs, /runs, /jobs."""
     _db, server = _server_modules()
     if poll <= 0:
         fail(f"--poll must be a positive number of seconds, got {poll}")
+    if not 0 < max_push_mb <= 4096:
+        fail(f"--max-push-mb must be a number of MiB from 0 to 4096, got {max_push_mb}")
     console.print(f"platform on http://{host}:{port} (data {data}); pages need ?key=rk_... once; Ctrl-C stops")
-    server.serve(data, database=database, host=host, port=port, workers=workers, lease=lease, ray=ray, poll=poll)
+    server.serve(
+        data,
+        database=database,
+        host=host,
+        port=port,
+        workers=workers,
+        lease=lease,
+        ray=ray,
+        poll=poll,
+        max_push=int(max_push_mb * (1 << 20)),
+    )
 
 
 @keys_app.command("create")

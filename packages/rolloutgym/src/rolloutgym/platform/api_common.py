@@ -3,7 +3,6 @@ lately), the organisation check of a row, and the JSON shapes of envs, runs and 
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -65,6 +64,7 @@ class Platform:
     hub: Hub
     poll: float = 1.0  # a waiting client's answer re-reads the database at least this often
     keys: KeyCache = field(default_factory=KeyCache)
+    max_push: int = 32 << 20  # the largest push body, in bytes (platform serve --max-push-mb)
 
 
 def _platform(request: Request) -> Platform:
@@ -130,7 +130,7 @@ def run_json(run: RunRow) -> dict[str, Any]:
         "passRate": run.pass_rate,
         "error": run.error,
         "attempts": run.attempts,
-        "options": {k: v for k, v in (run.options or {}).items() if k != "env_version"},
+        "options": {k: v for k, v in (run.options or {}).items() if k not in ("env_version", "may_run_code")},
         "createdAt": _stamp(run.created_at),
         "finishedAt": _stamp(run.finished_at),
     }
@@ -153,13 +153,3 @@ def job_json(job: Job) -> dict[str, Any]:
         "createdAt": _stamp(job.created_at),
         "finishedAt": _stamp(job.finished_at),
     }
-
-
-async def _body(request: Request) -> dict[str, Any]:
-    try:
-        body = await request.json()
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        raise ApiError(400, "the request body is not JSON") from None
-    if not isinstance(body, dict):
-        raise ApiError(400, "the request body must be a JSON object")
-    return body

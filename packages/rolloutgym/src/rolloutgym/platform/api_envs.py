@@ -5,16 +5,34 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from rolloutgym_protocol.errors import RolloutGymError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from .api_common import ApiError, Platform, _body, _key, _platform, env_json
-from .envfiles import SLUG, content_version, env_slug
+from . import api_input
+from .api_common import ApiError, Platform, _key, _platform, env_json
+from .api_input import read_json
+from .envfiles import content_version, env_slug
 from .errors import PlatformError
-from .models import EnvVersion
+from .models import ApiKey, EnvVersion
+
+
+def _file_name(name: Any) -> str:
+    """A pushed file's name: a base name (no folder, no leading dot), printable, at most 200 characters."""
+    if (
+        not isinstance(name, str)
+        or not 0 < len(name) <= 200
+        or not name.isprintable()
+        or "/" in name
+        or "\\" in name
+        or name.startswith(".")
+    ):
+        shown = repr(name)[:60] if isinstance(name, str) else type(name).__name__
+        raise ApiError(400, f"file name {shown} is not allowed; push files by their base names (printable, no '/')")
+    return name
 
 
 def _store_files(platform: Platform, org: str, slug: str, main: str, files: dict[str, bytes]) -> tuple[str, str]:
@@ -22,42 +40,55 @@ def _store_files(platform: Platform, org: str, slug: str, main: str, files: dict
     folder = platform.data / "envs" / org / slug.replace("/", "__") / version
     folder.mkdir(parents=True, exist_ok=True)
     for name, content in files.items():
-        if "/" in name or "\\" in name or name.startswith("."):
-            raise ApiError(400, f"file name {name!r} is not allowed; push files by their base names")
         (folder / name).write_bytes(content)
     return version, str((folder / main).relative_to(platform.data))
+
+
+def _decode_files(body: dict[str, Any]) -> dict[str, bytes]:
+    files = body.get("files") or {}
+    if not isinstance(files, dict) or len(files) > 1000:
+        raise ApiError(400, "files must be a JSON object of at most 1,000 base names and their base64 contents")
+    try:
+        return {_file_name(name): base64.b64decode(text, validate=True) for name, text in files.items()}
+    except (ValueError, TypeError):
+        raise ApiError(400, "the pushed files are not base64") from None
 
 
 def _decode_push(platform: Platform, org: str, body: dict[str, Any]) -> tuple[str, str, str, str, list[str]]:
     """(slug, version, kind, entry, file names) of a push body."""
     if body.get("kind") == "id":
-        env_id = str(body.get("id") or "")
-        if not SLUG.match(env_id):
-            raise ApiError(400, f"{env_id!r} is not an env id, e.g. toy/arith-v0")
+        env_id = api_input.slug(body.get("id"), "env id")
         from importlib.metadata import version as installed
 
-        return body.get("slug") or env_id, content_version({env_id: installed("rolloutgym").encode()}), "id", env_id, []
-    main = str(body.get("main") or "")
-    try:
-        files = {name: base64.b64decode(text) for name, text in dict(body.get("files") or {}).items()}
-    except (ValueError, TypeError):
-        raise ApiError(400, "the pushed files are not base64") from None
-    if main not in files:
+        from ..registry import get_registry
+
+        try:  # a registered id, never a path: the worker resolves it in its registry only
+            get_registry().resolve_env(env_id)
+        except RolloutGymError as exc:
+            raise ApiError(400, str(exc).splitlines()[0]) from None
+        slug = api_input.slug(body.get("slug") or env_id)
+        return slug, content_version({env_id: installed("rolloutgym").encode()}), "id", env_id, []
+    main = body.get("main") or ""
+    files = _decode_files(body)
+    if not isinstance(main, str) or main not in files:
         raise ApiError(400, "the push names no env file")
     try:
-        slug = body.get("slug") or env_slug(main, files[main])
+        slug = api_input.slug(body.get("slug") or env_slug(main, files[main]))
     except PlatformError as exc:
         raise ApiError(400, str(exc)) from None
+    except (RecursionError, ValueError, MemoryError):
+        raise ApiError(400, f"{main[:60]!r}: the env file cannot be read (nested too deeply, or not text)") from None
     version, entry = _store_files(platform, org, slug, main, files)
     return slug, version, "python" if main.endswith(".py") else "json", entry, sorted(files)
 
 
 async def push_env(request: Request) -> JSONResponse:
-    return await run_in_threadpool(_push_env, request, await _body(request))
+    """``POST /api/envs``: the key is checked before the body is read, and the body is read with a cap."""
+    key, body = await read_json(request, "push", _platform(request).max_push)
+    return await run_in_threadpool(_push_env, request, key, body)
 
 
-def _push_env(request: Request, body: dict[str, Any]) -> JSONResponse:
-    key = _key(request, "push")
+def _push_env(request: Request, key: ApiKey, body: dict[str, Any]) -> JSONResponse:
     platform = _platform(request)
     slug, version, kind, entry, names = _decode_push(platform, key.org, body)
     with platform.sessions.begin() as session:
@@ -88,7 +119,7 @@ def list_envs(request: Request) -> JSONResponse:
 
 def get_env(request: Request) -> JSONResponse:
     key = _key(request)
-    slug = request.path_params["slug"]
+    slug = api_input.slug(request.path_params["slug"])
     with _platform(request).sessions() as session:
         rows = session.scalars(
             select(EnvVersion).where(EnvVersion.org == key.org, EnvVersion.slug == slug).order_by(EnvVersion.id)

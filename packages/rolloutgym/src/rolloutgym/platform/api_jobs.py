@@ -12,10 +12,11 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
-from . import db
-from .api_common import ApiError, Platform, _body, _key, _own, _platform, job_json
+from . import api_input, db, trust
+from .api_common import ApiError, Platform, _key, _own, _platform, job_json
+from .api_input import read_json
 from .api_runs import rollout_scores
-from .models import Job, RunRow
+from .models import ApiKey, Job, RunRow
 from .pg_notify import notify_work
 
 METHODS = ("sft", "dpo", "grpo")
@@ -39,19 +40,23 @@ def _check_rollout_ids(platform: Platform, run: RunRow, rollout_ids: Any) -> lis
 
 
 async def create_job(request: Request) -> JSONResponse:
-    return await run_in_threadpool(_create_job, request, await _body(request))
+    """``POST /api/jobs``: the key is checked before the body is read, and the body is read with a cap."""
+    key, body = await read_json(request, "train")
+    return await run_in_threadpool(_create_job, request, key, body)
 
 
-def _create_job(request: Request, body: dict[str, Any]) -> JSONResponse:
-    key = _key(request, "train")
-    method = str(body.get("method") or "sft")
+def _create_job(request: Request, key: ApiKey, body: dict[str, Any]) -> JSONResponse:
+    method = body.get("method") or "sft"
     if method not in METHODS:
-        raise ApiError(400, f"unknown method {method!r}; choose sft, dpo or grpo")
-    base_model = str(body.get("base_model") or body.get("baseModel") or "")
-    if not base_model:
-        raise ApiError(400, "give base_model, e.g. hf:tiny or hf:PATH")
+        raise ApiError(400, f"unknown method {str(method)[:40]!r}; choose sft, dpo or grpo")
+    base_model = trust.check_base_model(body.get("base_model") or body.get("baseModel"))
+    options = trust.check_job_options(body.get("options"))
+    suffix = body.get("suffix")
+    if suffix is not None and (not isinstance(suffix, str) or len(suffix) > 100 or not suffix.isprintable()):
+        raise ApiError(400, "suffix must be at most 100 printable characters")
+    source_run_id = api_input.row_id(body.get("source_run_id") or body.get("sourceRunId"), "run")
     with _platform(request).sessions.begin() as session:
-        run = _own(session, RunRow, str(body.get("source_run_id") or body.get("sourceRunId") or ""), key.org, "run")
+        run = _own(session, RunRow, source_run_id, key.org, "run")
         if run.state != "succeeded":
             raise ApiError(400, f"run {run.id} is {run.state}; train on it once it has succeeded")
         job = Job(
@@ -60,9 +65,9 @@ def _create_job(request: Request, body: dict[str, Any]) -> JSONResponse:
             source_run_id=run.id,
             method=method,
             base_model=base_model,
-            suffix=body.get("suffix"),
+            suffix=suffix,
             rollout_ids=_check_rollout_ids(_platform(request), run, body.get("rollout_ids", body.get("rolloutIds"))),
-            options=dict(body.get("options") or {}),
+            options=options,
             state="queued",
             attempts=0,
         )
@@ -105,4 +110,6 @@ def _job_answer(platform: Platform, org: str, job_id: str) -> dict[str, Any]:
 
 
 def get_job(request: Request) -> JSONResponse:
-    return JSONResponse(_job_answer(_platform(request), _key(request).org, request.path_params["job_id"]))
+    key = _key(request)
+    job_id = api_input.row_id(request.path_params["job_id"], "job")
+    return JSONResponse(_job_answer(_platform(request), key.org, job_id))

@@ -11,23 +11,27 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import FileResponse, JSONResponse
 
-from . import db
-from .api_common import ApiError, Platform, _body, _key, _own, _platform, run_json
+from . import api_input, db, trust
+from .api_common import ApiError, Platform, _key, _own, _platform, run_json
 from .api_envs import latest_version
+from .api_input import read_json
 from .models import Job, RunRow
 from .pg_notify import WORK_CHANNEL, is_postgres
 
-RUN_OPTIONS = (
-    "limit",
-    "seed",
-    "split",
-    "tasks",
-    "max_steps",
-    "timeout",
-    "concurrency",
-    "pass_threshold",
-    "policy_options",
-)
+
+def _provider_form(policy: Any) -> Any:
+    """The rollout SDK's ``provider/model`` as ``provider:model`` (``Registry.policy_reference``), before the shape
+    check; a ``name/...`` reference whose name is no installed provider is refused naming the accepted forms."""
+    if not isinstance(policy, str) or len(policy) > 1000 or "/" not in policy.partition(":")[0]:
+        return policy
+    from rolloutgym_protocol.errors import ConfigError, PolicyNotFound
+
+    from ..registry import get_registry
+
+    try:
+        return get_registry().policy_reference(policy)
+    except (PolicyNotFound, ConfigError) as exc:
+        raise ApiError(400, str(exc)) from None
 
 
 def _check_policy(session: Session, org: str, policy: str) -> str:
@@ -39,6 +43,10 @@ def _check_policy(session: Session, org: str, policy: str) -> str:
         job = _own(session, Job, policy.removeprefix("job:"), org, "job")
         if job.state != "succeeded":
             raise ApiError(400, f"job {job.id} is {job.state}; its model is usable once it has succeeded")
+    if policy.startswith("replay:"):  # a run of this organisation, by id: its run file is the worker's to find
+        run = _own(session, RunRow, policy.removeprefix("replay:"), org, "run")
+        if not run.path:
+            raise ApiError(400, f"run {run.id} is {run.state} and has no run file to replay yet")
     if policy.startswith(("job:", "replay:")):
         return policy
     from rolloutgym_protocol.errors import ConfigError, PolicyNotFound
@@ -51,24 +59,54 @@ def _check_policy(session: Session, org: str, policy: str) -> str:
         raise ApiError(400, str(exc)) from None
 
 
+def _check_trust(platform: Platform, key: Any, policy: str, options: dict[str, Any], version: Any) -> None:
+    """403 naming the scope when the policy or the env version runs code and the key lacks ``push``; records
+    whether the key could (the worker checks again: :func:`.trust.check_run`)."""
+    reason = trust.policy_runs_code(policy, options.get("policy_options"))
+    may_run_code = trust.CODE_SCOPE in key.scopes.split(",")
+    if reason is None and not may_run_code:
+        reason = _env_reason(platform, version)
+    if reason is not None and not may_run_code:
+        raise ApiError(403, str(trust.needs_scope(reason)))
+    options[trust.MAY_RUN_CODE] = may_run_code
+
+
+_ENV_REASONS: dict[tuple[str, int], str | None] = {}
+
+
+def _env_reason(platform: Platform, version: Any) -> str | None:
+    """What in the env version runs code (None: nothing); a version never changes, so it is read once."""
+    cache_key = (str(platform.data), version.id)
+    if cache_key not in _ENV_REASONS:
+        folder = (platform.data / version.entry).parent if version.kind != "id" else platform.data
+        if len(_ENV_REASONS) > 10_000:
+            _ENV_REASONS.clear()
+        _ENV_REASONS[cache_key] = trust.env_runs_code(folder, version.kind, version.entry, list(version.files or []))
+    return _ENV_REASONS[cache_key]
+
+
 async def queue_run(request: Request, run_id: str | None = None) -> dict[str, Any]:
-    """Queue the run the request's body describes (as ``run_id`` when given); the queued run's JSON."""
-    return await run_in_threadpool(_create_run, request, await _body(request), run_id)
+    """Queue the run the request's body describes (as ``run_id`` when given); the queued run's JSON.
+
+    The key is checked before the body is read (:func:`.api_input.read_json`)."""
+    _, body = await read_json(request, "run")
+    return await run_in_threadpool(_create_run, request, body, run_id)
 
 
 def _create_run(request: Request, body: dict[str, Any], run_id: str | None = None) -> dict[str, Any]:
     key = _key(request, "run")
-    slug = str(body.get("env_slug") or body.get("envSlug") or "")
-    policy = str(body.get("model") or body.get("policy") or "")
-    n = body.get("n", 1)
-    if not isinstance(n, int) or n < 1:
-        raise ApiError(400, f"n must be a whole number of at least 1, got {n!r}")
-    options = {name: body[name] for name in RUN_OPTIONS if body.get(name) is not None}
+    slug = api_input.slug(body.get("env_slug") or body.get("envSlug"))
+    policy = _provider_form(body.get("model") or body.get("policy") or "")
+    if policy:
+        trust.policy_reference(policy)  # shape: 400 for a path, a control character, 5,000 characters
+    n = api_input.whole(body.get("n", 1), "n", 1, api_input.MAX_N)
+    options = api_input.run_options(body)
     # Each statement on its own (nothing to roll back: the checks only read); on PostgreSQL the insert and the
     # workers' NOTIFY are one statement, so queuing a run is two round trips to the server.
     with Session(db.autocommit(_platform(request).sessions.kw["bind"])) as session:
         version = latest_version(session, key.org, slug)
         policy = _check_policy(session, key.org, policy)
+        _check_trust(_platform(request), key, policy, options, version)
         options["env_version"] = version.version
         values = {"id": run_id or db.new_id("run"), "org": key.org, "env_slug": slug, "env_version_id": version.id}
         run = _insert_run(session, values | {"policy": policy, "n": n, "options": options})
@@ -91,23 +129,25 @@ def _insert_run(session: Session, values: dict[str, Any]) -> Any:
 
 def list_runs(request: Request) -> JSONResponse:
     key = _key(request)
-    limit = min(int(request.query_params.get("limit", "100")), 100_000)
+    limit = api_input.query_whole(request, "limit", 100, 1, api_input.MAX_LIMIT)
     query = select(RunRow).where(RunRow.org == key.org)
     if request.query_params.get("env"):
-        query = query.where(RunRow.env_slug == request.query_params["env"])
+        query = query.where(RunRow.env_slug == api_input.slug(request.query_params["env"]))
     with _platform(request).sessions() as session:
         rows = session.scalars(query.order_by(RunRow.created_at.desc(), RunRow.id).limit(limit)).all()
     return JSONResponse([run_json(row) for row in rows])
 
 
 def get_run(request: Request) -> JSONResponse:
-    return JSONResponse(_run_answer(_platform(request), _key(request).org, request.path_params["run_id"]))
+    key = _key(request)
+    run_id = api_input.row_id(request.path_params["run_id"], "run")
+    return JSONResponse(_run_answer(_platform(request), key.org, run_id))
 
 
 def _run_file(request: Request) -> Path:
     key = _key(request)
     with _platform(request).sessions() as session:
-        run = _own(session, RunRow, request.path_params["run_id"], key.org, "run")
+        run = _own(session, RunRow, api_input.row_id(request.path_params["run_id"], "run"), key.org, "run")
     if not run.path or not (_platform(request).data / run.path).exists():
         raise ApiError(409, f"run {run.id} is {run.state} and has no run file yet")
     return _platform(request).data / run.path
@@ -133,7 +173,7 @@ def passing_rollouts(request: Request) -> JSONResponse:
     """A finished run's passing rollouts; a queued or running one is refused (409), on every database: its list
     would be partial (``Client.passing_rollout_ids`` waits for the end first)."""
     with _platform(request).sessions() as session:
-        run = _own(session, RunRow, request.path_params["run_id"], _key(request).org, "run")
+        run = _own(session, RunRow, api_input.row_id(request.path_params["run_id"], "run"), _key(request).org, "run")
     if run.state in ("queued", "running"):
         raise ApiError(
             409,
@@ -142,10 +182,7 @@ def passing_rollouts(request: Request) -> JSONResponse:
             "which waits",
         )
     path = _run_file(request)
-    try:
-        threshold = float(request.query_params.get("threshold", "1.0"))
-    except ValueError:
-        raise ApiError(400, "threshold must be a number, e.g. 1.0") from None
+    threshold = api_input.finite(request.query_params.get("threshold", "1.0"), "threshold", -1e12, 1e12, query=True)
     return JSONResponse([rollout for rollout, value in rollout_scores(path).items() if value >= threshold])
 
 

@@ -14,7 +14,7 @@ from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 
-from . import db
+from . import api_input, db
 from .api_common import ApiError, Platform, _key, _platform, _token
 from .api_jobs import _job_answer
 from .api_runs import _run_answer, queue_run
@@ -40,14 +40,10 @@ def _wait_params(request: Request) -> WaitFor:
     until = params.get("until", "change")
     if until not in ("change", "ended"):
         raise ApiError(400, f"until must be change or ended, got {until!r}")
-    try:
-        timeout = min(max(float(params.get("timeout", "25")), 0.0), 60.0)
-        done = params.get("done")
-        return WaitFor(timeout, params.get("state"), None if done is None else int(done), until == "ended")
-    except ValueError:
-        raise ApiError(
-            400, "timeout must be a number of seconds and done a whole number, e.g. ?timeout=25&done=3"
-        ) from None
+    timeout = min(api_input.finite(params.get("timeout", "25"), "timeout", 0.0, 1e9, query=True), 60.0)
+    done = params.get("done")
+    done_count = None if done is None else api_input.whole(done, "done", 0, 2**31, query=True)
+    return WaitFor(timeout, api_input.query_text(request, "state", 16), done_count, until == "ended")
 
 
 async def _wait_key(request: Request) -> ApiKey:
@@ -108,7 +104,7 @@ async def _wait(
     wait = _wait_params(request)
     platform = _platform(request)
     key = await _wait_key(request)
-    row_id = request.path_params["row_id"]
+    row_id = api_input.row_id(request.path_params["row_id"], topic)
     with platform.hub.watch(f"{topic} {row_id}") as changed:
         return JSONResponse(await _next(platform, key.org, row_id, read, changed, wait))
 

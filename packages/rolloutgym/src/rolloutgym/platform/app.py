@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -29,11 +30,13 @@ from starlette.routing import Route
 from . import db
 from .api_common import ApiError, Platform, _key
 from .api_envs import get_env, list_envs, push_env
+from .api_input import MAX_PUSH
 from .api_jobs import create_job, get_job, list_jobs
 from .api_runs import count_rows, get_run, list_runs, passing_rollouts, run_file
 from .api_wait import create_run, wait_job, wait_run
 from .notify import Hub
 from .pages import ROUTES
+from .trust import Refused
 
 
 def health(request: Request) -> JSONResponse:
@@ -46,11 +49,20 @@ def whoami(request: Request) -> JSONResponse:
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, ApiError)
+    assert isinstance(exc, (ApiError, Refused))
     return JSONResponse({"error": exc.message}, status_code=exc.status)
 
 
-def create_app(data: str | Path, database: str | None = None, *, poll: float = 1.0) -> Starlette:
+async def _no_route(request: Request, exc: Exception) -> JSONResponse:
+    """An unknown path or method answers JSON, like every other refusal (Starlette's default is plain text)."""
+    status = getattr(exc, "status_code", 404)
+    what = "no such endpoint" if status == 404 else f"{request.method} is not allowed here"
+    return JSONResponse({"error": f"{what}: {request.url.path[:80]!r}"}, status_code=status)
+
+
+def create_app(
+    data: str | Path, database: str | None = None, *, poll: float = 1.0, max_push: int = MAX_PUSH
+) -> Starlette:
     """The API app over DATA (and ``database``, default SQLite in DATA); migrates on creation.
 
     It binds the wake-up hub's socket and writes ``DATA/notify.json`` now, so the workers
@@ -76,7 +88,7 @@ def create_app(data: str | Path, database: str | None = None, *, poll: float = 1
         *ROUTES,
     ]
     sessions = db.open_database(data, database)
-    platform = Platform(Path(data).resolve(), sessions, Hub(data, sessions.kw["bind"]), poll)
+    platform = Platform(Path(data).resolve(), sessions, Hub(data, sessions.kw["bind"]), poll, max_push=max_push)
 
     @contextlib.asynccontextmanager
     async def lifespan(_app: Starlette) -> AsyncIterator[None]:
@@ -86,6 +98,7 @@ def create_app(data: str | Path, database: str | None = None, *, poll: float = 1
         finally:
             platform.hub.close()
 
-    app = Starlette(routes=routes, exception_handlers={ApiError: _api_error}, lifespan=lifespan)
+    handlers: dict[Any, Any] = {ApiError: _api_error, Refused: _api_error, 404: _no_route, 405: _no_route}
+    app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
     app.state.platform = platform
     return app

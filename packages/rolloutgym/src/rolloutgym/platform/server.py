@@ -37,16 +37,19 @@ def serve(
     log_level: str = "warning",
     ray: str | None = None,
     poll: float = 1.0,
+    max_push: int = 32 << 20,
 ) -> None:
     """Migrate the database, start the workers (their rollouts on the Ray cluster ``ray`` when given), and serve
     the API until interrupted. Idle workers are woken when work is queued, and look at the queue every ``poll``
-    seconds anyway; a client waiting on a run is answered when its worker reports a change, or after ``poll`` s."""
+    seconds anyway; a client waiting on a run is answered when its worker reports a change, or after ``poll`` s.
+    A push body over ``max_push`` bytes is refused (413) before it is buffered."""
     import uvicorn
 
     from .app import create_app
 
     data = Path(data).resolve()
-    app = create_app(data, database, poll=poll)  # migrates (and writes DATA/notify.json) before any worker starts
+    # migrates (and writes DATA/notify.json) before any worker starts
+    app = create_app(data, database, poll=poll, max_push=max_push)
     processes = start_workers(data, database, workers, lease, ray, poll)
     try:
         uvicorn.run(app, host=host, port=port, log_level=log_level)

@@ -29,6 +29,7 @@ from . import db
 from .models import Job, RunRow
 from .notify import Listener
 from .worker_jobs import execute_job
+from .worker_lease import hide_path
 from .worker_runs import claim_values, execute_run
 
 
@@ -91,6 +92,7 @@ def work(
     the run, writes its run file and trains jobs.
     """
     data = Path(data).resolve()
+    hide_path(data)  # errors recorded for clients name files relative to the data folder
     sessions = db.open_database(data, database)
     owner = f"{socket.gethostname()}:{os.getpid()}:{time.time_ns() % 1_000_000}"
     listener = Listener(data, sessions.kw["bind"])  # on PostgreSQL it also LISTENs for queued work

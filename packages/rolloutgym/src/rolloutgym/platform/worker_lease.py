@@ -3,8 +3,10 @@ the progress counters, and the one-line account of a failure."""
 
 from __future__ import annotations
 
+import os
 import threading
 import traceback
+from pathlib import Path
 from typing import Any
 
 from sqlalchemy.orm import Session, sessionmaker
@@ -18,16 +20,33 @@ class LeaseLost(Exception):
     """Another worker holds the row now (this one was too slow to renew its lease)."""
 
 
+_HIDDEN: list[str] = []  # the data folders of this process (hide_path): never shown in an error
+
+
+def hide_path(data: Path) -> None:
+    """Show paths under ``data`` (the platform's data folder) relative to it in every :func:`describe` line."""
+    prefix = str(Path(data).resolve()) + os.sep
+    if prefix not in _HIDDEN:
+        _HIDDEN.append(prefix)
+
+
+def _hidden(text: str) -> str:
+    for prefix in _HIDDEN:
+        text = text.replace(prefix, "")
+    return text
+
+
 def describe(exc: BaseException) -> str:
-    """One line for a failed run or job: the error, and for user code the file and line it came from."""
+    """One line for a failed run or job: the error, and for user code the file and line it came from; paths
+    under the data folder are shown relative to it (an error never carries the server's data path)."""
     from rolloutgym_protocol.errors import RolloutGymError
 
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     if isinstance(exc, RolloutGymError):
-        return text
+        return _hidden(text)
     frames = traceback.extract_tb(exc.__traceback__)
     where = next((f"{frame.filename}:{frame.lineno}: " for frame in reversed(frames) if "/envs/" in frame.filename), "")
-    return f"{where}{type(exc).__name__}: {text}"
+    return _hidden(f"{where}{type(exc).__name__}: {text}")
 
 
 class Heartbeat:

@@ -17,21 +17,24 @@ from typing import Any
 from sqlalchemy import func, literal
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import db
+from . import db, trust
 from .models import EnvVersion, Job, RunRow
 from .notify import Listener
 from .worker_lease import Heartbeat, LeaseLost, describe
 
 
-def _policy(sessions: sessionmaker[Session], data: Path, policy: str) -> str:
-    """``job:ID`` is the model that job trained (``hf:PATH``); other policies as given."""
-    if not policy.startswith("job:"):
+def _policy(sessions: sessionmaker[Session], data: Path, policy: str, org: str) -> str:
+    """``job:ID`` is the model that job trained (``hf:PATH``), ``replay:RUN_ID`` that run's file
+    (``replay:PATH``), each only when the run's organisation owns it; other policies as given."""
+    kind, _, row_id = policy.partition(":")
+    if kind not in ("job", "replay"):
         return policy
     with sessions() as session:
-        job = session.get(Job, policy.removeprefix("job:"))
-    if job is None or not job.model_path:
-        raise LookupError(f"policy {policy}: the job has no trained model")
-    return f"hf:{data / job.model_path}"
+        row = session.get(Job if kind == "job" else RunRow, row_id)
+    path = None if row is None or row.org != org else row.model_path if kind == "job" else row.path
+    if not path:
+        raise LookupError(f"policy {policy}: no {'trained model' if kind == 'job' else 'run file'} of yours")
+    return f"{'hf' if kind == 'job' else 'replay'}:{data / path}"
 
 
 _ENV_VERSIONS: dict[tuple[str, int], EnvVersion] = {}
@@ -51,18 +54,32 @@ def _run_config(sessions: sessionmaker[Session], data: Path, run: RunRow, out: P
     from ..runner import RunConfig
 
     version = _env_version(sessions, run.env_version_id)
-    options = {k: v for k, v in (run.options or {}).items() if k != "env_version"}
+    options = {k: v for k, v in (run.options or {}).items() if k not in ("env_version", trust.MAY_RUN_CODE)}
+    _check_trust(data, run, version)
     if options.get("tasks"):
         options["tasks"] = [str(task) for task in options["tasks"]]
     return RunConfig(
         env=version.entry if version.kind == "id" else str(data / version.entry),
-        policy=_policy(sessions, data, run.policy),
+        policy=_policy(sessions, data, run.policy, run.org),
         num_rollouts=run.n,
         out=out,
         resume=True,
         **({"executor": "ray", "executor_options": {"address": ray}} if ray else {}),
         **options,
     )
+
+
+def _check_trust(data: Path, run: RunRow, version: EnvVersion) -> None:
+    """Execute only what the key that queued the run could choose (:mod:`.trust`): a run queued without the push
+    scope runs no code, and a registered id is never read as a path."""
+    from ..sources import is_env_file
+
+    if version.kind == "id" and is_env_file(version.entry):
+        raise PermissionError(f"env {version.entry!r} is not a registered env id")
+    if not (run.options or {}).get(trust.MAY_RUN_CODE):
+        folder = (data / version.entry).parent if version.kind != "id" else data
+        policy_options = (run.options or {}).get("policy_options")
+        trust.check_run(run.policy, policy_options, folder, version.kind, version.entry, list(version.files or []))
 
 
 def attempt_path(org: str, run_id: str, attempt: int) -> Path:
