@@ -21,6 +21,43 @@ def default_out_path(env: str) -> Path:
     return Path("runs") / f"{stem}-{stamp}.jsonl"
 
 
+# Options declared once here keep run_command's signature short.
+_TIMEOUT = typer.Option(None, "--timeout", help="Wall-clock budget per rollout, seconds (truncates).")
+
+_USER_POLICY = typer.Option(
+    None,
+    "--user-policy",
+    help="NAME[:MODEL] that plays the simulated user of conversational envs (= --env-arg user_policy=...).",
+)
+
+_SANDBOX = typer.Option(
+    None, "--sandbox", help="Sandbox provider of code and Harbor envs, e.g. docker (= --env-arg sandbox=NAME)."
+)
+
+_IMAGE_MAP = typer.Option(
+    None,
+    "--image-map",
+    help="IMAGE=LOCAL_IMAGE for offline builds, e.g. python:3.11-slim=localhost/rolloutgym/bookworm-python.",
+)
+
+_RAY_ADDRESS = typer.Option(None, "--ray-address", help="Ray cluster address for --executor ray (e.g. auto).")
+
+_PASS_THRESHOLD = typer.Option(1.0, "--pass-threshold", help="A trajectory passes when its score reaches this.")
+
+_MIX = typer.Option(
+    None,
+    "--mix",
+    help="Several envs in one run file: ENV=WEIGHT,ENV=WEIGHT,... or a mixture file (JSON, or ENV=WEIGHT lines).",
+)
+
+_BRANCH_AT = typer.Option(
+    None,
+    "--branch-at",
+    help="Rollout trees (forkable envs): per task one episode, then -n continuations from each chosen step: "
+    "'every', 'before-error' (retry the step the env reported as an error) or step indices (e.g. 2,5).",
+)
+
+
 @app.command("run")
 def run_command(
     env: Optional[str] = typer.Argument(
@@ -29,7 +66,9 @@ def run_command(
     policy: str = typer.Option(
         "oracle", "--policy", "-p", help="NAME[:MODEL], e.g. oracle, null, openai:gpt-4o-mini, hf:tiny."
     ),
-    num_rollouts: int = typer.Option(1, "-n", "--num-rollouts", help="Rollouts per task (the group size)."),
+    num_rollouts: int = typer.Option(
+        1, "-n", "--num-rollouts", help="Rollouts per task (the group size); with --branch-at, branches per step."
+    ),
     limit: Optional[int] = typer.Option(None, "--limit", help="Run only the first N selected tasks."),
     tasks: Optional[list[str]] = typer.Option(
         None, "--tasks", "--task", help="Task ids or indices (repeat or comma-separate)."
@@ -40,9 +79,7 @@ def run_command(
     ),
     concurrency: int = typer.Option(8, "--concurrency", "-c", help="Episodes in flight at once."),
     max_steps: Optional[int] = typer.Option(None, "--max-steps", help="Step budget per rollout (truncates)."),
-    timeout: Optional[float] = typer.Option(
-        None, "--timeout", help="Wall-clock budget per rollout, seconds (truncates)."
-    ),
+    timeout: Optional[float] = _TIMEOUT,
     out: Optional[Path] = typer.Option(None, "--out", "-o", help="Run file to write (default runs/ENV-TIME.jsonl)."),
     resume: bool = typer.Option(
         False, "--resume", help="Continue --out: skip tasks already in it, re-run groups that hold only errors."
@@ -59,32 +96,15 @@ def run_command(
     base_url: Optional[str] = typer.Option(
         None, "--base-url", help="Shortcut for --policy-arg base_url=URL (openai/vllm servers)."
     ),
-    user_policy: Optional[str] = typer.Option(
-        None,
-        "--user-policy",
-        help="NAME[:MODEL] that plays the simulated user of conversational envs (= --env-arg user_policy=...).",
-    ),
-    sandbox: Optional[str] = typer.Option(
-        None, "--sandbox", help="Sandbox provider of code and Harbor envs, e.g. docker (= --env-arg sandbox=NAME)."
-    ),
-    image_map: Optional[list[str]] = typer.Option(
-        None,
-        "--image-map",
-        help="IMAGE=LOCAL_IMAGE for offline builds, e.g. python:3.11-slim=localhost/rolloutgym/bookworm-python.",
-    ),
+    user_policy: Optional[str] = _USER_POLICY,
+    sandbox: Optional[str] = _SANDBOX,
+    image_map: Optional[list[str]] = _IMAGE_MAP,
     executor: str = typer.Option("local", "--executor", help="Where rollouts run: local or ray."),
-    ray_address: Optional[str] = typer.Option(
-        None, "--ray-address", help="Ray cluster address for --executor ray (e.g. auto)."
-    ),
-    pass_threshold: float = typer.Option(
-        1.0, "--pass-threshold", help="A trajectory passes when its score reaches this."
-    ),
+    ray_address: Optional[str] = _RAY_ADDRESS,
+    pass_threshold: float = _PASS_THRESHOLD,
     quiet: bool = typer.Option(False, "--quiet", "-q", help="No progress bar."),
-    mix: Optional[str] = typer.Option(
-        None,
-        "--mix",
-        help="Several envs in one run file: ENV=WEIGHT,ENV=WEIGHT,... or a mixture file (JSON, or ENV=WEIGHT lines).",
-    ),
+    mix: Optional[str] = _MIX,
+    branch_at: Optional[str] = _BRANCH_AT,
 ) -> None:
     """Run rollouts of ENV (or an env mixture, --mix) with a policy into a run file (--remote: on the platform)."""
     from ..runner import RunConfig
@@ -111,6 +131,7 @@ def run_command(
         resume=resume,
         executor=executor,
         pass_threshold=pass_threshold,
+        branch_at=branch_at,
         **factory_options,
     )
     _run_and_report(config, show=not quiet and is_interactive())

@@ -183,8 +183,9 @@ def show_command(
         min=0,
         help="Rows of the per-task table: past this many tasks it shows those with the lowest pass rate (0: all).",
     ),
+    tree: bool = typer.Option(False, "--tree", help="Show each task's rollout tree (runs made with --branch-at)."),
 ) -> None:
-    """Summarise a run: pass rate, mean reward, pass@k / pass^k, errors, turns, tokens, time."""
+    """Summarise a run: pass rate, mean reward, pass@k / pass^k, errors, turns, tokens, time (--tree: the trees)."""
     from rolloutgym_protocol import RolloutError
 
     run = _summarized(run_file)
@@ -200,6 +201,8 @@ def show_command(
             markup=True,
         )
     print_summary(summary, run.header, per_task=rows or True)
+    if tree:
+        _show_trees(run_file, run.header)
     if errors:
         for item_id, data in run.errors:
             error = RolloutError.from_dict(data)
@@ -208,6 +211,15 @@ def show_command(
                 line += f"\n  at step {error.step}, on the action {json_text(error.action)[:300]}"
             # an action may hold lone surrogates (a chaos policy's text): print them escaped
             console.print(line.encode("utf-8", "backslashreplace").decode("utf-8"), markup=False, highlight=False)
+
+
+def _show_trees(run_file: Path, header: dict[str, Any]) -> None:
+    from ._trees import print_trees
+
+    path, torn = _local(run_file)
+    threshold = float(header.get("pass_threshold", 1.0) or 1.0)
+    if not print_trees(path, console, pass_threshold=threshold, allow_partial_tail=torn):
+        console.print("no rollout trees in this run: make them with 'rolloutgym run ENV --branch-at every -n N'")
 
 
 @app.command("compare")

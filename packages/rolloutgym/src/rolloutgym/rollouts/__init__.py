@@ -15,9 +15,10 @@ from ._group import LOOP_TURN_SECONDS, arollout_group, rollout_group, run_member
 from ._member import aclose_env, error_record
 from ._rules import EpisodeState, bind_policy, check_budgets
 from ._seeds import member_seeds, planned_seeds
-from ._tree import arollout_tree, rollout_tree
+from ._tree import BRANCH_MODES, arollout_tree, branch_steps, rollout_tree
 
 __all__ = [
+    "BRANCH_MODES",
     "LOOP_TURN_SECONDS",
     "ActionT",
     "AsyncPolicy",
@@ -36,6 +37,7 @@ __all__ = [
     "arollout_group",
     "arollout_tree",
     "bind_policy",
+    "branch_steps",
     "check_budgets",
     "error_record",
     "member_seeds",

@@ -69,7 +69,7 @@ async def arun(
     resolved_policy = resolve_policy(PolicySource(config.policy, dict(config.policy_options)), registry, policy=policy)
     if isinstance(executor, str):
         config.executor, executor = executor, None
-    chosen = executor or get_executor(config.executor, **config.executor_options)
+    chosen = executor or _executor_for(config)
     if not isinstance(chosen, Executor):
         raise ConfigError(f"executor must be 'local', 'ray' or an rolloutgym Executor, got {type(chosen).__name__}")
     header["options"]["executor"] = getattr(chosen, "name", config.executor)
@@ -102,6 +102,14 @@ async def arun(
     return finished.result(config, header, order, list(writer.retried) if writer is not None else [])
 
 
+def _executor_for(config: RunConfig) -> Executor:
+    if config.branch_at is not None:
+        from ..executors.tree import TreeExecutor
+
+        return TreeExecutor(config.branch_at)
+    return get_executor(config.executor, **config.executor_options)
+
+
 def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunResult:
     """Run rollouts and write a run file; the synchronous :func:`arun`.
 
@@ -113,7 +121,7 @@ def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunR
         **overrides: the :class:`RunConfig` fields (``policy``, ``num_rollouts``, ``limit``,
             ``tasks``, ``split``, ``seed``, ``concurrency``, ``max_steps``, ``timeout``, ``out``,
             ``resume``, ``env_kwargs``, ``policy_options``, ``executor``, ``executor_options``,
-            ``pass_threshold``, ``mix``) when ``config`` is not a RunConfig; ``policy`` may also
+            ``pass_threshold``, ``mix``, ``branch_at``) when ``config`` is not a RunConfig; ``policy`` may also
             be a policy object. Hooks: ``registry``, ``executor``, ``on_start``, ``on_group``, ``on_member``.
             An existing ``out`` file is continued with ``resume=True``.
     """

@@ -40,6 +40,7 @@ class RunConfig:
     executor_options: dict[str, Any] = field(default_factory=dict)
     pass_threshold: float = 1.0
     mix: str | Mapping[str, float] | Sequence[Any] | None = None  # several envs with weights (see rolloutgym.mixtures)
+    branch_at: str | int | Sequence[int] | None = None  # rollout trees: -n branches per chosen step (arollout_tree)
 
     def validate(self) -> None:
         if self.mix is not None and self.env:
@@ -65,6 +66,18 @@ class RunConfig:
             raise ConfigError(f"--timeout must be a positive number of seconds, got {self.timeout}")
         if self.resume and self.out is None:
             raise ConfigError("--resume needs --out RUN_FILE (the run file to continue)")
+        if self.branch_at is not None:
+            self._validate_branching()
+
+    def _validate_branching(self) -> None:
+        from ..rollouts import branch_steps
+
+        try:
+            branch_steps(self.branch_at)  # type: ignore[arg-type]
+        except ValueError as exc:
+            raise ConfigError(f"--branch-at: {exc}") from None
+        if self.mix is not None or self.executor != "local":
+            raise ConfigError("--branch-at runs rollout trees in this process: not with --mix or --executor ray")
 
 
 @dataclass

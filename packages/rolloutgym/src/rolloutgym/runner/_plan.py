@@ -75,6 +75,8 @@ def _header(config: RunConfig, resolved: ResolvedEnv, tasks: list[tuple[int, str
         "policy_options": {key: value for key, value in config.policy_options.items() if "key" not in key.lower()},
         "executor": config.executor,
     }
+    if config.branch_at is not None:
+        options["branch_at"] = config.branch_at if isinstance(config.branch_at, (str, int)) else list(config.branch_at)
     versions = {
         "python": platform.python_version(),
         "rolloutgym": _version("rolloutgym"),
