@@ -9,6 +9,10 @@ every other path. A path that matches no route, or a method a route does not all
 answers 401 before 404/405 (an unauthenticated client learns nothing about what is
 served); paths are never redirected (``redirect_slashes`` is off).
 
+The token is sent as ``Authorization: Bearer TOKEN``, or as the password of HTTP Basic
+authentication (``Basic base64(USER:TOKEN)``, what a WebSocket client sends for a URL
+``ws://USER:TOKEN@HOST/...``; openenv-core 0.3.0's client can send nothing else).
+
 Every session has an owner: a SHA-256 digest of the whole bearer token and the whole
 client key (``X-RolloutGym-Key``) of the request that opened it, each length-prefixed (two
 keys that share any prefix are two owners). Only its owner can list, step, reset, call
@@ -24,6 +28,8 @@ Quotas are per owner (``max_sessions_per_owner``): one client cannot fill the se
 
 from __future__ import annotations
 
+import base64
+import binascii
 import hashlib
 import hmac
 from collections.abc import Iterable, Mapping, Sequence
@@ -76,6 +82,26 @@ def _field(value: bytes) -> bytes:
     return len(value).to_bytes(8, "big") + value
 
 
+def _presented_token(authorization: str) -> bytes:
+    """The token of ``Authorization: Bearer TOKEN``, or the password of ``Basic base64(USER:TOKEN)``.
+
+    Basic is what a WebSocket client sends for a URL with user info (``ws://user:TOKEN@host``),
+    the only way ``openenv-core`` 0.3.0's client can carry a token.
+    """
+    scheme, _, value = authorization.partition(" ")
+    scheme = scheme.lower()
+    if scheme == "bearer":
+        return value.strip().encode()
+    if scheme == "basic":
+        try:
+            decoded = base64.b64decode(value.strip(), validate=True)
+        except (ValueError, binascii.Error):
+            return b""
+        user, colon, password = decoded.partition(b":")
+        return password if colon else b""
+    return b""
+
+
 class Credentials:
     """The bearer tokens a server accepts (none: no token needed)."""
 
@@ -84,8 +110,7 @@ class Credentials:
 
     def owner(self, headers: Mapping[str, str], peer: Any = None) -> str | None:
         """The owner for a request's headers; ``None`` when the token is missing or wrong."""
-        scheme, _, value = headers.get("authorization", "").partition(" ")
-        presented = value.strip().encode() if scheme.lower() == "bearer" else b""
+        presented = _presented_token(headers.get("authorization", ""))
         if self.tokens:
             matched = False
             for token in self.tokens:  # every token compared: the time does not say which matched

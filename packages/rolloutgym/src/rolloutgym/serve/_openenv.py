@@ -9,10 +9,21 @@ answered with ``{"type": "observation", "data": {"observation", "reward", "done"
 
 An OpenEnv observation is a JSON object, so ours is wrapped:
 ``{"observation": OBS, "info": INFO, "terminated", "truncated", "task_id"}`` (plus
-``"tools"`` after a reset, and after a step that changed them). A reset with the same
-``task`` (or none) as the last one reuses the connection's env instance. An action that
-is a JSON object (a chat message) is sent as is; any other action (text, numbers) as
-``{"action": VALUE}``.
+``"tools"`` after a reset, and after a step that changed them). An action that is a
+JSON object (a chat message, tool calls in any shape of ``rolloutgym_protocol.toolcalls``)
+is sent as is; any other action (text, numbers) as ``{"action": VALUE}``;
+``GET ENV_ID/schema`` says which, with the JSON schemas of the wire.
+
+Which task a reset plays (OpenEnv's loop is one ``reset()`` per episode): ``reset(task=X)``
+plays task X (an index or an id); a ``reset()`` without a task plays the *next* task:
+the one after the connection's last (wrapping around after the last task), task 0 on a
+new connection. So ``for _ in range(n): client.reset()`` plays n different tasks in order,
+never one task n times; the observation's ``task_id`` names it. A reset that plays the
+same task as the last one reuses the connection's env instance.
+
+``openenv-core`` 0.3.0's client sends no headers: put the token in the URL's user info,
+``http://rolloutgym:TOKEN@HOST:PORT/ENV_ID`` (the WebSocket client sends it as HTTP Basic
+authentication, which the server accepts as the bearer token; see ``_access.py``).
 """
 
 from __future__ import annotations
@@ -65,12 +76,37 @@ def openenv_routes(server: Any) -> list[Any]:
 
 
 def _exported(space: Any) -> dict[str, Any]:
+    """A space's JSON schema: chat spaces from the protocol's message type, others from ``to_json_schema``."""
+    from pydantic import TypeAdapter
     from rolloutgym_protocol.spaces import to_json_schema
+    from rolloutgym_protocol.types import Message
 
+    kind = type(space).__name__
+    if kind in ("MessageSpace", "ChatSpace"):
+        schema = TypeAdapter(Message).json_schema()
+        roles = getattr(space, "roles", None)
+        if roles:
+            schema["properties"]["role"] = {"type": "string", "enum": list(roles)}
+        if kind == "ChatSpace":
+            definitions = schema.pop("$defs", {})
+            schema = {"type": "array", "items": schema, **({"$defs": definitions} if definitions else {})}
+        return schema
     try:
         return to_json_schema(space)
     except TypeError:
         return {}
+
+
+def _wire_action(space: Any) -> dict[str, Any]:
+    """The schema of a step message's ``data``: an object action as is, any other as ``{"action": VALUE}``."""
+    schema = _exported(space)
+    if schema.get("type") == "object":
+        return schema
+    return {
+        "type": "object",
+        "properties": {"action": schema, "metadata": {"type": "object"}},
+        "required": ["action"],
+    }
 
 
 class _OpenEnvRoutes:
@@ -102,19 +138,31 @@ class _OpenEnvRoutes:
             try:
                 environment = session.environment
                 body = {
-                    "action": _exported(environment.action_space),
+                    "action": _wire_action(environment.action_space),
                     "observation": {
                         "type": "object",
                         "properties": {
                             "observation": _exported(environment.observation_space),
                             "info": {"type": "object"},
+                            "terminated": {"type": "boolean"},
+                            "truncated": {"type": "boolean"},
+                            "task_id": {"type": ["string", "null"]},
+                            "tools": {"type": ["array", "null"], "items": {"type": "object"}},
                         },
                     },
                     "state": {
                         "type": "object",
-                        "properties": {"episode_id": {"type": ["string", "null"]}, "step_count": {"type": "integer"}},
+                        "properties": {
+                            "episode_id": {"type": ["string", "null"]},
+                            "step_count": {"type": "integer"},
+                            "env_id": {"type": "string"},
+                            "task_id": {"type": ["string", "null"]},
+                        },
                     },
                 }
+                tools = session.description().get("tools")
+                if tools:
+                    body["tools"] = tools  # the definitions a step's tool calls name (any shape of toolcalls)
             finally:
                 await self.manager.close(session.id, owner)
         except Exception as exc:  # noqa: BLE001
@@ -144,7 +192,7 @@ class _OpenEnvEpisode:
         self.env_path = env_path
         self.owner = owner
         self.session_id: str | None = None
-        self.task: Any = None
+        self.task_index: int | None = None  # the task of the connection's last reset
         self.episode_id: str | None = None
         self.steps = 0
 
@@ -171,13 +219,23 @@ class _OpenEnvEpisode:
             error = error_body(exc)["error"]
             return {"type": "error", "data": {"message": f"{error['type']}: {error['message']}", "code": code}}
 
+    def next_task(self, task: Any) -> int:
+        """The task index a reset plays: ``task`` when given, else the one after the last (0 first)."""
+        served = self.manager.catalog.get(self.env_path)
+        if task is not None:
+            return served.resolve_task(task)[0]
+        count = len(served.task_ids())
+        if self.task_index is None or count == 0:
+            return 0
+        return (self.task_index + 1) % count
+
     async def reset(self, data: dict[str, Any]) -> dict[str, Any]:
-        task = data.get("task")
-        if self.session_id is not None and task != self.task:
+        index = self.next_task(data.get("task"))
+        if self.session_id is not None and index != self.task_index:
             await self.close()  # another task: another env instance; the same task reuses this one
         if self.session_id is None:
-            session = await self.manager.open(self.env_path, task=task, transport="openenv", owner=self.owner)
-            self.session_id, self.task = session.id, task
+            session = await self.manager.open(self.env_path, task=index, transport="openenv", owner=self.owner)
+            self.session_id, self.task_index = session.id, index
         session = self.manager.get(self.session_id, self.owner)
         self.episode_id = data.get("episode_id") or uuid.uuid4().hex
         self.steps = 0
