@@ -2,7 +2,8 @@
 
 ``~/.config/rolloutgym/credentials`` (``$XDG_CONFIG_HOME`` when set) holds one entry per
 endpoint and the default endpoint, written with mode 0600. ``ROLLOUTGYM_API_KEY`` and
-``ROLLOUTGYM_ENDPOINT`` override it; arguments to ``Client()`` override both.
+``ROLLOUTGYM_ENDPOINT`` override it (the rollout SDK's ``ROLLOUT_API_KEY``/``ROLLOUT_ENDPOINT`` are aliases,
+read when ours are unset); arguments to ``Client()`` override both.
 """
 
 from __future__ import annotations
@@ -52,11 +53,16 @@ def save(endpoint: str, api_key: str) -> Path:
     return path
 
 
+def _environ(name: str) -> str | None:
+    """``ROLLOUTGYM_<name>``, else the rollout SDK's spelling ``ROLLOUT_<name>`` (an alias, never ignored)."""
+    return os.environ.get(f"ROLLOUTGYM_{name}") or os.environ.get(f"ROLLOUT_{name}") or None
+
+
 def resolve(endpoint: str | None = None, api_key: str | None = None) -> tuple[str, str]:
     """The (endpoint, key) to use: arguments, else the environment variables, else the credentials file."""
     data = _read()
-    chosen = normalize(endpoint or os.environ.get("ROLLOUTGYM_ENDPOINT") or data.get("default") or DEFAULT_ENDPOINT)
-    key = api_key or os.environ.get("ROLLOUTGYM_API_KEY") or data.get("endpoints", {}).get(chosen, {}).get("api_key")
+    chosen = normalize(endpoint or _environ("ENDPOINT") or data.get("default") or DEFAULT_ENDPOINT)
+    key = api_key or _environ("API_KEY") or data.get("endpoints", {}).get(chosen, {}).get("api_key")
     if not key:
         raise AuthenticationError(f"no API key for {chosen}: run 'rolloutgym login {chosen}' or set ROLLOUTGYM_API_KEY")
     return chosen, key
