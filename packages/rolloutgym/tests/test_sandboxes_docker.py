@@ -114,7 +114,7 @@ def test_a_build_context_builds_once_with_its_base_mapped_to_a_local_image(provi
     (tmp_path / "hello.py").write_text("print(open('/opt/marker').read().strip())\n")
     context = BuildContext(tmp_path, image_map={"python:3.11-slim": BASE_IMAGE})
     image = provider.build(context)
-    assert image.endswith(context.digest())
+    assert image.startswith("localhost/rolloutgym-build:")
     assert provider.build(context) == image  # cached by content hash
     with provider.create(image=image, workdir="/app") as built:
         assert built.exec(["python3", "hello.py"], timeout=30).output == "installed\n"
@@ -141,29 +141,18 @@ def test_an_engine_that_is_down_names_its_socket_and_the_fix(tmp_path):
 
 
 def test_a_warm_pool_hands_out_started_sandboxes(service):
+    settings = {"image": BASE_IMAGE, "workdir": "/app", "limits": ResourceLimits(disk_bytes=32 << 20)}
     with DockerProvider(service.host, pool_size=1, reap=False) as pooled:
-        settings = dict(image=BASE_IMAGE, workdir="/app", limits=ResourceLimits(disk_bytes=32 << 20))
-        first = pooled.create(**settings)  # cold: started now, and the pool starts one behind it
-        first.destroy()
-        pooled.pool.fill({**_settings(pooled, settings)})
+        pooled.warm(**settings)
+        assert pooled.ready(**settings) == 1
         warm = pooled.create(**settings)
         assert "pool_age" in warm.stages and warm.stages["create"] == 0.0
         assert warm.exec("echo warm", timeout=30).output == "warm\n"
         warm.destroy()
-    # closing the provider removed the sandbox the pool had started behind the last one
-    assert pooled.pool.ready(_settings(pooled, settings)) == 0
-
-
-def _settings(provider, options):
-    return {
-        "image": options["image"],
-        "limits": options["limits"],
-        "network": False,
-        "env": {},
-        "workdir": options["workdir"],
-        "user": provider.user,
-        "labels": {},
-    }
+        cold = pooled.create(**{**settings, "workdir": "/elsewhere"})  # other settings: started now
+        assert "pool_age" not in cold.stages and cold.stages["create"] > 0
+        cold.destroy()
+    assert pooled.ready(**settings) == 0  # closing the provider removed what the pool held
 
 
 def test_the_reaper_removes_what_a_killed_run_left(service, tmp_path):

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -139,3 +140,26 @@ def test_a_base_image_missing_offline_names_the_image_map_option(service, task_d
     with pytest.raises(SandboxInfraError, match=r"--image-map python:3.11-slim="):
         env.reset()
     env.close()
+
+
+def _containers(label: str) -> list[str]:
+    listed = subprocess.run(
+        ["podman", "ps", "-a", "-q", "--filter", f"label={label}"], capture_output=True, text=True, timeout=120
+    )
+    return listed.stdout.split()
+
+
+def test_ctrl_c_mid_episode_leaves_no_container_behind(service, task_dir, tmp_path):
+    (task_dir / "solution" / "solve.sh").write_text("#!/bin/bash\nsleep 20\n")
+    (task_dir / "task.toml").write_text((task_dir / "task.toml").read_text() + '\n[task]\nname = "ctrl-c-probe"\n')
+    label = "io.rolloutgym.harbor.task=ctrl-c-probe"
+    command = [sys.executable, "-m", "rolloutgym", "run", str(task_dir.parent), "--sandbox", "docker"]
+    command += ["--image-map", IMAGE_MAP, "--policy", "oracle", "-o", str(tmp_path / "run.jsonl"), "-q"]
+    environment = {**os.environ, "DOCKER_HOST": service.host}
+    with subprocess.Popen(command, env=environment, stdout=subprocess.PIPE, stderr=subprocess.STDOUT) as run:
+        while not _containers(label):  # the agent's container is up: the episode is in flight
+            assert run.poll() is None, run.stdout.read().decode() if run.stdout else ""
+        run.send_signal(signal.SIGINT)
+        output = run.communicate(timeout=300)[0].decode()
+    assert run.returncode == 130, output
+    assert _containers(label) == []

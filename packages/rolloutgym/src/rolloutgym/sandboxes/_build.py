@@ -3,6 +3,7 @@ images (``--image-map``), cached by the context's content hash, failures as one 
 
 from __future__ import annotations
 
+import hashlib
 import io
 import json
 import re
@@ -73,26 +74,32 @@ def _context_tar(context: BuildContext, dockerfile_text: str) -> bytes:
 
 
 def build_image(engine: EngineClient, context: BuildContext, *, owner: str) -> str:
-    """The image of ``context``: found by its digest tag, or built now (the engine's log read to its end).
+    """The image of ``context``: found by its tag, or built now (the engine's log read to its end).
+
+    The tag is a hash of the context's content, its image map and the ids of the base images it
+    names: a rebuilt base image (``scripts/build_base_images.sh --force``) gives a new tag.
 
     Raises:
         SandboxInfraError: no Dockerfile, a ``FROM`` image missing locally (names ``--image-map``),
             or the build failed (the log's last lines).
     """
-    tag = f"{BUILD_REPOSITORY}:{context.digest()}"
-    if engine.image_exists(tag):
-        return tag
     dockerfile = Path(context.path) / context.dockerfile
     if not dockerfile.is_file():
         raise SandboxInfraError(f"{dockerfile}: no Dockerfile to build (a build context needs one)")
     text, needed = map_from_lines(dockerfile.read_text(encoding="utf-8", errors="replace"), context.image_map)
+    hasher = hashlib.sha256(context.digest().encode())
     for image in needed:
-        if not engine.image_exists(image):
+        found = engine.image_id(image)
+        hasher.update(f"\0{image}={found}".encode())
+        if found is None:
             raise SandboxInfraError(
                 f"{dockerfile}: the base image {image!r} is not on the engine at {engine.host} and nothing is pulled "
                 f"offline: map it to a local image with --image-map {image}=localhost/rolloutgym/bookworm-python "
                 "(built by scripts/build_base_images.sh), or pull it first"
             )
+    tag = f"{BUILD_REPOSITORY}:{hasher.hexdigest()[:24]}"
+    if engine.image_exists(tag):
+        return tag
     labels = json.dumps({LABEL: "build", f"{LABEL}.digest": context.digest(), f"{LABEL}.owner": owner})
     params = {"t": tag, "dockerfile": context.dockerfile, "labels": labels, "rm": "1", "forcerm": "1", "pull": "0"}
     lines: list[str] = []

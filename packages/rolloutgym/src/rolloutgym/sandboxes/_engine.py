@@ -112,13 +112,17 @@ class EngineClient:
         self.request("GET", "/_ping")
 
     def image_exists(self, reference: str) -> bool:
+        return self.image_id(reference) is not None
+
+    def image_id(self, reference: str) -> str | None:
+        """The image's id, or None when the engine has no such image."""
         try:
-            self.request("GET", f"/images/{quote(reference, safe='')}/json")
+            found = self.request("GET", f"/images/{quote(reference, safe='')}/json")
         except EngineError as exc:
             if exc.status == 404:
-                return False
+                return None
             raise
-        return True
+        return str(found.get("Id", "")) if isinstance(found, dict) else ""
 
     def list_containers(self, label: str) -> list[dict[str, Any]]:
         filters = json.dumps({"label": [label]})
@@ -189,9 +193,11 @@ def demultiplex(chunks: Iterator[bytes]) -> Iterator[bytes]:
 def tar_of(
     files: Mapping[str, bytes], *, prefix: str = "", uid: int = 0, gid: int = 0, dirs: tuple[str, ...] = ()
 ) -> bytes:
-    """A tar of ``files`` under ``prefix`` (folders made for each parent, owned by ``uid``:``gid``)."""
+    """A tar of ``files`` under ``prefix`` (``prefix`` and the folders below it made, owned by ``uid``:``gid``;
+    the folders above ``prefix`` are left as they are: they must exist)."""
     buffer = io.BytesIO()
-    made: set[str] = set()
+    top = os.path.dirname(prefix.strip("/"))
+    made: set[str] = {top} if top else set()
     with tarfile.open(fileobj=buffer, mode="w") as archive:
 
         def folder(name: str) -> None:

@@ -90,6 +90,7 @@ class DockerProvider(SandboxProvider):
         self._reap_at_start = reap
         self._checked = False
         self._overlays: dict[str, dict[str, bytes]] = {}  # snapshot image -> tmpfs folder -> its tar
+        self._live: set[DockerSandbox] = set()  # destroyed by close() if their owners did not (Ctrl-C, exit)
         self._lock = threading.Lock()
 
     def check(self) -> None:
@@ -139,8 +140,29 @@ class DockerProvider(SandboxProvider):
         sandbox = DockerSandbox(self)
         with sandbox.stages.measure("build"):
             resolved = self._image(image, build)
-        settings = {
-            "image": resolved,
+        settings = self._settings(resolved, limits, network, env, workdir, user, labels)
+        container, timings = self.pool.take(settings)
+        sandbox.attach(container, settings, timings)
+        with self._lock:
+            self._live.add(sandbox)
+        overlay = self._overlays.get(image or "")
+        if overlay:
+            for tar in overlay.values():
+                self.engine.request("PUT", f"/containers/{container}/archive", params={"path": "/"}, content=tar)
+        return sandbox
+
+    def _settings(
+        self,
+        image: str,
+        limits: ResourceLimits | None,
+        network: bool,
+        env: Mapping[str, str] | None,
+        workdir: str | None,
+        user: str | None,
+        labels: Mapping[str, str] | None,
+    ) -> dict[str, Any]:
+        return {
+            "image": image,
             "limits": limits or ResourceLimits(),
             "network": bool(network),
             "env": dict(env or {}),
@@ -148,13 +170,29 @@ class DockerProvider(SandboxProvider):
             "user": user or self.user,
             "labels": dict(labels or {}),
         }
-        container, timings = self.pool.take(settings)
-        sandbox.attach(container, settings, timings)
-        overlay = self._overlays.get(image or "")
-        if overlay:
-            for tar in overlay.values():
-                self.engine.request("PUT", f"/containers/{container}/archive", params={"path": "/"}, content=tar)
-        return sandbox
+
+    def warm(
+        self,
+        *,
+        image: str,
+        limits: ResourceLimits | None = None,
+        network: bool = False,
+        env: Mapping[str, str] | None = None,
+        workdir: str | None = None,
+        user: str | None = None,
+        labels: Mapping[str, str] | None = None,
+        wait: bool = True,
+    ) -> None:
+        """Fill the warm pool for sandboxes created with these arguments (``wait``: until they are ready)."""
+        self.check()
+        settings = self._settings(self._image(image, None), limits, network, env, workdir, user, labels)
+        self.pool.fill(settings, wait=wait)
+
+    def ready(self, **arguments: Any) -> int:
+        """How many pooled sandboxes are ready for ``create(**arguments)`` (image, limits, workdir, ...)."""
+        names = ("limits", "network", "env", "workdir", "user", "labels")
+        image = self.image_map.get(arguments["image"], arguments["image"])
+        return self.pool.ready(self._settings(image, *(arguments.get(name) for name in names)))
 
     def _start_container(self, settings: Mapping[str, Any]) -> tuple[str, dict[str, float]]:
         """Create and start one container with ``settings``; ``(id, stage seconds)``."""
@@ -205,6 +243,11 @@ class DockerProvider(SandboxProvider):
         return removed
 
     def close(self) -> None:
+        """Destroy the sandboxes still alive, the pool's and the snapshots' images, and disconnect."""
+        with self._lock:
+            live, self._live = list(self._live), set()
+        for sandbox in live:
+            sandbox.destroy()
         self.pool.close()
         for image in list(self._overlays):
             try:
@@ -416,6 +459,8 @@ class DockerSandbox(RunningSandbox):
         self._destroyed = True
         with self.stages.measure("destroy"):
             self._provider._remove(self.id)
+        with self._provider._lock:
+            self._provider._live.discard(self)
 
 
 class _nothing:
