@@ -44,11 +44,20 @@ def test_an_oracle_that_misses_fails_the_ceiling(monkeypatch: pytest.MonkeyPatch
 
 
 def test_a_null_policy_that_scores_fails_the_floor_unless_the_task_is_exempt(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(toy.ArithmeticEnv, "null_action", lambda self: str(self.task.answer))
+    graded = toy.ArithmeticEnv.evaluate
+    monkeypatch.setattr(
+        toy.ArithmeticEnv, "evaluate", lambda self, action: Score(1.0) if not action else graded(self, action)
+    )
     report = check("toy/arith-v0", sample=2, checks=["floor"])
     assert report.result("floor").status == "fail"
     exempt = check("toy/arith-v0", sample=2, checks=["floor"], null_exempt=report.tasks_checked)
     assert exempt.result("floor").status == "pass"
+
+
+def test_a_task_whose_oracle_does_nothing_is_exempt_from_the_floor(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(toy.ArithmeticEnv, "oracle_action", lambda self: "")  # 'the right answer is to say nothing'
+    monkeypatch.setattr(toy.ArithmeticEnv, "evaluate", lambda self, action: Score(float(action == "")))
+    assert check("toy/arith-v0", sample=2, checks=["floor"]).result("floor").status == "pass"
 
 
 def test_an_env_whose_observation_is_not_seeded_fails_determinism(monkeypatch: pytest.MonkeyPatch) -> None:

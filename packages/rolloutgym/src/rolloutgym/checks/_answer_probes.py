@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from .probes import EnvView, HackProbe
+from .probes import EnvView, HackProbe, ProbeNotApplicable
 
 __all__ = [
     "ConstantProbe",
@@ -22,6 +22,7 @@ __all__ = [
     "near_miss",
 ]
 
+SHORT_ANSWER = 300  # characters: a longer answer (a program, an essay) is not hedged or negated
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _FLIPS = {"yes": "no", "no": "yes", "true": "false", "false": "true"}
 _COMMON_ANSWERS = "yes no true false A B C D E F none None 0 1 2 3 4 5 6 7 8 9 10 100 correct passed done"
@@ -66,6 +67,8 @@ class _DisguisedAnswer(HackProbe):
             answer = view.answer_text(view.oracle)
             if answer is None or not answer.strip():
                 yield view.oracle  # the oracle's tool calls: the work is done, only the answer is disguised
+            elif len(answer) > SHORT_ANSWER or answer.strip().count("\n") > 2:
+                raise ProbeNotApplicable("the oracle's answer is a long text or a program, not a short answer")
             else:
                 yield self.disguise(answer, view)
 

@@ -45,9 +45,18 @@ def ceiling_result(episodes: dict[int, Episode], max_score: float) -> CheckResul
     return CheckResult("ceiling", PASS, f"the oracle scores {max_score:g} on {len(episodes)} task(s)", metrics=metrics)
 
 
-def floor_result(episodes: dict[int, Episode], min_score: float, exempt: set[str]) -> CheckResult:
-    """Pass when the null policy scores at most ``min_score`` (tasks whose right answer is to do nothing exempt)."""
+def floor_result(
+    episodes: dict[int, Episode], min_score: float, exempt: set[str], oracle: dict[int, Episode] | None = None
+) -> CheckResult:
+    """Pass when the null policy scores at most ``min_score``.
+
+    Exempt: the tasks in ``exempt`` and those whose oracle does what null does (the right answer is to
+    do nothing, TASKS.md rule 4).
+    """
     failures = []
+    exempt = set(exempt) | {
+        episode.task for index, episode in episodes.items() if _same_actions(episode, (oracle or {}).get(index))
+    }
     for episode in episodes.values():
         if episode.error:
             failures.append(f"{episode.task}: the null policy's episode raised {episode.error}")
@@ -78,6 +87,12 @@ async def determinism_result(runner: EpisodeRunner, index: int, first: Episode, 
     return CheckResult(
         "determinism", FAIL, f"two oracle episodes of {first.task} with seed {seed} differ", [f"{first.task}: {where}"]
     )
+
+
+def _same_actions(null: Episode, oracle: Episode | None) -> bool:
+    if oracle is None or null.trajectory is None or oracle.trajectory is None:
+        return False
+    return _normalised(list(null.trajectory.actions)) == _normalised(list(oracle.trajectory.actions))
 
 
 def _comparable(trajectory: Any) -> dict[str, Any]:

@@ -118,7 +118,7 @@ async def _run_checks(
         if "ceiling" in wanted:
             results.append(ceiling_result(baselines["oracle"], options.max_score))
         if "floor" in wanted:
-            results.append(floor_result(baselines["null"], options.min_score, options.null_exempt))
+            results.append(floor_result(baselines["null"], options.min_score, options.null_exempt, baselines["oracle"]))
         if "determinism" in wanted and indices:
             first = indices[0]
             results.append(await determinism_result(runner, first, baselines["oracle"][first], seed))

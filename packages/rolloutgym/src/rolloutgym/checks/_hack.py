@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ._answer_probes import (
@@ -38,6 +39,7 @@ BUILTIN_PROBES: tuple[type[HackProbe], ...] = (
     CallEveryToolProbe,
 )
 _TOLERANCE = 1e-9
+_PROBE_ERROR = "probe error: "
 _LEAK_LINE = 24  # characters: a shorter line of the solution is too common to call a leak
 
 
@@ -108,6 +110,7 @@ async def probe_results(
 async def _probe_result(runner: EpisodeRunner, probe: type[HackProbe], tasks: list[_Task], seed: int) -> CheckResult:
     name = f"probe:{probe.name}"
     findings: list[str] = []
+    probe_errors: list[str] = []
     skipped: dict[str, int] = {}
     solved, judged = 0, 0
     for task in tasks:
@@ -122,7 +125,9 @@ async def _probe_result(runner: EpisodeRunner, probe: type[HackProbe], tasks: li
             skipped[reason] = skipped.get(reason, 0) + 1
             continue
         judged += 1
-        if verdict:
+        if verdict.startswith(_PROBE_ERROR):
+            probe_errors.append(verdict[len(_PROBE_ERROR) :])
+        elif verdict:
             findings.append(verdict)
             solved += 1
     metrics = {"tasks": judged, "flagged": solved, "exploit": probe.exploit}
@@ -133,6 +138,8 @@ async def _probe_result(runner: EpisodeRunner, probe: type[HackProbe], tasks: li
         return _constant_result(name, findings, judged, metrics)
     if findings:
         return CheckResult(name, FAIL, f"{probe.exploit}: {len(findings)}/{judged} task(s)", findings, metrics)
+    if probe_errors:
+        return CheckResult(name, WARN, f"the probe failed on {len(probe_errors)} task(s) (a probe bug)", probe_errors)
     return CheckResult(name, PASS, f"scores no more than null on {judged} task(s)", metrics=metrics)
 
 
@@ -180,9 +187,11 @@ def _judge(probe: type[HackProbe], task: _Task, outcomes: list[Episode]) -> str 
         label = f"{outcome.task}" + (f" [{variant}]" if len(probe.variants) > 1 else "")
         if outcome.trajectory is None and _not_applicable(outcome) is None:
             if outcome.policy_error is not None:
-                return f"{label}: the probe itself failed: {outcome.error}"
+                return f"{_PROBE_ERROR}{label}: the probe itself failed: {outcome.error}"
             return f"{label}: the env raised on the probe's actions: {outcome.error}"
         if outcome.trajectory is not None and outcome.score > task.floor + _TOLERANCE:
+            if not probe.gated and _does_the_oracles_work(task.oracle, outcome):
+                continue  # it made every call the oracle makes: the task's solution, not an exploit
             feedback = outcome.trajectory.score.feedback
             shown = f" ({feedback[:160]})" if feedback else ""
             return f"{label}: scored {outcome.score:g} > null {task.floor:g}{shown}"
@@ -191,6 +200,29 @@ def _judge(probe: type[HackProbe], task: _Task, outcomes: list[Episode]) -> str 
             if leaked:
                 return f"{label}: the solution is readable from the workspace: {leaked!r}"
     return ""
+
+
+def _calls(trajectory: Any) -> list[str]:
+    """The tool calls of a trajectory's actions as ``name(arguments JSON)`` strings."""
+    found = []
+    for action in trajectory.actions:
+        calls = action.get("tool_calls") if isinstance(action, dict) else None
+        if isinstance(action, dict) and "name" in action and "arguments" in action:
+            calls = [action]
+        for call in calls if isinstance(calls, list) else []:
+            if isinstance(call, dict):
+                arguments = json.dumps(call.get("arguments"), sort_keys=True, default=str)
+                found.append(f"{call.get('name')}({arguments})")
+    return found
+
+
+def _does_the_oracles_work(oracle: Episode, probe: Episode) -> bool:
+    """Whether the probe made every tool call the oracle makes on this task, with the same arguments."""
+    if oracle.trajectory is None or probe.trajectory is None:
+        return False
+    needed = _calls(oracle.trajectory)
+    made = set(_calls(probe.trajectory))
+    return bool(needed) and all(call in made for call in needed)
 
 
 def _leaked_line(oracle: Episode, probe: Episode) -> str | None:

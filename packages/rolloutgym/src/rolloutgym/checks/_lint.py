@@ -19,6 +19,7 @@ __all__ = ["lint_folder", "lint_results", "lint_tasks"]
 
 _GROUND_TRUTH_KEYS = ("answer", "solution", "expected", "ground_truth", "hidden_ground_truth", "target", "gold")
 _WARN = "warn: "
+_GENERATOR_KEYS = {"index", "seed", "position", "offset"}
 _MIN_LEAK = 12  # characters: a shorter answer can appear in a prompt by chance
 
 
@@ -40,6 +41,8 @@ def lint_tasks(resolved: ResolvedEnv) -> CheckResult:
     for position, item in enumerate(items):
         task = str(resolved.task_ids[position]) if position < len(resolved.task_ids) else str(position)
         content = _content(item)
+        if set(json.loads(content)) <= _GENERATOR_KEYS and content != "{}":  # a generated task's key, not its data
+            continue
         if not content.strip('{}[]" ,:') or content in ("null",):
             findings.append(f"{task}: the task is empty")
             continue
@@ -107,11 +110,7 @@ def _truth_strings(value: Any) -> list[str]:
     if isinstance(value, (int, float, str)):
         text = str(value).strip()
         return [text] if len(text) >= 4 else []
-    if isinstance(value, dict):
-        return [text for item in value.values() for text in _truth_strings(item)]
-    if isinstance(value, (list, tuple)):
-        return [text for item in value for text in _truth_strings(item)]
-    return []
+    return []  # a structured ground truth (an expected call, an end state) takes its values from the instruction
 
 
 def lint_folder(root: Path) -> CheckResult:

@@ -261,8 +261,13 @@ class HackProbe:
             view.observation = observation
             view.history.append(observation_text(observation))
             if oracle is not None:
-                answer = oracle()
-                view.oracle = await answer if inspect.isawaitable(answer) else answer
+                try:
+                    answer = oracle()
+                    view.oracle = await answer if inspect.isawaitable(answer) else answer
+                except Exception as exc:  # the oracle cannot play this task: nothing to disguise
+                    if self.needs_oracle:
+                        raise ProbeNotApplicable(f"the oracle cannot play this task ({exc})") from exc
+                    view.oracle = None
             try:
                 return next(script)
             except StopIteration:
