@@ -32,12 +32,48 @@ def remote_run_arguments(arguments: list[str]) -> list[str]:
     return arguments
 
 
+# The rollout SDK's spellings of `run` options, read as ours (an option is one word: --model X or --model=X).
+SEED_SPELLINGS = {"--model": "--policy", "--n": "-n", "--temperature": "--policy-arg temperature="}
+
+
+def seed_spellings(arguments: list[str]) -> list[str]:
+    """``run --model M --n 50 --temperature 0.0`` (the rollout SDK's spellings) as ``run --policy M -n 50
+    --policy-arg temperature=0.0``; other commands unchanged."""
+    if arguments[:1] not in (["run"], ["run-remote"]):
+        return arguments
+    read: list[str] = []
+    words = iter(arguments)
+    for word in words:
+        name, equals, value = word.partition("=")
+        ours = SEED_SPELLINGS.get(name)
+        if ours is None:
+            read.append(word)
+            continue
+        value = value if equals else next(words, "")
+        read += [ours.split(" ")[0], ours.split(" ")[1] + value] if " " in ours else [ours, value]
+    return read
+
+
+def seed_test_command(arguments: list[str]) -> str | None:
+    """The rollout SDK's ``rollout test FILE --model M --task 0 --temperature 0.0``: the message naming ours."""
+    if arguments[:1] != ["test"]:
+        return None
+    ours = seed_spellings(["run", *arguments[1:]])
+    if "-n" not in ours and "--num-rollouts" not in ours:
+        ours += ["-n", "1"]
+    return "rolloutgym has no 'test' command; a local rollout of a task is: rolloutgym " + " ".join(ours)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of ``rolloutgym``; returns the exit code."""
     from rolloutgym_protocol.errors import RolloutGymError
 
     try:
-        arguments = remote_run_arguments(list(argv) if argv is not None else sys.argv[1:])
+        arguments = seed_spellings(remote_run_arguments(list(argv) if argv is not None else sys.argv[1:]))
+        seed_test = seed_test_command(arguments)
+        if seed_test is not None:
+            error_console.print(f"[bold red]error:[/] {markup_safe(seed_test)}", markup=True)
+            return EXIT_USAGE
         add_plugin_commands(arguments)
         app(args=arguments, prog_name="rolloutgym", standalone_mode=True)
     except SystemExit as exc:
