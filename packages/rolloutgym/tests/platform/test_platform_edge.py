@@ -227,6 +227,10 @@ def test_query_values_and_path_ids_are_checked(api, edge_server) -> None:
         _refused(answer, path)
         assert str(edge_server.data) not in answer.text
     assert len(api.get("/api/runs?limit=1").json()) == 1  # the checks do not refuse good values
+    key = edge_server.keys["all"]
+    for page in ("/runs/%00", "/runs/" + "a" * 5000, "/runs/%3Cscript%3E", "/jobs/job_%00", "/envs/%00", "/envs/a%0Ab"):
+        answer = api.get(f"{page}?key={key}", follow_redirects=True)
+        assert answer.status_code == 404 and "<script>" not in answer.text, (page[:40], answer.status_code)
 
 
 def test_run_bodies_are_checked_and_nothing_is_queued(api) -> None:

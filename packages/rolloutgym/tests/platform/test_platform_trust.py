@@ -275,3 +275,25 @@ def test_training_jobs_take_names_and_hyper_parameters_only(platform_server, pus
             body = {"source_run_id": run["id"], "base_model": "hf:tiny", "method": "sft"} | change
             answer = client.post("/api/jobs", content=json.dumps(body))  # NaN and Infinity as Python writes them
             assert answer.status_code == 400, (change, answer.text)
+
+
+def test_odd_identifiers_answer_4xx_on_both_databases(platform_server) -> None:
+    """NUL and 5,000-character ids never reach the database (PostgreSQL refuses NUL in a string with an error)."""
+    key = platform_server.keys["run_only"]
+    paths = [
+        "/api/runs/run_%00",
+        "/api/jobs/job_%00",
+        "/api/envs/a%00b",
+        "/api/runs/" + "r" * 5000,
+        "/api/runs?env=a%00",
+    ]
+    paths += ["/api/runs/run_%00/wait", "/api/runs/run_%00/passing", "/api/runs/run_%00/file"]
+    with httpx.Client(base_url=platform_server.url, headers={"Authorization": f"Bearer {key}"}, timeout=60) as client:
+        for path in paths:
+            answer = client.get(path)
+            assert answer.status_code in (400, 404) and answer.json()["error"], (path[:40], answer.text[:100])
+        for page in ("/runs/run_%00", "/jobs/job_%00", "/envs/a%00b"):
+            answer = client.get(f"{page}?key={key}", follow_redirects=True)
+            assert answer.status_code == 404, (page, answer.status_code)
+        answer = client.post("/api/runs", json={"env_slug": "a\x00b", "model": "oracle"})
+        assert answer.status_code == 400, answer.text

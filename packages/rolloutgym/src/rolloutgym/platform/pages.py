@@ -21,7 +21,9 @@ from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Re
 from starlette.routing import Route
 
 from . import db
+from .envfiles import SLUG
 from .models import ApiKey, EnvVersion, Job, RunRow
+from .trust import ROW_ID
 
 COOKIE = "rolloutgym_key"
 STYLE = (
@@ -73,6 +75,8 @@ def _key(request: Request) -> ApiKey:
 
 def _owned(request: Request, model: Any, row_id: str, what: str) -> Any:
     key = _key(request)
+    if not ROW_ID.match(row_id) or not row_id.startswith(what + "_"):  # never sent to the database as it is
+        raise PageError(404, f"No {what} {row_id[:60]}.")
     with request.app.state.platform.sessions() as session:
         row = session.get(model, row_id)
     if row is None or row.org != key.org:
@@ -97,6 +101,8 @@ def envs_page(request: Request) -> Response:
 def env_page(request: Request) -> Response:
     key = _key(request)
     slug = request.path_params["slug"]
+    if not SLUG.match(slug):
+        raise PageError(404, f"No env {slug[:60]}.")
     with request.app.state.platform.sessions() as session:
         versions = session.scalars(
             select(EnvVersion).where(EnvVersion.org == key.org, EnvVersion.slug == slug).order_by(EnvVersion.id)
