@@ -35,6 +35,7 @@ from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import ConfigError
 from rolloutgym_protocol.toolcalls import normalize_tool_action
 
+from ._tau2_training import DUMP_CHARS, dumped_tool_output, untrainable_reason
 from ._tau2_user import device_calls, user_section
 from ._tool_bounds import parse_arguments
 from .tau2_tasks import _BASES, DOMAINS, PACKAGE, Tau2Task, _tasks, _tau2, cached_domain, load_tasks, package_version
@@ -70,9 +71,18 @@ class Tau2Env(gym.Env[list[dict[str, Any]], Any]):
     metadata = {"render_modes": []}
 
     def __init__(
-        self, task: Tau2Task, *, user_policy: Any = None, judge: Any = None, max_replies: int = MAX_REPLIES
+        self,
+        task: Tau2Task,
+        *,
+        user_policy: Any = None,
+        judge: Any = None,
+        max_replies: int = MAX_REPLIES,
+        reward: str = "benchmark",
     ) -> None:
+        if reward not in ("benchmark", "training"):
+            raise ConfigError(f"reward must be 'benchmark' or 'training', got {reward!r}")
         self.task = task
+        self.reward = reward
         self.tau2_task = _tasks(task.env)[task.task_id]
         if task.judged and judge is None:
             raise ConfigError(
@@ -90,6 +100,8 @@ class Tau2Env(gym.Env[list[dict[str, Any]], Any]):
         base = _BASES[task.domain]
         self.tools = [tool.openai_schema for tool in base.get_tools()]
         self.user_tool_names = {tool.name for tool in base.get_user_tools()} if base.user_tools else set()
+        writes = {name for name in base.tools.get_tools() if str(base.tools.tool_type(name).value) == "write"}
+        self.untrainable = untrainable_reason(self.tau2_task, writes)
         self.observation_space = spaces.messages.chat()
         self.action_space = spaces.messages.message(roles=("assistant",))
         self._done = True
@@ -123,7 +135,8 @@ class Tau2Env(gym.Env[list[dict[str, Any]], Any]):
         self._done = False
         system = SYSTEM_PROMPT.format(domain_policy=self.environment.get_policy(), agent_instruction=AGENT_INSTRUCTION)
         messages = [{"role": "system", "content": system + _AGENT_NOTE}, {"role": "user", "content": opening}]
-        return messages, {"task_id": self.task.id, "domain": self.task.domain, "conversation": True}
+        info = {"task_id": self.task.id, "domain": self.task.domain, "conversation": True, "reward": self.reward}
+        return messages, {**info, "trainable": self.untrainable is None}
 
     def step(self, action: Any) -> tuple[list[dict[str, Any]], float, bool, bool, dict[str, Any]]:
         if self._done:
@@ -202,10 +215,28 @@ class Tau2Env(gym.Env[list[dict[str, Any]], Any]):
             self.trajectory.append(AssistantMessage(role="assistant", content=content))
         self._done = True
         result = self.evaluate(termination)
-        score = _score(result, termination)
+        score = self._training(_score(result, termination))
         info = {"replies": self._replies, "termination": termination, **score.as_info()}
         truncated = termination == "max_steps"
         return observations, score.value, not truncated, truncated, info
+
+    def _training(self, score: Score) -> Score:
+        """tau2's score with the training verdict beside it (``_tau2_training``); its value is the
+        one ``reward`` names."""
+        if self.untrainable is not None:
+            training, why = False, f"untrainable: {self.untrainable}"
+        elif dumped_tool_output(self.trajectory):
+            training, why = False, f"a message to the user copies {DUMP_CHARS}+ characters of a tool result verbatim"
+        else:
+            training, why = bool(score.value), "tau2's verdict"
+        components = {**score.components, "benchmark": score.value, "training": float(training)}
+        metadata = {**score.metadata, "reward": self.reward, "trainable": self.untrainable is None}
+        metadata["training_check"] = why
+        value = score.value if self.reward == "benchmark" else float(training)
+        feedback = score.feedback
+        if self.reward == "training" and not training and score.value:
+            feedback += f" Training reward 0: {why}."
+        return Score(value, components, metadata, feedback=feedback)
 
     # -- reference policies ------------------------------------------------------------
 
@@ -277,6 +308,7 @@ def make_env(
     user_policy: Any = None,
     judge: Any = None,
     max_replies: int | str = MAX_REPLIES,
+    reward: str = "benchmark",
 ) -> Tau2Env:
     """The factory of the ``tau2/*-v0`` ids (``env_name`` comes from the spec's kwargs)."""
     if env_name not in DOMAINS:
@@ -295,4 +327,4 @@ def make_env(
         from rolloutgym.registry import get_registry
 
         user_policy = get_registry().make_policy(user_policy)
-    return Tau2Env(task, user_policy=user_policy, judge=judge, max_replies=max_replies)
+    return Tau2Env(task, user_policy=user_policy, judge=judge, max_replies=max_replies, reward=reward)
