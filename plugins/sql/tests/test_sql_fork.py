@@ -24,14 +24,18 @@ def status(env: Any) -> str:
     return observations[0]["content"]
 
 
-@pytest.mark.parametrize("backend", ["sqlite", "duckdb"])
-def test_forks_own_their_database(backend: str) -> None:
+@pytest.mark.parametrize(("backend", "replay_at_most"), [("sqlite", 16), ("sqlite", 0), ("duckdb", 16)])
+def test_forks_own_their_database(backend: str, replay_at_most: int, monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolloutgym_sql import _forking
+
+    monkeypatch.setattr(_forking, "REPLAY_AT_MOST", replay_at_most)  # 0: the fork copies the SQLite file
     env = rg.make("sql/shop-ops-v0", task=0, backend=backend)
     children: list[Any] = []
     try:
         env.reset(seed=0)
         env.step(run_sql("UPDATE orders SET status = 'cancelled' WHERE order_id = 202"))
         children = env.fork(2)
+        assert ("database" in env.snapshot().blobs) == (replay_at_most == 0)
         children[0].step(run_sql("UPDATE orders SET status = 'lost' WHERE order_id = 202"))
         assert "lost" in status(children[0])
         assert "cancelled" in status(env) and "cancelled" in status(children[1])

@@ -62,6 +62,7 @@ __all__ = [
 STATE_FORMAT = "rolloutgym/env-state"
 _FORMAT_VERSION = 1
 _RNG_KEY = "__np_random__"
+_BIT_GENERATORS = ("PCG64", "PCG64DXSM", "MT19937", "Philox", "SFC64")
 
 
 @dataclass(frozen=True)
@@ -218,7 +219,10 @@ def _restore_generator(env: Any, data: dict[str, Any]) -> None:
     if saved is None:
         return
     try:
-        bit_generator = getattr(np.random, saved["bit_generator"])()
+        kind = saved["bit_generator"]
+        if kind not in _BIT_GENERATORS:
+            raise ValueError(f"unknown bit generator {str(kind)[:40]!r}")
+        bit_generator = getattr(np.random, kind)(0)  # seeded: no OS entropy read; the state replaces it
         bit_generator.state = saved
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise StateError(f"{_kind_of(env)}: the state's random generator is malformed ({exc})") from None

@@ -1,9 +1,9 @@
 """What a ``SqlEnv`` fork copies: the episode's database and its counters.
 
-On SQLite the database is copied whole (``sqlite3.Connection.serialize`` in the worker,
-one request) and the fork's worker opens that copy. DuckDB has no in-memory image, so a
-DuckDB fork opens the task's database and replays the episode's data-changing statements
-(the ones that succeeded, in order), as the session already does after a worker restart.
+A fork opens the task's database in its own worker and replays the episode's data-changing
+statements (the ones that succeeded, in order), as the session already does after a worker
+restart. On SQLite, past :data:`REPLAY_AT_MOST` changes the database is copied whole instead
+(``sqlite3.Connection.serialize`` in the worker) and the fork's worker opens that copy.
 A read-only task's database never changes: its fork opens the task's database as it is.
 
 A state restored from a file runs as agent SQL in the same killable, memory-limited worker
@@ -33,16 +33,21 @@ class ForkImage(DatabaseSource):
         return self._image
 
 
+# Up to this many data changes a SQLite fork replays them (each one a quick request to the
+# fork's worker) instead of copying the database (two transfers of the whole file).
+REPLAY_AT_MOST = 16
+
+
 def session_state(session: Any, *, read_only: bool) -> dict[str, Any]:
     """The database part of a snapshot: ``open``, the replayable ``statements`` and the SQLite ``database``."""
     if session is None:
         return {"open": False, "statements": []}
     if read_only:
         return {"open": True, "statements": []}
-    image = session.image()
-    if image is not None:
-        return {"open": True, "statements": [], "database": image}
-    return {"open": True, "statements": list(session.changes)}
+    changes = list(session.changes)
+    if len(changes) <= REPLAY_AT_MOST or session.backend != "sqlite":
+        return {"open": True, "statements": changes}
+    return {"open": True, "statements": [], "database": session.image()}
 
 
 def restore_session(env: Any, data: dict[str, Any]) -> Any:
