@@ -64,10 +64,17 @@ def register_gymnasium() -> list[str]:
 
     After this call ``gymnasium.make("toy/guess-v0", task=2)`` works for sync
     environments (async ones are adapted with ``as_sync``), so Gymnasium wrappers,
-    ``check_env`` and vector envs can be used on them. Returns the registered ids.
+    ``check_env`` and vector envs can be used on them: ``gymnasium.make_vec(ENV_ID,
+    num_envs=N)`` (``mode="async"`` for worker processes) builds the vectors of
+    ``_gym_vector.py``, which batch info values of differing types and keep shared memory
+    off (it cannot hold text). Returns the registered ids.
     """
+    import functools
+
     import gymnasium
     from rolloutgym_protocol import AsyncEnv, as_sync
+
+    from ._gym_vector import make_vector
 
     registry = get_registry()
     registered = []
@@ -81,6 +88,12 @@ def register_gymnasium() -> list[str]:
             # A single-turn env ends at its first step; a TimeLimit of 1 would also mark that step
             # truncated, which Gymnasium's checker (rightly) rejects.
             limit = spec.max_steps if spec.max_steps and spec.max_steps > 1 else None
-            gymnasium.register(id=spec.id, entry_point=factory, max_episode_steps=limit, disable_env_checker=True)
+            gymnasium.register(
+                id=spec.id,
+                entry_point=factory,
+                vector_entry_point=functools.partial(make_vector, spec.id),
+                max_episode_steps=limit,
+                disable_env_checker=True,
+            )
         registered.append(spec.id)
     return registered
