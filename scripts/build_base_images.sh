@@ -5,7 +5,7 @@
 #   scripts/build_base_images.sh            # configure podman if unconfigured, build what is missing
 #   scripts/build_base_images.sh --force    # rebuild the images (the rootfs tar stays cached)
 #
-# Images: localhost/rolloutgym/bookworm-python:latest (Debian bookworm minbase + python3).
+# Images: localhost/rolloutgym/bookworm-python:latest (Debian bookworm minbase + python3 + python3-pytest: the code envs run pytest).
 # Map Dockerfile bases onto it with --image-map, e.g. --image-map python:3.11-slim=localhost/rolloutgym/bookworm-python
 # The rootfs tar is cached in $ROLLOUTGYM_IMAGE_CACHE (default /var/cache/rolloutgym/base-images): a second
 # run with the image present does nothing; with the image gone it re-imports the tar (seconds).
@@ -46,10 +46,10 @@ if [ "$force" = 0 ] && podman image exists "$image"; then
   exit 0
 fi
 mkdir -p "$cache"
-tar="$cache/bookworm-python3-minbase.tar"
+tar="$cache/bookworm-python3-pytest-minbase.tar"
 if [ ! -s "$tar" ]; then
-  echo "build_base_images: mmdebstrap bookworm (minbase + python3) from $mirror ..."
-  mmdebstrap --quiet --variant=minbase --include=python3 bookworm "$tar.part" "$mirror"
+  echo "build_base_images: mmdebstrap bookworm (minbase + python3 + python3-pytest) from $mirror ..."
+  mmdebstrap --quiet --format=tar --variant=minbase --include=python3,python3-pytest bookworm "$tar.part" "$mirror"
   mv "$tar.part" "$tar"
 fi
 podman import --quiet --change 'CMD ["/bin/bash"]' --change 'LABEL io.rolloutgym.base=bookworm-python' \

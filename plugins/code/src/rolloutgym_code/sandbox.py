@@ -25,6 +25,10 @@ The built-in providers, both Linux namespaces (:mod:`rolloutgym_code._bwrap_sand
   a private root like bubblewrap's (read-only ``/usr``, fresh ``/proc`` and ``/tmp``, the
   workspace), entered with ``chroot``; rlimits and a uid drop.
 
+A third, ``docker`` (:mod:`rolloutgym_code._container_sandbox`), runs each command in a container
+of the core's ``docker`` provider (:mod:`rolloutgym.sandboxes`; ``--sandbox docker``), with the
+differences its docstring states. It is never picked by ``auto``.
+
 ``get_sandbox("auto")`` picks ``bwrap`` when it works, else ``unshare`` when running as
 root, else raises :class:`SandboxUnavailable` saying what to install.
 """
@@ -59,9 +63,10 @@ def register_sandbox(name: str, factory: Callable[[], Sandbox]) -> None:
 
 def _builtin_providers() -> dict[str, Callable[[], Sandbox]]:
     from ._bwrap_sandbox import BubblewrapSandbox
+    from ._container_sandbox import ContainerSandbox
     from ._unshare_sandbox import UnshareSandbox
 
-    return {"bwrap": BubblewrapSandbox, "unshare": UnshareSandbox}
+    return {"bwrap": BubblewrapSandbox, "unshare": UnshareSandbox, "docker": ContainerSandbox}
 
 
 @functools.cache
