@@ -113,16 +113,22 @@ def package_verdict(task: IFEvalTask, response: str) -> tuple[list[Any], Any]:
         return evaluate(response, list(task.instruction_id_list), [dict(k) for k in task.kwargs], task.prompt, registry)
 
 
-def grade(task: IFEvalTask, response: str) -> Score:
-    """The env's score: the package's strict prompt-level verdict, with the two guards of the module doc."""
-    results, scores = package_verdict(task, response)
-    passed = {result.instruction_id: result.strict_pass for result in results}
+def _guarded(passed: dict[str, bool], response: str) -> dict[str, bool]:
+    """Per-instruction verdicts with the two guards of the module doc (strict and loose alike)."""
     if "language:response_language" in passed and not re.search(r"[^\W\d_]", response):
         passed["language:response_language"] = False
     if "detectable_format:constrained_response" in passed and sum(option in response for option in OPTIONS) > 1:
         passed["detectable_format:constrained_response"] = False
+    return passed
+
+
+def grade(task: IFEvalTask, response: str) -> Score:
+    """The env's score: the package's strict prompt-level verdict, with the two guards of the module doc."""
+    results, _ = package_verdict(task, response)
+    passed = _guarded({result.instruction_id: result.strict_pass for result in results}, response)
+    loose = _guarded({result.instruction_id: result.loose_pass for result in results}, response)
     strict = bool(passed) and all(passed.values())
-    components = {"strict": float(strict), "loose": float(scores.binary_loose)}
+    components = {"strict": float(strict), "loose": float(bool(loose) and all(loose.values()))}
     components["instructions"] = sum(passed.values()) / len(passed) if passed else 0.0
     components.update({name: float(value) for name, value in passed.items()})
     failed = [name for name, value in passed.items() if not value]
@@ -132,7 +138,10 @@ def grade(task: IFEvalTask, response: str) -> Score:
         feedback = "Not followed: " + ", ".join(failed) + "."
     else:
         feedback = "Every instruction followed."
-    meta = {"source": f"{PACKAGE} {package_version()}", "partial_loose": scores.partial_loose}
+    meta = {
+        "source": f"{PACKAGE} {package_version()}",
+        "partial_loose": sum(loose.values()) / len(loose) if loose else 0.0,
+    }
     return Score(float(strict), components, meta, feedback=feedback)
 
 
