@@ -163,3 +163,15 @@ def test_ctrl_c_mid_episode_leaves_no_container_behind(service, task_dir, tmp_pa
         output = run.communicate(timeout=300)[0].decode()
     assert run.returncode == 130, output
     assert _containers(label) == []
+
+
+def test_a_sandbox_that_dies_mid_episode_is_an_infrastructure_error(service, task_dir):
+    env = _env(service, task_dir)
+    env.reset()
+    try:
+        agent = env.sandbox.agent
+        subprocess.run(["podman", "rm", "-f", agent.id], capture_output=True, timeout=120, check=True)
+        with pytest.raises(SandboxInfraError, match=r"the sandbox \w+ is gone or stopped"):
+            env.step(_bash("echo hello"))
+    finally:
+        env.close()
