@@ -123,15 +123,33 @@ def call(function: Any, *args: Any, **kwargs: Any) -> Any:
         fail(str(exc))
 
 
+def _check_answers(url: str) -> None:
+    """A one-line error unless ``url`` answers as a rolloutgym platform (``GET /api/health``, no key needed)."""
+    import httpx
+
+    try:
+        answer = httpx.get(f"{url}/api/health", timeout=10, follow_redirects=False)
+    except httpx.HTTPError as exc:
+        fail(f"cannot reach a platform at {url} ({type(exc).__name__}); start one with 'rolloutgym platform serve' "
+             "or give its URL: rolloutgym login URL")  # fmt: skip
+    kind = answer.headers.get("content-type", "")
+    if answer.status_code != 200 or "html" in kind or "json" not in kind:
+        fail(f"{url} answered {answer.status_code} {kind}, not as a rolloutgym "
+             "platform; give the platform's URL: rolloutgym login URL")  # fmt: skip
+
+
 @app.command("login")
 def login_command(
-    endpoint: Optional[str] = typer.Argument(None, help="The platform's URL (default http://127.0.0.1:8600)."),
+    endpoint: Optional[str] = typer.Argument(
+        None, help="The platform's URL (default: the one saved last, else http://127.0.0.1:8600)."
+    ),
     key: Optional[str] = typer.Option(None, "--key", help="The API key (default: prompted, hidden)."),
 ) -> None:
     """Check an API key against the platform and store it in ~/.config/rolloutgym/credentials (0600)."""
     from ..platform import Client, credentials
 
-    url = credentials.normalize(endpoint or credentials.DEFAULT_ENDPOINT)
+    url = credentials.normalize(endpoint) if endpoint else credentials.saved_endpoint()
+    _check_answers(url)  # before asking for a key
     if key is None:
         console.print(f"Mint an API key with 'rolloutgym platform keys create' on the host of {url}")
         key = typer.prompt("Paste API key (rk_…)", hide_input=True)
@@ -250,6 +268,7 @@ def runs_remote(endpoint: Any = None, limit: int = 50) -> None:
     from rich.table import Table
 
     table = Table("run", "env", "policy", "n", "state", "done", "pass", "errors", "created")
+    failures: list[str] = []
     for run in call(client(endpoint).list_runs, limit=limit):
         rate = f"{run['passRate']:.1%}" if run["passRate"] is not None else "-"
         done = f"{run['done']}/{run['total']}" if run["total"] is not None else "-"
@@ -264,7 +283,11 @@ def runs_remote(endpoint: Any = None, limit: int = 50) -> None:
             str(run["errors"]),
             run["createdAt"],
         )
+        if run["state"] == "failed" and run.get("error"):
+            failures.append(f"{run['id']} failed: {run['error']}")
     print_table(table)
+    for line in failures:  # why each failed run failed, in full (not only in the terminal that queued it)
+        console.print(line, markup=False, soft_wrap=True)
 
 
 def local_run_file(reference: Path) -> Path:

@@ -110,8 +110,11 @@ def runs_command(
     table = Table(title=f"Run files in {folder}", title_justify="left")
     for column in ("file", "env", "policy", "created", "tasks", "pass rate", "state"):
         table.add_column(column, justify="right" if column in ("tasks", "pass rate") else "left")
-    found = 0
+    found = skipped = 0
     for path in sorted(folder.glob("*.jsonl"), key=lambda candidate: candidate.stat().st_mtime, reverse=True):
+        if not _may_be_run_file(path):  # a tasks file, an export: JSON lines, but no run header
+            skipped += 1
+            continue
         try:
             run = read_run(path, allow_partial_tail=True)
         except (RunFileError, OSError, ValueError) as exc:
@@ -130,7 +133,23 @@ def runs_command(
             f"{summary.pass_rate:.1%}" if run.groups else "-",
             "complete" if run.complete else "partial (--resume to finish)",
         )
+    others = f" ({skipped} other .jsonl file(s) without a run header left out: tasks files, exports)" if skipped else ""
     if not found and not table.rows:
-        console.print(f"no run files (*.jsonl) in {folder}")
+        console.print(f"no run files (*.jsonl) in {folder}{others}")
         return
     print_table(table)
+    if others:
+        console.print(others.strip(" ()"), markup=False)
+
+
+def _may_be_run_file(path: Path) -> bool:
+    """False for JSON lines whose first line is an object but no run header (a tasks file, an export); a damaged
+    file (its first line not JSON) may be a run file and is listed as unreadable."""
+    import json
+
+    try:
+        with path.open("rb") as handle:
+            first = json.loads(handle.readline(1 << 20) or b"null")
+    except (OSError, ValueError):
+        return True
+    return not isinstance(first, dict) or first.get("kind") == "header"

@@ -58,6 +58,11 @@ def _environ(name: str) -> str | None:
     return os.environ.get(f"ROLLOUTGYM_{name}") or os.environ.get(f"ROLLOUT_{name}") or None
 
 
+def saved_endpoint() -> str:
+    """The endpoint a command without a URL uses: the environment's, else the one saved last, else the default."""
+    return normalize(_environ("ENDPOINT") or _read().get("default") or DEFAULT_ENDPOINT)
+
+
 def resolve(endpoint: str | None = None, api_key: str | None = None) -> tuple[str, str]:
     """The (endpoint, key) to use: arguments, else the environment variables, else the credentials file."""
     data = _read()

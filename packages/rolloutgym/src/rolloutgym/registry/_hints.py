@@ -80,6 +80,8 @@ def env_not_found_message(registry: Any, env_id: str, namespace: str) -> str:
         )
     else:
         message += " Run 'rolloutgym list' to see every environment."
+    if "/" not in env_id and "." not in env_id:  # a slug, as 'rolloutgym push' names envs on the platform
+        message += f" An env pushed to the platform runs there: rolloutgym run {env_id} --remote."
     failed = [info for info in registry.failed_plugins()]
     if failed:
         message += (
