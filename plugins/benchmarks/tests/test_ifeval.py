@@ -118,7 +118,8 @@ def test_stuffing_hedges_thinking_and_the_answer_in_view() -> None:
     value, info = reward(title, title.near_miss)
     assert value == 0.0 and "detectable_format:title" in info["score"]["feedback"]
     observation, info = make_env(title).reset(seed=0)
-    assert title.oracle not in json.dumps([observation, info]) and set(info) == {"task_id", "instructions"}
+    assert title.oracle not in json.dumps([observation, info])
+    assert set(info) == {"task_id", "instructions", "reward", "trainable"}
 
 
 def test_listing_imports_no_checker_package() -> None:

@@ -31,6 +31,7 @@ from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 from rolloutgym_protocol.errors import ConfigError
 
 from ._ifeval_tasks import CHECKERS, FLOOR_WORDS, FLOORED, TEST_TOPICS, TOPICS, WORD_FLOOR, build
+from ._ifeval_training import UNTRAINABLE, on_topic
 from ._loading import installed_version
 
 __all__ = ["IFEvalEnv", "IFEvalTask", "grade", "load_tasks", "make_env", "package_verdict", "package_version"]
@@ -55,6 +56,12 @@ class IFEvalTask:
     oracle: str = field(default="", repr=False)
     near_miss: str = field(default="", repr=False)
     split: str = "train"
+    topic: int = 0
+
+    @property
+    def untrainable(self) -> str | None:
+        """Why the training reward cannot be trusted on this task (``None`` when it can)."""
+        return next((UNTRAINABLE[name] for name in self.instruction_id_list if name in UNTRAINABLE), None)
 
     def __str__(self) -> str:
         return self.id
@@ -80,6 +87,7 @@ def _task(index: int) -> IFEvalTask:
         oracle=built.oracle,
         near_miss=built.near_miss,
         split="test" if topic_number in TEST_TOPICS else "train",
+        topic=topic_number,
     )
 
 
@@ -145,18 +153,46 @@ def grade(task: IFEvalTask, response: str) -> Score:
     return Score(float(strict), components, meta, feedback=feedback)
 
 
+def training_score(task: IFEvalTask, score: Score, response: str, reward: str) -> Score:
+    """``score`` (IFEval's) with the training verdict beside it (``_ifeval_training``); its value
+    is the one ``reward`` names: ``"benchmark"`` (IFEval's) or ``"training"``."""
+    untrainable = task.untrainable
+    if untrainable is not None:
+        training, why = False, f"untrainable: {untrainable}"
+    else:
+        topical, why = on_topic(task.topic, response)
+        training = bool(score.value) and topical
+    components = {**score.components, "benchmark": score.value, "training": float(training)}
+    metadata = {**score.metadata, "reward": reward, "trainable": untrainable is None, "training_check": why}
+    value = score.value if reward == "benchmark" else float(training)
+    feedback = score.feedback if reward == "benchmark" or training else f"{score.feedback} Training reward 0: {why}."
+    return Score(value, components, metadata, feedback=feedback)
+
+
 class IFEvalEnv(SingleTurnEnv[list[dict[str, Any]], str]):
-    """One prompt with verifiable instructions; the action is the reply text."""
+    """One prompt with verifiable instructions; the action is the reply text.
+
+    Args:
+        task: the task.
+        reward: ``"benchmark"`` (default): IFEval's strict verdict, the benchmark's score;
+            ``"training"``: also the reply must be about its request (``_ifeval_training``), so
+            one fixed reply cannot pass the tasks of every request. Both are in the score's
+            components (``benchmark``, ``training``) either way.
+    """
 
     metadata = {"render_modes": []}
 
-    def __init__(self, task: IFEvalTask) -> None:
+    def __init__(self, task: IFEvalTask, *, reward: str = "benchmark") -> None:
+        if reward not in ("benchmark", "training"):
+            raise ConfigError(f"reward must be 'benchmark' or 'training', got {reward!r}")
         self.task = task
+        self.reward = reward
         self.observation_space = spaces.messages.chat(min_length=0)
         self.action_space = spaces.text.text()
 
     def initial_observation(self, *, options: dict[str, Any] | None) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-        info = {"task_id": self.task.id, "instructions": list(self.task.instruction_id_list)}
+        info = {"task_id": self.task.id, "instructions": list(self.task.instruction_id_list), "reward": self.reward}
+        info["trainable"] = self.task.untrainable is None
         return [{"role": "user", "content": self.task.prompt}], info
 
     def terminal_observation(self, action: Any) -> list[dict[str, Any]]:
@@ -167,7 +203,7 @@ class IFEvalEnv(SingleTurnEnv[list[dict[str, Any]], str]):
         if not isinstance(text, str):
             feedback = f"the reply must be text (a str or an assistant message), got {type(action).__name__}"
             return Score(0.0, {"strict": 0.0, "loose": 0.0, "instructions": 0.0}, feedback=feedback)
-        return grade(self.task, text)
+        return training_score(self.task, grade(self.task, text), text, self.reward)
 
     def oracle_action(self) -> str:
         return self.task.oracle
@@ -176,11 +212,11 @@ class IFEvalEnv(SingleTurnEnv[list[dict[str, Any]], str]):
         return ""
 
 
-def make_env(task: IFEvalTask | None = None) -> IFEvalEnv:
-    """The factory of ``ifeval/instructions-v0``."""
+def make_env(task: IFEvalTask | None = None, *, reward: str = "benchmark") -> IFEvalEnv:
+    """The factory of ``ifeval/instructions-v0`` (``reward``: see :class:`IFEvalEnv`)."""
     if task is None:
         task = load_tasks()[0]
     if not isinstance(task, IFEvalTask):
         raise ConfigError(f"task must be an IFEvalTask, got {type(task).__name__}")
     _evaluator()
-    return IFEvalEnv(task)
+    return IFEvalEnv(task, reward=reward)
