@@ -128,6 +128,9 @@ def info_command(
 
             asyncio.run(result)  # type: ignore[arg-type]
     console.print(f"replayable grading (rescore): {'yes' if replayable else 'no'}")
+    if spec is not None:
+        forks = "yes" if spec.forkable else "no"
+        console.print(f"forks mid-episode (--branch-at): {forks}" + (f" ({spec.fork_note})" if spec.fork_note else ""))
 
 
 @app.command("plugins")

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import time
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -128,6 +129,7 @@ async def _trunk(
 async def _branch(
     parent: Any, state: Any, frozen: Any, policy: Any, trunk: Trajectory, at: int, label: str, options: dict[str, Any]
 ) -> Trajectory:
+    started = time.perf_counter()
     (environment,) = await aspawn(parent, state, 1)
     try:
         play = _Play(environment, _branch_act(frozen, policy, environment), options["check_actions"])
@@ -141,6 +143,7 @@ async def _branch(
     finally:
         await aclose_env(environment)
     metadata = {**options["metadata"], "branch": {"id": label, "parent": 0, "at": at}}
+    metadata["elapsed_seconds"] = time.perf_counter() - started  # the branch's own time, not its prefix's
     return Trajectory(
         trunk.initial_observation,
         (*trunk.steps[:at], *play.steps),
@@ -188,10 +191,12 @@ async def arollout_tree(
         await asnapshot(environment)  # raises NotForkable with the env's own reason
         raise NotForkable(f"{type(environment).__name__} cannot fork")  # pragma: no cover
     metadata = dict(metadata or {})
+    started = time.perf_counter()
     play = _Play(environment, bind_policy(policy, environment), check_actions)
     budget = -1 if max_steps is None else max_steps
     observation, initial_info, points = await _trunk(environment, play.act, mode, budget, play, seed, options)
     trunk_metadata = {**metadata, "branch": {"id": "trunk", "parent": None, "at": None}}
+    trunk_metadata["elapsed_seconds"] = time.perf_counter() - started
     trunk = Trajectory(
         observation, tuple(play.steps), initial_info, play.terminated, play.truncated, trunk_metadata, play.stop_reason
     )
