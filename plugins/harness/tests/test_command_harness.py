@@ -89,7 +89,7 @@ def test_crash_and_max_calls_are_stop_reasons(tmp_path: Path) -> None:
 def test_bad_template_is_a_clear_error() -> None:
     with pytest.raises(ConfigError, match="bad field 'nope'"):
         make_policy("command", command="agent {nope}", model="hf:tiny")
-    with pytest.raises(ConfigError, match="known: harness:command, harness:mini-swe-agent"):
-        make_policy("aider", command="x")
+    with pytest.raises(ConfigError, match="known: harness:command, harness:mini-swe-agent, harness:claude-code"):
+        make_policy("nope", command="x")
     with pytest.raises(ConfigError, match="model_args must be a mapping"):
         make_policy("command", command="agent", model="hf:tiny", model_args="threads=1")

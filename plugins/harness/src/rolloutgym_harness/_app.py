@@ -46,7 +46,11 @@ def _chat_response(replies: list[wire.Reply], request: wire.Request) -> Response
 def _responses_response(replies: list[wire.Reply], request: wire.Request) -> Response:
     options = request.options
     body = _replies.responses_body(
-        replies[0], request.model, store=options.store, previous=options.previous_response_id
+        replies[0],
+        request.model,
+        store=options.store,
+        previous=options.previous_response_id,
+        namespaced=request.namespaced,
     )
     if not request.stream:
         return JSONResponse(body)

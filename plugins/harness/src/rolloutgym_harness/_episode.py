@@ -223,16 +223,20 @@ class _HarnessEpisode:
 
             server = session_mcp_server(_EngineTools(self.environment, run.events), name="rolloutgym-env")
             mcp_url = await self.endpoint.add_mcp("episode", server)
-        run.command = self.harness.command.format(
-            instruction=shlex.quote(instruction),
-            instruction_file=shlex.quote(str(instruction_file)),
-            workdir=shlex.quote(workdir),
-            base_url=self.endpoint.base_url,
-            openai_base_url=self.endpoint.openai_base_url,
-            model=shlex.quote(self.harness.model_name),
-            mcp_url=mcp_url,
-        )
-        env = {**os.environ, **self.endpoint.environment(), **self.harness.extra_env}
+        fields = {
+            "instruction": shlex.quote(instruction),
+            "instruction_file": shlex.quote(str(instruction_file)),
+            "workdir": shlex.quote(workdir),
+            "base_url": self.endpoint.base_url,
+            "openai_base_url": self.endpoint.openai_base_url,
+            "model": shlex.quote(self.harness.model_name),
+            "mcp_url": mcp_url,
+            "scratch": scratch,
+        }
+        fields["mcp_args"] = self.harness.mcp_args.format(**fields) if mcp_url else ""
+        run.command = self.harness.command.format(**fields)
+        extra = {name: value.format(**fields) for name, value in self.harness.extra_env.items()}
+        env = {**os.environ, **self.endpoint.environment(), **extra}
         if mcp_url:
             env["ROLLOUTGYM_MCP_URL"] = mcp_url
         argv = ["/bin/sh", "-c", run.command]
@@ -249,6 +253,7 @@ class _HarnessEpisode:
                 packages=self.harness.sandbox_packages,
                 files=self.harness.sandbox_files,
                 folders=self.harness.sandbox_folders,
+                python_path=self.harness.python_path,
             )
         run.process = await asyncio.create_subprocess_exec(
             *argv,

@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import time
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from .wire import Reply
@@ -108,7 +108,7 @@ def chat_chunks(replies: Sequence[Reply], model: str) -> Iterator[dict[str, Any]
         yield last
 
 
-def _response_output(reply: Reply) -> list[dict[str, Any]]:
+def _response_output(reply: Reply, namespaced: Mapping[str, tuple[str, str]]) -> list[dict[str, Any]]:
     output: list[dict[str, Any]] = []
     if reply.content or not reply.tool_calls:
         text = {"type": "output_text", "text": reply.content, "annotations": []}
@@ -118,20 +118,28 @@ def _response_output(reply: Reply) -> list[dict[str, Any]]:
             {"type": "message", "id": new_id("msg_"), "status": "completed", "role": "assistant", "content": [text]}
         )
     for call in reply.tool_calls:
-        output.append(
-            {
-                "type": "function_call",
-                "id": new_id("fc_"),
-                "call_id": call["id"],
-                "name": call["name"],
-                "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False),
-                "status": "completed",
-            }
-        )
+        item = {
+            "type": "function_call",
+            "id": new_id("fc_"),
+            "call_id": call["id"],
+            "name": call["name"],
+            "arguments": json.dumps(call.get("arguments", {}), ensure_ascii=False),
+            "status": "completed",
+        }
+        if call["name"] in namespaced:  # a function of a namespace tool: answered in its namespace
+            item["namespace"], item["name"] = namespaced[call["name"]]
+        output.append(item)
     return output
 
 
-def responses_body(reply: Reply, model: str, *, store: bool = True, previous: str | None = None) -> dict[str, Any]:
+def responses_body(
+    reply: Reply,
+    model: str,
+    *,
+    store: bool = True,
+    previous: str | None = None,
+    namespaced: Mapping[str, tuple[str, str]] | None = None,
+) -> dict[str, Any]:
     """A ``response`` object of the OpenAI Responses API (status ``incomplete`` when cut)."""
     incomplete = reply.stop_reason == "length"
     return {
@@ -141,7 +149,7 @@ def responses_body(reply: Reply, model: str, *, store: bool = True, previous: st
         "model": model,
         "status": "incomplete" if incomplete else "completed",
         "incomplete_details": {"reason": "max_output_tokens"} if incomplete else None,
-        "output": _response_output(reply),
+        "output": _response_output(reply, namespaced or {}),
         "parallel_tool_calls": True,
         "previous_response_id": previous,
         "store": store,

@@ -167,6 +167,10 @@ def _system() -> list[str]:
     return arguments
 
 
+def bwrap_available() -> bool:
+    return shutil.which("bwrap") is not None
+
+
 def installed_packages(names: Iterable[str]) -> tuple[str, ...]:
     """Those of ``names`` that are installed here."""
     found = []
@@ -189,6 +193,7 @@ def sandboxed(
     packages: Sequence[str] = DEFAULT_PACKAGES,
     files: Sequence[str] = (),
     folders: Sequence[str] = (),
+    python_path: Sequence[str] = (),
 ) -> list[str]:
     """The argv that runs ``command`` (a shell command) in the sandbox; ``folders`` are more
     read-only host folders the agent needs (a CLI's install folder)."""
@@ -211,7 +216,16 @@ def sandboxed(
     if workdir != run_dir:
         arguments += ["--bind", workdir, workdir]
     arguments += ["--remount-ro", "/"]  # the sandbox's own root (the folders bwrap made) is read-only too
-    arguments += ["--setenv", "HOME", "/tmp", "--setenv", "PYTHONPATH", AGENT_SITE, "--unsetenv", "PYTHONHOME"]
+    arguments += [
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "PYTHONPATH",
+        ":".join((AGENT_SITE, *python_path)),
+        "--unsetenv",
+        "PYTHONHOME",
+    ]
     arguments += ["--setenv", "PYTHONNOUSERSITE", "1", "--chdir", workdir, "--"]
     forwarder = os.path.join(run_dir, ".rolloutgym_forward.py")
     shutil.copyfile(os.path.join(os.path.dirname(__file__), "_forward.py"), forwarder)

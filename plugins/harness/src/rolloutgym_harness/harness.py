@@ -37,7 +37,17 @@ from .recording import CallRecord, EndpointSession
 
 __all__ = ["CommandHarness", "harness_trajectory", "make_policy"]
 
-_FIELDS = ("instruction", "instruction_file", "workdir", "base_url", "openai_base_url", "model", "mcp_url")
+_FIELDS = (
+    "instruction",
+    "instruction_file",
+    "workdir",
+    "base_url",
+    "openai_base_url",
+    "model",
+    "mcp_url",
+    "mcp_args",
+    "scratch",
+)
 
 
 class CommandHarness:
@@ -90,6 +100,8 @@ class CommandHarness:
         sandbox_packages: Sequence[str] | str | None = None,
         sandbox_files: Sequence[str] = (),
         sandbox_folders: Sequence[str] = (),
+        mcp_args: str = "",
+        python_path: Sequence[str] = (),
     ) -> None:
         if not command or not isinstance(command, str):
             raise ConfigError("harness:command needs a command template: --policy-arg command='agent {instruction}'")
@@ -140,6 +152,8 @@ class CommandHarness:
         self.sandbox_packages = packages
         self.sandbox_files = tuple(sandbox_files)
         self.sandbox_folders = tuple(sandbox_folders)
+        self.mcp_args = mcp_args  # {mcp_args} in the command: this, formatted, when the env's tools are served
+        self.python_path = tuple(python_path)
         if sandbox == "bwrap":
             from ._sandbox import bwrap_path
 
@@ -191,6 +205,40 @@ _ALLOWED = {
 _MINI_ALLOWED = (_ALLOWED - {"command"}) | {"step_limit"}
 
 
+def _preset_policy(kind: str, options: dict[str, Any]) -> CommandHarness:
+    """``harness:claude-code``, ``harness:codex``, ...: the preset installed, then run as a command."""
+    from ._sandbox import bwrap_available
+    from .presets import PRESETS, install
+
+    preset = PRESETS[kind]
+    unknown = sorted(set(options) - (_ALLOWED - {"command"}) - {"cache"})
+    if unknown:
+        raise ConfigError(f"harness:{kind}: unknown option(s) {', '.join(unknown)}")
+    if preset.dialect == "gemini":
+        raise ConfigError(
+            f"harness:{kind} speaks the Gemini API (generateContent), which the endpoint does not serve yet; "
+            "use harness:claude-code, harness:codex or harness:command"
+        )
+    folder = install(preset, options.pop("cache", None))
+    program = shlex.quote(str(folder / preset.program))
+    command = preset.command.replace("{bin}", program)
+    python_path: tuple[str, ...] = ()
+    if preset.installer == "pip":
+        python_path = tuple(str(path) for path in folder.glob("lib/python3*/site-packages"))
+    env = {**preset.environment, **dict(options.pop("env", None) or {})}
+    if python_path:
+        env.setdefault("PYTHONPATH", ":".join(python_path))
+    defaults: dict[str, Any] = {
+        "name": f"harness:{kind}",
+        "sandbox": "bwrap" if bwrap_available() else "none",
+        "sandbox_packages": (),
+    }
+    settings = {**defaults, **options}
+    return CommandHarness(
+        command, env=env, mcp_args=preset.mcp_args, sandbox_folders=(str(folder),), python_path=python_path, **settings
+    )
+
+
 def make_policy(kind: str | None = None, **options: Any) -> CommandHarness:
     """The ``harness`` provider: ``harness:command`` (``command=`` a template, ``model=`` a policy)
     and ``harness:mini-swe-agent`` (``step_limit=``, ``model=``; needs ``pip install mini-swe-agent``)."""
@@ -204,8 +252,13 @@ def make_policy(kind: str | None = None, **options: Any) -> CommandHarness:
         command = f"{shlex.quote(sys.executable)} {shlex.quote(script)} {{instruction_file}} --step-limit {step_limit}"
         defaults = {"name": "harness:mini-swe-agent", "sandbox_packages": ("mini-swe-agent", "pyyaml")}
         return CommandHarness(command, **{**defaults, **options, "sandbox_files": (script,)})
+    from .presets import PRESETS
+
+    if kind in PRESETS:
+        return _preset_policy(kind, options)
     if kind != "command":
-        raise ConfigError(f"unknown harness {kind!r}; known: harness:command, harness:mini-swe-agent")
+        known = ", ".join(f"harness:{name}" for name in ("command", "mini-swe-agent", *PRESETS))
+        raise ConfigError(f"unknown harness {kind!r}; known: {known}")
     unknown = sorted(set(options) - _ALLOWED)
     if unknown:
         raise ConfigError(

@@ -40,6 +40,7 @@ class Request:
     requested: dict[str, Any]  # sampling parameters as the harness asked for them
     stream: bool = False
     options: CallOptions = field(default_factory=CallOptions)
+    namespaced: dict[str, tuple[str, str]] = field(default_factory=dict)  # Responses namespace tools
 
 
 @dataclass
@@ -139,7 +140,7 @@ def _response_items(items: Sequence[Any]) -> list[dict[str, Any]]:
         if kind == "function_call":
             call = {
                 "id": item.get("call_id", ""),
-                "name": item.get("name", ""),
+                "name": flat_name(item.get("namespace"), item.get("name", "")),
                 "arguments": _arguments(item.get("arguments")),
             }
             if messages and messages[-1]["role"] == "assistant" and "_open" in messages[-1]:
@@ -164,6 +165,29 @@ def _response_items(items: Sequence[Any]) -> list[dict[str, Any]]:
     return messages
 
 
+def flat_name(namespace: Any, name: str) -> str:
+    """The name the model sees for a function of a Responses ``namespace`` tool (``mcp__env`` +
+    ``submit`` -> ``mcp__env__submit``)."""
+    return f"{namespace}__{name}" if isinstance(namespace, str) and namespace else name
+
+
+def _responses_tools(raw: Sequence[Any]) -> tuple[list[dict[str, Any]], dict[str, tuple[str, str]]]:
+    """Function tools, those of ``namespace`` tools (Codex's MCP servers) flattened; the flat
+    names of namespaced functions -> ``(namespace, name)``, to answer calls in their namespace."""
+    tools: list[dict[str, Any]] = []
+    namespaced: dict[str, tuple[str, str]] = {}
+    for tool in raw:
+        if tool.get("type") == "function":
+            tools.append(_function_tool(tool))
+        elif tool.get("type") == "namespace" and isinstance(tool.get("name"), str):
+            for inner in tool.get("tools") or []:
+                if isinstance(inner, Mapping) and inner.get("type", "function") == "function":
+                    flat = flat_name(tool["name"], str(inner.get("name", "")))
+                    tools.append(_function_tool({**inner, "name": flat}))
+                    namespaced[flat] = (tool["name"], str(inner.get("name", "")))
+    return tools, namespaced
+
+
 def parse_responses(body: Mapping[str, Any]) -> Request:
     """An OpenAI Responses request body (``input`` a string or a list of items)."""
     raw = body.get("input")
@@ -175,12 +199,11 @@ def parse_responses(body: Mapping[str, Any]) -> Request:
         raise ConfigError("responses: 'input' must be a string or a non-empty list of items")
     if body.get("instructions"):
         messages.insert(0, {"role": "system", "content": str(body["instructions"])})
-    tools = [_function_tool(tool) for tool in body.get("tools") or [] if tool.get("type") == "function"]
+    tools, namespaced = _responses_tools(body.get("tools") or [])
     requested = _sampling(body, ("max_output_tokens",), "stop")
     options = call_options("responses", body, _names(tools))
-    return Request(
-        "responses", str(body.get("model", "")), messages, tools, requested, bool(body.get("stream")), options
-    )
+    model = str(body.get("model", ""))
+    return Request("responses", model, messages, tools, requested, bool(body.get("stream")), options, namespaced)
 
 
 def _anthropic_message(message: Mapping[str, Any]) -> list[dict[str, Any]]:

@@ -1,0 +1,99 @@
+"""Harness presets run the real agent CLIs (Claude Code, Codex, from npm at their pinned versions,
+installed once per test session into a cache folder) against the interception endpoint, in
+bubblewrap, on ``code/pybugs-v0`` through the env's tools over MCP, to a scored end.
+
+The model is a scripted token policy that writes valid tool calls (``<tool_call>`` blocks the
+endpoint turns into each CLI's dialect: Anthropic ``tool_use`` for Claude Code, Responses
+``function_call`` in the ``mcp__env`` namespace for Codex); every call is recorded with its token
+ids. The install needs the npm registry: without it (``npm ping`` fails) these tests are skipped.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import rolloutgym_code
+from rolloutgym import arollout, get_registry
+from rolloutgym.llm import CharRenderer, ScriptedSampler, TokenPolicy
+from rolloutgym_harness.harness import make_policy
+from rolloutgym_harness.presets import PRESETS, cache_root
+from rolloutgym_protocol.errors import ConfigError
+
+RENDERER = CharRenderer()
+TASK = Path(rolloutgym_code.__file__).parent / "data" / "pybugs-v0" / "02-paginate-first-page"
+
+
+def test_presets_are_pinned_data() -> None:
+    for name, preset in PRESETS.items():
+        assert preset.name == name and preset.version[0].isdigit() and not set(preset.version) & set("<>=^~*")
+        assert "{bin}" in preset.command and preset.dialect in ("anthropic", "responses", "chat", "gemini")
+
+
+def test_gemini_cli_is_refused_clearly() -> None:
+    with pytest.raises(ConfigError, match="Gemini API"):
+        make_policy("gemini-cli")
+
+
+def test_unknown_preset_option_is_refused() -> None:
+    with pytest.raises(ConfigError, match="unknown option"):
+        make_policy("codex", command="x")
+
+
+@pytest.fixture(scope="session")
+def cache() -> Path:
+    """The presets' own install cache (``$ROLLOUTGYM_HARNESS_CACHE`` or ``~/.cache/rolloutgym/harness``):
+    one install per pinned version, kept across sessions like any download cache."""
+    if shutil.which("npm") is None or shutil.which("node") is None:
+        pytest.skip("needs node and npm (apt-get install nodejs npm)")
+    root = cache_root()
+    installed = all(
+        (root / f"{name}-{PRESETS[name].version}" / ".installed").exists() for name in ("claude-code", "codex")
+    )
+    if not installed:
+        ping = subprocess.run(["npm", "ping"], capture_output=True, timeout=60, check=False)
+        if ping.returncode != 0:
+            pytest.skip("the npm registry is not reachable (the presets install from it)")
+    return root
+
+
+def _scripted(prefix: str, fix: str) -> TokenPolicy:
+    def reply(prompt: object, index: int) -> str:
+        if index == 0:
+            call = {"name": f"{prefix}write_file", "arguments": {"path": "pagination.py", "content": fix}}
+        else:
+            call = {"name": f"{prefix}submit", "arguments": {}}
+        return f"<tool_call>{json.dumps(call)}</tool_call>"
+
+    sampler = ScriptedSampler(RENDERER.encode, reply, end_token_id=CharRenderer.END)
+    return TokenPolicy(sampler, RENDERER, max_tokens=8000, name="scripted")
+
+
+def _episode(preset: str, cache: Path, fix: str):
+    policy = make_policy(preset, model=_scripted("mcp__env__", fix), cache=str(cache), wall_limit=180)
+    assert policy.sandbox == ("bwrap" if shutil.which("bwrap") else "none")
+    return asyncio.run(arollout(get_registry().make("code/pybugs-v0", task=1), policy))
+
+
+@pytest.mark.parametrize(("preset", "api"), [("claude-code", "messages"), ("codex", "responses")])
+def test_preset_drives_a_code_task_to_a_scored_end(preset: str, api: str, cache: Path) -> None:
+    fix = (TASK / "fix" / "pagination.py").read_text()
+    trajectory = _episode(preset, cache, fix)
+    assert sum(step.reward for step in trajectory.steps) == 1.0
+    names = [step.action["tool_calls"][0]["name"] for step in trajectory.steps]
+    assert names == ["write_file", "submit"]
+    calls = [call for step in trajectory.steps for call in step.policy_info["harness"]["calls"]]
+    assert len(calls) >= 2 and {call["api"] for call in calls} == {api}
+    for call in calls:
+        assert call["prompt_token_ids"] and call["completion_token_ids"] and call["problems"] == []
+        assert "mcp__env__write_file" in [tool["function"]["name"] for tool in call["tools"]]
+
+
+def test_preset_wrong_fix_scores_zero(cache: Path) -> None:
+    buggy = (TASK / "repo" / "pagination.py").read_text()
+    trajectory = _episode("claude-code", cache, buggy)
+    assert sum(step.reward for step in trajectory.steps) == 0.0
