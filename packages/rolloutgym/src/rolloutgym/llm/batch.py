@@ -239,6 +239,9 @@ def _assemble(
     pad = getattr(sampler, "pad_token_id", None)
     pad_token_id = pad if isinstance(pad, int) else 0
     columns = batch_columns(results, env_ids=[route.env_id for route in plan], pad_token_id=pad_token_id)
+    if any("extra_env_info" in sample for sample in samples):
+        pairs = zip(samples, results, strict=True)
+        columns["extra_env_info"] = [_last_env_info(sample, result) for sample, result in pairs]
     metrics = batch_metrics(
         results,
         [str(sample["task_name"]) for sample in samples],
@@ -255,6 +258,15 @@ def _assemble(
         pad_token_id,
     )
     return rolled, metrics
+
+
+def _last_env_info(sample: Mapping[str, Any], result: Any) -> Any:
+    """The env's last ``extra_env_info`` (as the seed returns it in the final state), else the sample's own."""
+    if isinstance(result, Trajectory):
+        for step in reversed(result.steps):
+            if "extra_env_info" in step.info:
+                return step.info["extra_env_info"]
+    return sample.get("extra_env_info")
 
 
 def run_multi_turn_rollout(
