@@ -39,7 +39,12 @@ class EngineClient:
     """Calls on one engine endpoint (``unix:///path.sock`` or ``tcp://host:port``)."""
 
     def __init__(self, host: str | None = None, *, timeout: float = 120.0) -> None:
-        import httpx
+        try:
+            import httpx
+        except ImportError:
+            raise SandboxInfraError(
+                "the docker sandbox provider needs httpx: pip install 'rolloutgym[docker]'"
+            ) from None
 
         self.host = host or default_host()
         if self.host.startswith("unix://"):

@@ -17,5 +17,15 @@ def rolloutgym_sandboxes() -> list[SandboxProviderSpec]:
                 "the reaper. Endpoint: DOCKER_HOST or --sandbox-option host=unix:///path/to.sock."
             ),
             capabilities=("image", "build", "snapshot", "network"),
-        )
+        ),
+        SandboxProviderSpec(
+            name="daytona",
+            entry_point="rolloutgym.sandboxes.daytona:DaytonaProvider",
+            description=(
+                "Daytona's sandbox service through its official API clients (extra 'daytona'): sandboxes past one "
+                "machine, a concurrency cap, retries with backoff, quota errors as infrastructure failures. "
+                "DAYTONA_API_KEY, DAYTONA_API_URL."
+            ),
+            capabilities=("image", "network"),
+        ),
     ]
