@@ -98,19 +98,25 @@ def concurrent(provider: DockerProvider, count: int, workers: int) -> None:
         created = time.perf_counter() - started
         results = list(pool.map(lambda box: box.exec(["python3", "-c", "print(1)"], timeout=120), boxes))
     failures += sum(not result.ok for result in results)
-    memory = []
-    for box in boxes:
-        stats = provider.engine.request("GET", f"/containers/{box.id}/stats", params={"stream": "false"})
-        usage = (stats.get("memory_stats") or {}).get("usage") if isinstance(stats, dict) else None
-        if usage:
-            memory.append(usage / (1 << 20))
+    memory = [usage / (1 << 20) for usage in map(_memory_bytes, boxes) if usage]
     with ThreadPoolExecutor(workers) as pool:
         list(pool.map(lambda box: box.destroy(), boxes))
     mean = f"{statistics.mean(memory):.1f} MiB" if memory else "n/a"
     print(
         f"{count} concurrent sandboxes: all up in {created:.1f} s ({workers} creating at a time), "
-        f"failures {failures}, memory per sandbox (engine's figure, idle sleep + one python run) {mean}"
+        f"failures {failures}, memory per sandbox (its memory cgroup, after one python run) {mean}"
     )
+
+
+def _memory_bytes(box: Any) -> int | None:
+    """The container's memory cgroup usage (podman's cgroupfs layout, v1 then v2), else None."""
+    for path in (
+        f"/sys/fs/cgroup/memory/libpod_parent/libpod-{box.id}/memory.usage_in_bytes",
+        f"/sys/fs/cgroup/libpod_parent/libpod-{box.id}/memory.current",
+    ):
+        if os.path.exists(path):
+            return int(Path(path).read_text())
+    return None
 
 
 def harbor_task(folder: Path) -> Path:

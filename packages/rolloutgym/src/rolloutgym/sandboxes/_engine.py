@@ -82,7 +82,12 @@ class EngineClient:
         import httpx
 
         try:
-            response = self._http.request(method, path, **kwargs)
+            try:
+                response = self._http.request(method, path, **kwargs)
+            except httpx.RemoteProtocolError:
+                # a kept-alive connection the engine closed as we wrote on it (seen under load with many
+                # threads): the request never reached it; once more on a fresh connection
+                response = self._http.request(method, path, **kwargs)
         except (httpx.ConnectError, httpx.RemoteProtocolError, FileNotFoundError, ConnectionError) as exc:
             raise SandboxInfraError(self.fix_hint() + f" ({type(exc).__name__})") from None
         except httpx.TimeoutException:
