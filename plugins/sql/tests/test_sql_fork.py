@@ -51,9 +51,12 @@ def test_forks_own_their_database(backend: str, replay_at_most: int, monkeypatch
             each.close()
 
 
-def test_a_stored_sql_state_restores_and_a_corrupt_one_is_refused() -> None:
+def test_a_stored_sql_state_restores_and_a_corrupt_one_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    from rolloutgym_sql import _forking
+
     env = rg.make("sql/shop-ops-v0", task=0)
     fresh = rg.make("sql/shop-ops-v0", task=0)
+    other_backend = rg.make("sql/shop-ops-v0", task=0, backend="duckdb")
     try:
         env.reset(seed=0)
         env.step(run_sql("UPDATE orders SET status = 'cancelled' WHERE order_id = 202"))
@@ -64,9 +67,13 @@ def test_a_stored_sql_state_restores_and_a_corrupt_one_is_refused() -> None:
         data["blobs"]["database"] = "bm90IGEgZGF0YWJhc2U="  # "not a database"
         with pytest.raises(StateError, match="could not restore this state.*could not be opened"):
             fresh.restore(EnvState.from_dict(data))
+        monkeypatch.setattr(_forking, "REPLAY_AT_MOST", 0)
+        with pytest.raises(StateError, match="SQLite database copy; this env runs on duckdb"):
+            other_backend.restore(env.snapshot())
     finally:
         env.close()
         fresh.close()
+        other_backend.close()
     reader = rg.make("sql/shop-v0", task=0)
     try:
         reader.reset(seed=0)

@@ -62,6 +62,8 @@ def restore_session(env: Any, data: dict[str, Any]) -> Any:
         raise ValueError("a read-only task's state carries database changes")
     if image is not None and not isinstance(image, bytes):
         raise TypeError("the state's database must be a blob")
+    if image is not None and env.backend != "sqlite":
+        raise ValueError(f"the state holds a SQLite database copy; this env runs on {env.backend}: use backend=sqlite")
     source = env.source if image is None else ForkImage(image)
     try:
         return IsolatedSession(env.backend, source, read_only=env.read_only, limits=env.limits, changes=statements)
