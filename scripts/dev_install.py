@@ -45,6 +45,20 @@ def stamp(paths: list[Path]) -> str:
     return digest.hexdigest()
 
 
+def recent_pip(command: list[str]) -> None:
+    """Upgrade pip first when it is older than 24 (Python 3.11's bundled 23.2 cannot resolve a sibling editable that
+    another one names through its ``test`` extra, e.g. ``rolloutgym-workflow; extra == "test"``)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        major = int(version("pip").split(".")[0])
+    except (PackageNotFoundError, ValueError):
+        major = 0
+    if major < 24:
+        print(f"upgrading pip {version('pip') if major else '(unknown)'} first (the workspace needs pip >= 24)")
+        subprocess.run([*command, "--upgrade", "pip>=24"], check=True)
+
+
 def main() -> int:
     paths = members()
     marker = Path(sys.prefix) / ".rolloutgym-dev-install"
@@ -53,6 +67,7 @@ def main() -> int:
         return 0
     print("installing the workspace (protocol, core, testing kit, plugins) into", sys.prefix, flush=True)
     command = [sys.executable, "-m", "pip", "install", "--disable-pip-version-check", "-q"]
+    recent_pip(command)
     if any(needs_torch(path) for path in paths):
         subprocess.run([*command, TORCH_PIN], check=True)
     arguments: list[str] = []
