@@ -36,7 +36,7 @@ from .api_runs import count_rows, get_run, list_runs, passing_rollouts, run_file
 from .api_wait import create_run, wait_job, wait_run
 from .notify import Hub
 from .pages import ROUTES
-from .trust import Refused
+from .trust import TrustError
 
 
 def health(request: Request) -> JSONResponse:
@@ -49,7 +49,7 @@ def whoami(request: Request) -> JSONResponse:
 
 
 async def _api_error(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, (ApiError, Refused))
+    assert isinstance(exc, (ApiError, TrustError))
     return JSONResponse({"error": exc.message}, status_code=exc.status)
 
 
@@ -98,7 +98,7 @@ def create_app(
         finally:
             platform.hub.close()
 
-    handlers: dict[Any, Any] = {ApiError: _api_error, Refused: _api_error, 404: _no_route, 405: _no_route}
+    handlers: dict[Any, Any] = {ApiError: _api_error, TrustError: _api_error, 404: _no_route, 405: _no_route}
     app = Starlette(routes=routes, exception_handlers=handlers, lifespan=lifespan)
     app.state.platform = platform
     return app

@@ -17,7 +17,7 @@ Scopes (``rolloutgym platform keys create --scope``):
 
 Nothing here names a file: a policy refers to the organisation's runs and jobs by id, never by path (``replay:PATH``
 and ``hf:PATH`` are refused for every key), so a reference resolves inside the organisation's storage by
-construction. The API answers a rule broken with 403 naming the scope needed (:class:`Refused`) or 400 for a
+construction. The API answers a rule broken with 403 naming the scope needed (:class:`TrustError`) or 400 for a
 malformed value; the worker checks the same rules again before it executes a run (:func:`check_run`).
 """
 
@@ -35,7 +35,7 @@ __all__ = [
     "MAY_RUN_CODE",
     "MODEL_PROVIDERS",
     "SAMPLING_OPTIONS",
-    "Refused",
+    "TrustError",
     "check_base_model",
     "check_job_options",
     "check_run",
@@ -120,7 +120,7 @@ _PROVIDER = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
 _MAX_POLICY = 300
 
 
-class Refused(Exception):
+class TrustError(Exception):
     """A request the key's scopes (403) or the platform's rules (400) do not allow; the message says the fix."""
 
     def __init__(self, status: int, message: str) -> None:
@@ -129,8 +129,8 @@ class Refused(Exception):
         self.message = message
 
 
-def _needs_push(what: str) -> Refused:
-    return Refused(
+def _needs_push(what: str) -> TrustError:
+    return TrustError(
         403,
         f"{what} runs code on a worker, which needs the {CODE_SCOPE!r} scope; mint a key with "
         f"'rolloutgym platform keys create --scope run,{CODE_SCOPE}', or choose a vetted policy "
@@ -151,23 +151,23 @@ def policy_reference(policy: Any) -> tuple[str, str]:
     """``(provider, rest)`` of a policy string, checked for shape (400 otherwise): printable, at most 300
     characters, a lower-case provider name; ``replay:`` and ``job:`` take an id, never a path."""
     if not isinstance(policy, str) or not policy:
-        raise Refused(400, "give a model or policy, e.g. model='hf:tiny' or 'openai:gpt-4o-mini'")
+        raise TrustError(400, "give a model or policy, e.g. model='hf:tiny' or 'openai:gpt-4o-mini'")
     if len(policy) > _MAX_POLICY or not policy.isprintable() or any(c.isspace() for c in policy):
-        raise Refused(400, f"the policy {policy[:60]!r} is not usable: at most {_MAX_POLICY} printable characters")
+        raise TrustError(400, f"the policy {policy[:60]!r} is not usable: at most {_MAX_POLICY} printable characters")
     provider, _, rest = policy.partition(":")
     if not _PROVIDER.match(provider):
-        raise Refused(400, f"the policy {policy[:60]!r} has no provider name, e.g. openai:gpt-4o-mini or oracle")
+        raise TrustError(400, f"the policy {policy[:60]!r} has no provider name, e.g. openai:gpt-4o-mini or oracle")
     if provider in ("replay", "job") and not ROW_ID.match(rest):
         kind = "run" if provider == "replay" else "job"
-        raise Refused(
+        raise TrustError(
             400,
             f"{provider}: takes the id of one of your organisation's {kind}s ({provider}:{kind}_...), never a "
             "path: files on the platform are reached only through the ids that own them",
         )
     if provider == "human":
-        raise Refused(400, "the human policy reads a terminal; a worker has none: choose a model or a policy")
+        raise TrustError(400, "the human policy reads a terminal; a worker has none: choose a model or a policy")
     if provider in MODEL_PROVIDERS and not _is_model_name(rest):
-        raise Refused(
+        raise TrustError(
             400,
             f"{provider}: takes a model name such as {provider}:tiny or {provider}:Org/Model, not {rest[:60]!r}: a "
             "path names a file on the server; a model your organisation trained is job:JOB_ID",
@@ -180,28 +180,28 @@ def _check_option_value(name: str, value: Any, depth: int = 0) -> None:
         return
     if isinstance(value, (int, float)):
         if isinstance(value, float) and not math.isfinite(value) or abs(value) > 1e12:
-            raise Refused(400, f"policy option {name}={value!r} is not a finite number of a sane size")
+            raise TrustError(400, f"policy option {name}={value!r} is not a finite number of a sane size")
         return
     if isinstance(value, str):
         if len(value) > 500:
-            raise Refused(400, f"policy option {name} is longer than 500 characters")
+            raise TrustError(400, f"policy option {name} is longer than 500 characters")
         return
     if isinstance(value, list) and depth == 0 and len(value) <= 32:
         for item in value:
             _check_option_value(name, item, depth + 1)
         return
-    raise Refused(400, f"policy option {name} must be a number, a string, true/false or a short list of them")
+    raise TrustError(400, f"policy option {name} must be a number, a string, true/false or a short list of them")
 
 
 def policy_runs_code(policy: str, options: Any) -> str | None:
     """What, in the policy and its options, runs code (or reaches beyond the org's data) on a worker; None when it
-    is vetted for a ``run`` key. Malformed values raise :class:`Refused` (400)."""
+    is vetted for a ``run`` key. Malformed values raise :class:`TrustError` (400)."""
     provider, _ = policy_reference(policy)
     if options is not None and not isinstance(options, dict):
-        raise Refused(400, "policy_options must be a JSON object of option names and values")
+        raise TrustError(400, "policy_options must be a JSON object of option names and values")
     options = options or {}
     if len(options) > 64:
-        raise Refused(400, "policy_options has more than 64 entries")
+        raise TrustError(400, "policy_options has more than 64 entries")
     if provider not in DATA_POLICIES | MODEL_PROVIDERS | {"job", "replay"}:
         return f"the policy provider {provider!r}"
     for name, value in options.items():
@@ -260,16 +260,16 @@ def env_runs_code(folder: Path, kind: str, entry: str, files: list[str]) -> str 
 def check_base_model(base_model: Any) -> str:
     """A training job's base model: ``hf:NAME`` (a model name, never a path); 400 otherwise."""
     if not isinstance(base_model, str) or not base_model:
-        raise Refused(400, "give base_model, e.g. hf:tiny")
+        raise TrustError(400, "give base_model, e.g. hf:tiny")
     if not base_model.startswith("hf:"):  # e.g. the rollout SDK's openai/gpt-4o-mini-2024-07-18 (issue 40)
-        raise Refused(
+        raise TrustError(
             400,
             f"base_model {base_model[:60]!r}: the platform fine-tunes local models with TRL; give hf:tiny, "
             "hf:smollm2 or hf:Org/Model (hosted fine-tuning such as OpenAI's or Together's is not run here)",
         )
     provider, _ = policy_reference(base_model)
     if provider != "hf":
-        raise Refused(400, f"base_model {base_model[:60]!r}: train from a model name, e.g. hf:tiny or hf:Org/Model")
+        raise TrustError(400, f"base_model {base_model[:60]!r}: train from a model name, e.g. hf:tiny or hf:Org/Model")
     return base_model
 
 
@@ -279,12 +279,13 @@ def check_job_options(options: Any) -> dict[str, Any]:
     if options is None:
         return {}
     if not isinstance(options, dict) or len(options) > 32:
-        raise Refused(400, "options must be a JSON object of at most 32 training options, e.g. {'steps': 10}")
+        raise TrustError(400, "options must be a JSON object of at most 32 training options, e.g. {'steps': 10}")
     for name, value in options.items():
         if name not in JOB_OPTIONS:
-            raise Refused(400, f"unknown training option {str(name)[:60]!r}; known: {', '.join(sorted(JOB_OPTIONS))}")
+            known = ", ".join(sorted(JOB_OPTIONS))
+            raise TrustError(400, f"unknown training option {str(name)[:60]!r}; known: {known}")
         if isinstance(value, (list, dict)) or isinstance(value, str) and (len(value) > 100 or value.startswith("-")):
-            raise Refused(400, f"training option {name} must be a number, true/false or a short word")
+            raise TrustError(400, f"training option {name} must be a number, true/false or a short word")
         _check_option_value(name, value)
     return options
 
@@ -294,7 +295,7 @@ def check_run(policy: str, policy_options: Any, folder: Path, kind: str, entry: 
     runs code (the API refused it at submit; this holds even for a row written some other way)."""
     try:
         reason = policy_runs_code(policy, policy_options) or env_runs_code(folder, kind, entry, files)
-    except Refused as refused:
+    except TrustError as refused:
         raise PermissionError(refused.message) from None
     if reason is not None:
         raise PermissionError(f"{reason} runs code on a worker, and this run was queued without the push scope")
