@@ -133,6 +133,7 @@ def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunR
     policy_object = overrides.pop("policy_object", None)
     if "policy" in overrides and not isinstance(overrides["policy"], str):
         policy_object = overrides.pop("policy")  # a policy object, not a "provider:model" reference
+        overrides["policy"] = _policy_name(policy_object)  # recorded in the header as its name, not "oracle"
     if isinstance(config, Mapping):  # {"sql/shop-v0": 2, "workflow/refund-v0": 1}: an env mixture
         config = RunConfig(env="", mix=dict(config), **overrides)
     elif isinstance(config, str):
@@ -140,6 +141,14 @@ def run(config: RunConfig | str | Mapping[str, float], **overrides: Any) -> RunR
     elif overrides:
         raise TypeError("pass options either in RunConfig or as keywords, not both")
     return asyncio.run(arun(config, policy=policy_object, **hooks))
+
+
+def _policy_name(policy: Any) -> str:
+    """The name a policy object is recorded under: its ``name`` attribute, a function's name, else its class's."""
+    name = getattr(policy, "name", None)
+    if isinstance(name, str) and name:
+        return name
+    return str(getattr(policy, "__name__", None) or type(policy).__name__)
 
 
 def _run_signature() -> inspect.Signature:
