@@ -5,8 +5,9 @@ stores the cards in ``docs/reference/env-report-cards.json`` and renders the pag
 ``--check`` re-renders the page from the stored cards and fails when it differs (tests/test_env_cards.py);
 ``--only NS`` re-checks only the envs of one namespace and keeps the other stored cards.
 
-A failure whose reason is known is listed in ``KNOWN_FAILURES`` (env id -> {check: reason}): it shows
-as ``known`` with its reason, never silently as a pass. Do not weaken a probe to make a card green.
+A failure whose reason is known is listed in ``KNOWN_FAILURES`` (env id -> {check: reason}): the stored
+cards keep the raw results, and the page (and tests/test_env_cards.py) show such a failure as ``known``
+with its reason, never silently as a pass. Do not weaken a probe to make a card green.
 """
 
 from __future__ import annotations
@@ -21,13 +22,79 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 PAGE = ROOT / "docs" / "reference" / "env-report-cards.md"
 CARDS = ROOT / "docs" / "reference" / "env-report-cards.json"
-EPISODE_TIMEOUT = 120.0
+EPISODE_TIMEOUT = 300.0
+
+# Failures found by the check on shipped envs, with the reason (reported to the env's owners).
+_AGENTDOJO_TEXT = (
+    "AgentDojo's own utility check of this task looks for the expected values as substrings of the final answer, "
+    "so a hedged, negated, <think>-only or buried answer after the right tool calls passes (the benchmark's grader)"
+)
+_MATH_NEGATION = (
+    "the grader extracts the final answer (math-verify, or the last number / \\boxed{}) and ignores the words "
+    "around it, as GSM8K/MATH graders do: 'The answer is not 84.' scores 1"
+)
+_RG_TEXT = "reasoning-gym's own score_answer for this dataset accepts the right answer inside a longer reply"
+_SCIENCEWORLD = (
+    "two oracle episodes with seed 0 differ (ScienceWorld's Java simulator lists and picks objects in an order "
+    "that changes between runs), so a run cannot be replayed"
+)
 
 # Failures found by the check on shipped envs, with the reason (reported to the env's owners).
 KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "toy/arith-v0": {
         "probe:negation": "the grader reads the last integer of the reply, so 'The answer is not 88.' scores 1",
     },
+    "agentdojo/travel-v0": {
+        name: _AGENTDOJO_TEXT for name in ("probe:hedge", "probe:negation", "probe:think", "probe:huge-reply")
+    },
+    "agentdojo/travel-injection-v0": {
+        name: _AGENTDOJO_TEXT for name in ("probe:hedge", "probe:negation", "probe:think", "probe:huge-reply")
+    },
+    "agentdojo/workspace-injection-v0": {
+        name: _AGENTDOJO_TEXT
+        for name in ("probe:keyword-stuffing", "probe:hedge", "probe:negation", "probe:think", "probe:huge-reply")
+    },
+    **{
+        env_id: {"probe:negation": _MATH_NEGATION}
+        for env_id in (
+            "bench/aime-2024-v0",
+            "bench/aime-2025-i-v0",
+            "bench/aime-v0",
+            "bench/cnmo-mmath-v0",
+            "bench/math-500-mmath-v0",
+            "bench/mmath-en-v0",
+        )
+    },
+    "bench/gsm8k-v0": {
+        "probe:negation": _MATH_NEGATION,
+        "probe:hedge": "the grader takes the last '####' answer: '#### 8 or #### 7' scores 1",
+        "probe:tool-call-answer": "the grader reads '#### 7' inside the <tool_call> markup of a text reply",
+    },
+    "bfcl/live-relevance-v0": {
+        "probe:call-every-tool": "BFCL's relevance category scores any reply that calls a function (its definition)",
+    },
+    "browser/miniwob-v0": {
+        "ceiling": "the oracle scripts only some MiniWoB tasks; the others raise 'no scripted solution'",
+    },
+    "ifeval/instructions-v0": {
+        "probe:hedge": "IFEval grades the reply's form (how it ends), not one answer: a hedge that ends right passes",
+    },
+    "rg/algebra-v0": {"probe:negation": _RG_TEXT},
+    "rg/algorithmic-v0": {
+        name: _RG_TEXT
+        for name in ("probe:hedge", "probe:negation", "probe:think", "probe:tool-call-answer", "probe:huge-reply")
+    },
+    "rg/arithmetic-v0": {"probe:negation": _RG_TEXT},
+    "rg/code-v0": {"probe:negation": _RG_TEXT},
+    "rg/cognition-v0": {"probe:negation": _RG_TEXT},
+    "rg/geometry-v0": {"probe:negation": _RG_TEXT},
+    "rg/graphs-v0": {
+        name: _RG_TEXT
+        for name in ("probe:hedge", "probe:negation", "probe:think", "probe:tool-call-answer", "probe:huge-reply")
+    },
+    "rg/induction-v0": {"probe:negation": _RG_TEXT},
+    "rg/logic-v0": {"probe:negation": _RG_TEXT},
+    "rg/mixture-v0": {name: _RG_TEXT for name in ("probe:hedge", "probe:negation", "probe:think", "probe:huge-reply")},
 }
 # Per-env settings of the check, the same as the env's own conformance test (right answers that do nothing).
 CARD_OPTIONS: dict[str, dict[str, Any]] = {
@@ -53,14 +120,23 @@ def check_env(env_id: str, sample: int) -> dict[str, Any]:
 
             ids = resolve_env(env_id).task_ids
             options["null_exempt"] = [task for task in ids if str(task).startswith(prefixes)]
-        report = check(
-            env_id, sample=sample, seed=0, waivers=KNOWN_FAILURES.get(env_id), timeout=EPISODE_TIMEOUT, **options
-        )
+        report = check(env_id, sample=sample, seed=0, timeout=EPISODE_TIMEOUT, **options)
     except Exception as exc:  # an optional dependency missing, a service not reachable: say so on the card
         return {"env_id": env_id, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
     card = report.to_dict()
     card["seconds"] = round(time.perf_counter() - started, 1)
     return card
+
+
+def waived(card: dict[str, Any]) -> dict[str, Any]:
+    """The card with the failures of ``KNOWN_FAILURES`` turned into ``known`` (with their reasons)."""
+    known = KNOWN_FAILURES.get(card["env_id"], {})
+    results = []
+    for result in card.get("results", []):
+        if result["status"] == "fail" and result["name"] in known:
+            result = {**result, "status": "known", "reason": known[result["name"]]}
+        results.append(result)
+    return {**card, "results": results} if "results" in card else card
 
 
 def _cell(card: dict[str, Any], column: str) -> str:
@@ -93,7 +169,7 @@ def render(cards: list[dict[str, Any]]) -> str:
         "|---|---|" + "---|" * len(COLUMNS),
     ]
     notes = []
-    for card in sorted(cards, key=lambda card: card["env_id"]):
+    for card in sorted((waived(card) for card in cards), key=lambda card: card["env_id"]):
         if "error" in card:
             lines.append(f"| `{card['env_id']}` | not checked here | " + " | ".join("–" for _ in COLUMNS) + " |")
             notes.append(f"* `{card['env_id']}`: not checked: {card['error']}")

@@ -127,6 +127,8 @@ def _first_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
 def _feedback(episode: Episode) -> str:
     if episode.trajectory is None:
         return ""
+    if episode.trajectory.stop_reason in ("timeout", "max_steps"):
+        return f" (stopped: {episode.trajectory.stop_reason} after {len(episode.trajectory.steps)} steps)"
     feedback = episode.trajectory.score.feedback
     return f" ({feedback[:200]})" if feedback else ""
 
