@@ -5,7 +5,8 @@ on a seeded sample of ``--sample`` tasks, against the conformance part alone (ce
 determinism) measured in the same run after a warm-up (imports, task data): the ratio is what the
 hack probe, the lint and containment add. Recall: every deliberately hackable env of
 ``rolloutgym_testing.hackable`` (one class of exploit planted in each) through the whole card; an
-env counts as caught when the check that should catch it fails. The clean envs must pass (the false-positive count). Prints a table and the recall.
+env counts as caught when the check that should catch it fails. The clean envs must pass (the
+false-positive count). Prints a table and the recall.
 
     python benchmarks/check.py --sample 2
     python benchmarks/check.py --families toy,code,sql --no-recall
