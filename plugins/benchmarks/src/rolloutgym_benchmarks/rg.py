@@ -14,6 +14,12 @@ Grading, as reasoning-gym's own evaluation: the last ``<answer>...</answer>`` of
 is 1 only when that score is 1.0 (``partial_credit=True``: the score itself); two
 differing ``<answer>`` tags, or an answer whose parts (split at ``or``, ``;``, ``,``, new
 lines) contain an accepted answer next to rejected ones, are hedges and score 0.
+
+A problem that accepts a constant reply which is not its answer (``CONSTANT_PROBES``: a
+contradiction for ``propositional_logic``, whose problems with inconsistent premises entail
+every formula: ``<answer>(P ∧ ¬P)</answer>`` passed 5 of 29) is degenerate: its slot gets a
+replacement problem from a dataset of its own seed, and the entry's metadata says so
+(``rolloutgym_replaced``); the other slots keep their problems.
 """
 
 from __future__ import annotations
@@ -52,6 +58,14 @@ __all__ = [
 ]
 
 TASKS_PER_SPLIT = {"train": 10_000, "test": 1_000}
+# Constant replies that no well-formed problem of the generator accepts unless they are its
+# answer: a problem that accepts one is replaced (see make_env). propositional_logic: a
+# contradiction is entailed only by inconsistent premises, which entail every formula.
+CONSTANT_PROBES: dict[str, tuple[str, ...]] = {
+    "propositional_logic": ("(P ∧ ¬P)", "(Q ∧ ¬Q)", "(R ∧ ¬R)", "(S ∧ ¬S)", "(¬P ∧ P)", "(P ∧ ¬P ∧ Q)"),
+}
+REPLACEMENT_ATTEMPTS = 16
+REPLACEMENT_SEED_STEP = 2_000_000_011
 # The test split's problems come from seed + this offset (the train split's from seed).
 TEST_SEED_OFFSET = 1_000_000_007
 SYSTEM_PROMPTS = ("default", "DeepSeekZero", "simple", "direct", "chain_of_draft")
@@ -386,6 +400,25 @@ def make_env(
     name = names[task.index % len(names)]
     dataset = _dataset(name, split_seed, level, overrides.get(name, "{}"), size)
     entry = generate(dataset, index)
+    for attempt in range(1, REPLACEMENT_ATTEMPTS + 1):
+        if constant_solution(name, dataset, entry) is None:
+            break
+        # A constant reply that is not the answer would pass: the problem is degenerate (e.g.
+        # inconsistent premises entail everything). The slot gets a replacement problem, from a
+        # dataset of its own seed (the other slots keep theirs).
+        dataset = _dataset(name, split_seed + attempt * REPLACEMENT_SEED_STEP, level, overrides.get(name, "{}"), size)
+        entry = generate(dataset, index)
+        entry = {**entry, "metadata": {**entry.get("metadata", {}), "rolloutgym_replaced": attempt}}
     return ReasoningGymEnv(
         name, entry, dataset, task_id=task.id, system_prompt=system_prompt, partial_credit=partial_credit
     )
+
+
+def constant_solution(name: str, dataset: Any, entry: dict[str, Any]) -> str | None:
+    """A constant reply of :data:`CONSTANT_PROBES` that the scorer accepts for ``entry`` although
+    it is not the reference answer (``None`` when there is none)."""
+    reference = (oracle_answer(name, entry) or "").strip().lower()
+    for probe in CONSTANT_PROBES.get(name, ()):
+        if probe.strip().lower() != reference and grade_answer(name, dataset, probe, entry)[0] >= 1.0:
+            return probe
+    return None
