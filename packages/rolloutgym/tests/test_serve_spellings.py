@@ -71,6 +71,15 @@ GUARDED_SPELLINGS = [
     "/nope",
     "/",
     "/%2e%2e/%2e%2e/etc/passwd",
+    "/create_session",
+    "/%63reate_session",
+    "/create",
+    "/ping",
+    "/tools",
+    f"/{ARITH}/tools",
+    f"/{ARITH}/%74ools",
+    f"/{ARITH}/call",
+    f"/{ARITH}/tasks",
 ]
 
 

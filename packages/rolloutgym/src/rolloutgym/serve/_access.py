@@ -11,7 +11,8 @@ served); paths are never redirected (``redirect_slashes`` is off).
 
 The token is sent as ``Authorization: Bearer TOKEN``, or as the password of HTTP Basic
 authentication (``Basic base64(USER:TOKEN)``, what a WebSocket client sends for a URL
-``ws://USER:TOKEN@HOST/...``; openenv-core 0.3.0's client can send nothing else).
+``ws://USER:TOKEN@HOST/...``; openenv-core 0.3.0's client can send nothing else), or, with
+no ``Authorization`` header, as ``X-API-Key: TOKEN`` (what the ``openreward`` SDK sends).
 
 Every session has an owner: a SHA-256 digest of the whole bearer token and the whole
 client key (``X-RolloutGym-Key``) of the request that opened it, each length-prefixed (two
@@ -110,7 +111,8 @@ class Credentials:
 
     def owner(self, headers: Mapping[str, str], peer: Any = None) -> str | None:
         """The owner for a request's headers; ``None`` when the token is missing or wrong."""
-        presented = _presented_token(headers.get("authorization", ""))
+        authorization = headers.get("authorization", "")
+        presented = _presented_token(authorization) if authorization else headers.get("x-api-key", "").strip().encode()
         if self.tokens:
             matched = False
             for token in self.tokens:  # every token compared: the time does not say which matched

@@ -23,7 +23,9 @@ session per connection, or many when every message carries an ``"id"`` (and a
 ``"session"``), see ``_websocket.py``. Sessions close when their connection does.
 
 OpenEnv (``openenv-core``'s ``EnvClient``): ``{env_id}/ws``, ``{env_id}/health``,
-``{env_id}/schema``, ``{env_id}/metadata``; see ``docs/how-to/serve-envs.md``.
+``{env_id}/schema``, ``{env_id}/metadata``; the Open Reward Standard (the ``openreward``
+SDK): ``/create_session``, ``/create``, ``{env_id}/tools``, ``{env_id}/call`` and the rest
+of ``_ors.py``; see ``docs/how-to/serve-envs.md``.
 
 Every route but ``GET /health`` needs the bearer token when the server has one, and every
 session belongs to the credentials that opened it (see ``_access.py``).
@@ -55,6 +57,7 @@ from ._access import (
 from ._errors import SessionNotFound, Unauthorized, error_body, status_for
 from ._http import DEFAULT_MAX_BODY_BYTES, error_response, json_response, read_json
 from ._openenv import openenv_routes
+from ._ors import ors_routes
 from ._websocket import WebSocketConnection
 from .catalog import Catalog
 from .sessions import SessionManager
@@ -318,6 +321,7 @@ def create_app(config: ServeConfig | None = None, *, catalog: Catalog | None = N
         Route("/sessions/{session_id}/{operation}", _handled(server.session_call, manager), methods=["POST"]),
         WebSocketRoute("/ws", _AsgiEndpoint(server.websocket)),
         *openenv_routes(server),
+        *ors_routes(server, _handled),
     ]
     guard_routes(routes)
     app = Starlette(routes=routes, lifespan=lifespan)
