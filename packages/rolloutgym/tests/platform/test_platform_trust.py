@@ -297,3 +297,13 @@ def test_odd_identifiers_answer_4xx_on_both_databases(platform_server) -> None:
             assert answer.status_code == 404, (page, answer.status_code)
         answer = client.post("/api/runs", json={"env_slug": "a\x00b", "model": "oracle"})
         assert answer.status_code == 400, answer.text
+
+
+@pytest.mark.parametrize(
+    "policy", ["hf:tiny", "hf:Qwen/Qwen3-0.6B", "openai:ft:gpt-4o-mini:org::id1", "openai:llama3:8b", "vllm:m@v2"]
+)
+def test_model_names_as_servers_spell_them_are_vetted(policy) -> None:
+    """Colons and ``@`` are part of model names (OpenAI fine-tunes, Ollama tags), not paths."""
+    from rolloutgym.platform import trust
+
+    assert trust.policy_runs_code(policy, {"temperature": 0.5, "max_tokens": 8, "stop": ["\n"]}) is None

@@ -112,8 +112,9 @@ JOB_OPTIONS = frozenset(
 )
 """Training job options (each becomes a ``rolloutgym train`` flag): hyper-parameters, never paths or models."""
 
-MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+-]{0,127}(?:/[A-Za-z0-9][A-Za-z0-9_.+-]{0,127})?$")
-"""A model name as a hub spells it (``tiny``, ``gpt-4o-mini``, ``Qwen/Qwen3-0.6B``): no path, no ``..``."""
+MODEL_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.+:@-]{0,127}(?:/[A-Za-z0-9][A-Za-z0-9_.+:@-]{0,127})?$")
+"""A model name as a hub or a server spells it (``tiny``, ``gpt-4o-mini``, ``Qwen/Qwen3-0.6B``,
+``ft:gpt-4o-mini:org::id``, ``llama3:8b``): no path (at most one ``/``, no leading ``.``, ``/`` or ``~``), no ``..``."""
 
 ROW_ID = re.compile(r"^(?:run|job)_[0-9a-f]{12}$")
 _PROVIDER = re.compile(r"^[a-z][a-z0-9_-]{0,39}$")
