@@ -12,6 +12,7 @@ import pytest
 import rolloutgym_testing.hackable as hackable
 from rolloutgym.checks import check
 from rolloutgym.registry import Registry
+from rolloutgym_testing import EnvConformanceTests
 
 
 @pytest.fixture(scope="module")
@@ -57,3 +58,31 @@ def test_the_kit_fixture_fails_a_test_with_the_findings(registry: Registry, env_
     assert env_check("hack/clean-v0", sample=1, registry=registry).ok
     with pytest.raises(pytest.fail.Exception, match="(?s)hack/negation-v0 failed 1 check.*probe:negation"):
         env_check("hack/negation-v0", sample=1, registry=registry, checks=["probe"], probes=["negation"])
+
+
+class CleanEnvCard(EnvConformanceTests):
+    """The kit's opt-in report card (``test_report_card``) on a clean env; only that test is run here."""
+
+    env_id = "hack/clean-v0"
+    check_card = True
+    check_sample = 2
+
+    def registry(self) -> Registry:
+        registry = Registry()
+        registry.register(hackable, name="hackable")
+        return registry
+
+
+def test_the_opt_in_card_passes_a_clean_env_fails_a_planted_one_and_a_waiver_makes_it_known() -> None:
+    CleanEnvCard().test_report_card()
+
+    class Planted(CleanEnvCard):
+        env_id = "hack/negation-v0"
+
+    with pytest.raises(pytest.fail.Exception, match="probe:negation"):
+        Planted().test_report_card()
+
+    class Waived(Planted):
+        check_waivers = {"probe:negation": "planted on purpose"}
+
+    Waived().test_report_card()
