@@ -271,6 +271,8 @@ def runs_remote(endpoint: Any = None, limit: int = 50) -> None:
     failures: list[str] = []
     for run in call(client(endpoint).list_runs, limit=limit):
         rate = f"{run['passRate']:.1%}" if run["passRate"] is not None else "-"
+        if not run.get("trajectories") and run.get("errors"):
+            rate = "none scored"  # every episode errored: no pass rate, not 0%
         done = f"{run['done']}/{run['total']}" if run["total"] is not None else "-"
         table.add_row(
             run["id"],

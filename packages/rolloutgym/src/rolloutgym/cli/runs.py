@@ -36,10 +36,16 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool | int 
         f"n={header.get('num_rollouts')}",
         markup=True,
     )
-    console.print(
-        f"pass rate {summary.pass_rate:.1%} · mean reward {_fmt(summary.mean_reward)} · "
-        f"mean turns {summary.mean_turns:.1f} · errors {summary.num_errors}"
-    )
+    if not summary.num_trajectories:  # every member errored: no pass rate (a 0.0% would read as a model scoring 0)
+        console.print(
+            f"no scored episode: all {summary.num_errors} episode(s) ended in errors, so there is no pass rate; "
+            "the errors are below"
+        )
+    else:
+        console.print(
+            f"pass rate {summary.pass_rate:.1%} · mean reward {_fmt(summary.mean_reward)} · "
+            f"mean turns {summary.mean_turns:.1f} · errors {summary.num_errors}"
+        )
     if summary.pass_hat and max(summary.pass_hat) > 1:
         # Reliability (tau-bench's pass^k): what conversational agents are judged on.
         k = max(summary.pass_hat)
@@ -332,6 +338,12 @@ def _print_overall(
         label = f"over the {len(common)} common tasks: pass rate"
     else:
         label = "overall pass rate"
+    unscored = [f"{name} ({path})" for name, path, summary in (("A", run_a, summary_a), ("B", run_b, summary_b))
+                if not summary.num_trajectories]  # fmt: skip
+    if unscored:
+        console.print(f"no scored episode in run {' and '.join(unscored)} (every episode errored): no pass rate to "
+                      "compare; 'rolloutgym show' lists the errors")  # fmt: skip
+        return
     console.print(
         f"{label} {pass_a:.1%} → {pass_b:.1%} ({pass_b - pass_a:+.1%}); "
         f"mean reward {_fmt(reward_a)} → {_fmt(reward_b)} ({reward_b - reward_a:+.3f})"

@@ -130,7 +130,7 @@ def runs_command(
             str(run.header.get("policy", "-")),
             str(run.header.get("created_at", "-"))[:19].replace("T", " "),
             f"{done}/{planned}",
-            f"{summary.pass_rate:.1%}" if run.groups else "-",
+            f"{summary.pass_rate:.1%}" if summary.num_trajectories else ("none scored" if run.groups else "-"),
             "complete" if run.complete else "partial (--resume to finish)",
         )
     others = f" ({skipped} other .jsonl file(s) without a run header left out: tasks files, exports)" if skipped else ""

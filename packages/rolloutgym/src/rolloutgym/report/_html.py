@@ -78,9 +78,11 @@ def _cards(digest: RunDigest) -> str:
         _card(
             "pass_rate",
             "pass rate",
-            f"{summary.pass_rate:.1%}",
-            summary.pass_rate,
-            f"threshold {header.get('pass_threshold', 1.0)}",
+            f"{summary.pass_rate:.1%}" if summary.num_trajectories else "none scored",
+            summary.pass_rate if summary.num_trajectories else None,
+            f"threshold {header.get('pass_threshold', 1.0)}"
+            if summary.num_trajectories
+            else f"no episode was scored: {summary.num_errors} errors",
         ),
         _card("mean_reward", "mean reward", _number(summary.mean_reward), summary.mean_reward),
         *_reliability_card(summary),
