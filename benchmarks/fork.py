@@ -57,6 +57,7 @@ FAMILIES: dict[str, tuple[str, dict[str, Any], Callable[[], list[Any]]]] = {
     "sql": ("sql/shop-ops-v0", {}, _sql),
     "sql-duckdb": ("sql/shop-ops-v0", {"backend": "duckdb"}, _sql),
     "browser-dom": ("browser/shop-v0", {}, _browser),
+    "browser-chromium": ("browser/shop-v0", {"backend": "chromium"}, _browser),
     "code": ("code/pybugs-v0", {}, _code),
     "math": ("bench/gsm8k-v0", {}, lambda: []),
 }

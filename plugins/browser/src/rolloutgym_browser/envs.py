@@ -39,7 +39,7 @@ from ._actions import (
 )
 from ._backend import Backend
 from ._dispatch import dispatch_tool_calls, tool_calls_of, with_page
-from ._dom_fork import CHROMIUM_NOTE, dom_state, restore_dom
+from ._dom_fork import browser_state, restore_browser
 from ._model import Snapshot, SnapshotElement, format_snapshot, short_url
 from ._site import Site, SiteApp
 from ._task import BrowserTask, EpisodeOutcome, grade_with_ground_truth
@@ -369,27 +369,31 @@ class BrowserEnv(AsyncForkableEnv, AsyncEnv[list[dict[str, Any]], dict[str, Any]
     def null_action(self) -> dict[str, Any]:
         return {"role": "assistant", "content": ""}
 
-    # -- fork (AsyncForkableEnv): the dom backend's page and the site's state -----------
+    # -- fork (AsyncForkableEnv): the site's state, the counters, the page (see _dom_fork.py) --
 
     @property
     def forkable(self) -> bool:  # type: ignore[override]
-        return self.backend.name == "dom"
+        return self.backend.name in ("dom", "chromium")
 
     @property
     def fork_note(self) -> str:
-        return "" if self.forkable else CHROMIUM_NOTE
+        return "" if self.forkable else f"its backend {self.backend.name!r} is neither dom nor chromium"
 
     async def _snapshot_state(self) -> dict[str, Any]:
-        return dom_state(self)
+        return await browser_state(self)
 
     async def _restore_state(self, data: dict[str, Any]) -> None:
-        restore_dom(self, data)
+        await restore_browser(self, data)
 
     async def _fork_blank(self) -> BrowserEnv:
+        chromium = self.backend.name == "chromium"
         return BrowserEnv(
             self.site,
             self.task,
+            backend=self.backend.name,
+            screenshot=self.screenshot,
             viewport=self.viewport,
+            chromium_path=getattr(self.backend, "executable_path", None) if chromium else None,
             name=self.name,
             description=self.description,
             grader=self.grader,

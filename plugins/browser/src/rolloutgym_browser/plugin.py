@@ -25,8 +25,9 @@ def rolloutgym_envs() -> list[EnvSpec]:
             replayable=True,
             forkable=True,
             fork_note=(
-                "the dom backend forks (the site's state and the page as shown are copied); the chromium backend "
-                "does not: its page lives in a browser process (replay the recorded actions on a fresh env instead)"
+                "dom: the site's state and the page as shown are copied; chromium: the site's state is copied and "
+                "the page reopened in a fresh context with its form values typed back (page scripts' own state and "
+                "the scroll position are not copied)"
             ),
         ),
         EnvSpec(
