@@ -14,6 +14,7 @@ The verifier is one more run with two extra binds the agent's runs never have: t
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -24,6 +25,38 @@ from ._namespace_sandbox import _remove_tree
 from ._sandbox_types import SandboxLimits, SandboxResult, SandboxUnavailable
 
 __all__ = ["EpisodeSandbox"]
+
+# The episode's folder (workspace and verifier logs) is a tmpfs of the workspace's size plus
+# this slack when the host lets us mount one (root): a command cannot put more on the host
+# (RAM, not disk) than that, however fast it writes; elsewhere the size is measured after
+# each command (HarborTaskEnv ends the episode past it) and RLIMIT_FSIZE bounds each file.
+_SLACK = 16 << 20
+_ROOT_PREFIX = "rolloutgym-harbor-"
+
+
+def _mount_tmpfs(path: str, size: int) -> bool:
+    result = subprocess.run(  # noqa: S603, S607
+        ["mount", "-t", "tmpfs", "-o", f"size={size},mode=0711,nosuid,nodev", "tmpfs", path],
+        check=False,
+        capture_output=True,
+    )
+    return result.returncode == 0
+
+
+def _unmount_orphans() -> None:
+    """Unmount the episode tmpfs of processes that ended without closing them."""
+    base = tempfile.gettempdir().rstrip("/") + "/" + _ROOT_PREFIX
+    try:
+        with open("/proc/self/mounts", encoding="utf-8") as handle:
+            points = [line.split()[1] for line in handle if line.split()[1].startswith(base)]
+    except OSError:
+        return
+    for point in points:
+        pid = point[len(base) :].split("-", 1)[0]
+        if pid.isdigit() and not os.path.exists(f"/proc/{pid}"):
+            subprocess.run(["umount", "-l", point], check=False, capture_output=True)  # noqa: S603, S607
+            _remove_tree(point)
+
 
 # Where a task's working directory may not be: the sandbox's own mounts and Harbor's trusted paths.
 _RESERVED = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/dev", "/proc", "/tmp")
@@ -51,14 +84,25 @@ class EpisodeSandbox(BubblewrapSandbox):
 
     name = "bwrap"
 
-    def __init__(self, *, workdir: str = "/app", hide: Sequence[str] = (), limits: SandboxLimits | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        workdir: str = "/app",
+        hide: Sequence[str] = (),
+        limits: SandboxLimits | None = None,
+        workspace_bytes: int | None = None,
+    ) -> None:
         super().__init__(limits=limits)
         problem = check_workdir(workdir)
         if problem:
             raise ValueError(problem)
         self.workdir = workdir.rstrip("/")
         self.hide = [os.path.realpath(path) for path in hide]
-        self.root = tempfile.mkdtemp(prefix="rolloutgym-harbor-")
+        _unmount_orphans()
+        self.root = tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-")
+        self.mounted = self.as_root and _mount_tmpfs(
+            self.root, (workspace_bytes or self.limits.workspace_bytes) + _SLACK
+        )
         os.chmod(self.root, 0o711)
         self.workspace = os.path.join(self.root, "workspace")
         os.mkdir(self.workspace, 0o755)
@@ -158,5 +202,8 @@ class EpisodeSandbox(BubblewrapSandbox):
 
     def close(self) -> None:
         """Delete the workspace and the verifier's folders (idempotent)."""
+        if self.mounted:
+            subprocess.run(["umount", "-l", self.root], check=False, capture_output=True)  # noqa: S603, S607
+            self.mounted = False
         if os.path.isdir(self.root):
             _remove_tree(self.root)

@@ -186,7 +186,9 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         super().reset(seed=seed)
         self.close()
         if self.sandbox_name == "bwrap":
-            self.sandbox = EpisodeSandbox(workdir=self.task.workdir, hide=[self.task.path])
+            self.sandbox = EpisodeSandbox(
+                workdir=self.task.workdir, hide=[self.task.path], workspace_bytes=self.workspace_limit
+            )
         else:
             self.sandbox = ContainerEpisode(
                 self.task,
