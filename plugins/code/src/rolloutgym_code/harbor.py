@@ -130,7 +130,9 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         command_timeout: wall-clock seconds per ``bash`` call.
         output_chars: how much of a command's output the agent sees.
         workspace_mib: the workspace's size limit, measured after each command (a file is at
-            most 64 MiB, RLIMIT_FSIZE); past it the episode ends with reward 0. On a container
+            most 64 MiB, RLIMIT_FSIZE); past it the episode ends with reward 0. Run as root
+            (bubblewrap), the episode's folder is also a tmpfs of this size plus 16 MiB, so a
+            command's writes past that fail inside it and never reach the host's disk. On a container
             provider it is the size of the working directory's tmpfs instead.
         sandbox: ``bwrap`` (default: the host's filesystem, the Dockerfile's COPY lines seed the
             workspace) or a provider of :mod:`rolloutgym.sandboxes` that builds images
