@@ -15,6 +15,7 @@ import lazy_loader
 if TYPE_CHECKING:
     from .endpoint import InterceptionEndpoint
     from .harness import CommandHarness, harness_trajectory
+    from .lineages import LineageRow, capture_problems, harness_rows, lineage_rows, link_calls
     from .recording import CallRecord, EndpointSession, check_rerender
 
 # Lazy exports (lazy_loader): `rolloutgym list` imports this package for its plugin module.
@@ -24,5 +25,6 @@ __getattr__, __dir__, __all__ = lazy_loader.attach(
         "endpoint": ["InterceptionEndpoint"],
         "recording": ["CallRecord", "EndpointSession", "check_rerender"],
         "harness": ["CommandHarness", "harness_trajectory"],
+        "lineages": ["LineageRow", "capture_problems", "harness_rows", "lineage_rows", "link_calls"],
     },
 )

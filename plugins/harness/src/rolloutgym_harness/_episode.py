@@ -162,8 +162,8 @@ async def _wait(run: _Run, session: EndpointSession, wall_limit: float) -> None:
         await asyncio.wait([talk], timeout=0.05)
         if talk.done():
             break
-        if session.stop_reason == "max_calls":
-            reason = "max_calls"
+        if session.stop_reason in ("max_calls", "token_limit"):
+            reason = session.stop_reason
         elif loop.time() >= deadline:
             reason = "wall_limit"
         if reason:
@@ -173,8 +173,8 @@ async def _wait(run: _Run, session: EndpointSession, wall_limit: float) -> None:
     code = process.returncode
     if reason is None:
         reason = "done" if code == 0 else ("killed" if code is not None and code < 0 else "harness_error")
-    if session.stop_reason == "max_calls":
-        reason = "max_calls"
+    if session.stop_reason in ("max_calls", "token_limit"):
+        reason = session.stop_reason
     await run.events.put(("exit", out.decode(errors="replace"), err.decode(errors="replace"), code, reason))
 
 
@@ -188,6 +188,7 @@ class _HarnessEpisode:
             force=harness.force,
             max_calls=harness.max_calls,
             max_total_calls=harness.max_calls,
+            max_completion_tokens=harness.max_completion_tokens,
             max_sessions=1,
         )
         space = getattr(environment, "action_space", None)
@@ -271,10 +272,16 @@ class _HarnessEpisode:
         return run
 
     def _record(self, run: _Run, session: EndpointSession, **facts: Any) -> dict[str, Any]:
+        from .lineages import capture_summary
+
+        graph = capture_summary(session.calls)  # over every call so far: the last step's is the episode's
+        for position, call in enumerate(session.calls):
+            call.lineage, call.parent = graph["lineage"][position], graph["parent"][position]
         calls = session.calls[self.first_call :]
         self.first_call = len(session.calls)
         harness = {"command": run.command, "segments": session.segments, "calls": [c.to_dict() for c in calls]}
-        return {"turn": self.turn, "model": self.harness.name, "harness": {**harness, **facts}}
+        summary = {"lineages": graph["lineages"], "flagged_calls": graph["flagged_calls"], "flagged": graph["flagged"]}
+        return {"turn": self.turn, "model": self.harness.name, "harness": {**harness, "graph": summary, **facts}}
 
     async def act(self, observation: Any) -> PolicyOutput:
         self.turn += 1

@@ -83,6 +83,7 @@ class ModelCalls:
 
     policy: Any
     force: dict[str, Any]
+    kept_branches = 16  # the most earlier calls per session a new call may continue token for token
 
     def _params(self, requested: Mapping[str, Any]) -> SamplingParams:
         policy = self.policy
@@ -102,21 +103,29 @@ class ModelCalls:
         )
 
     def _prompt(self, session: EndpointSession, request: wire.Request) -> tuple[list[int], bool, list[str]]:
+        """The prompt: the recorded tokens of the longest earlier call whose conversation this one
+        extends, continued with the new messages (so interleaved calls, a title generator or a
+        sub-agent, do not break the main conversation's exact tokens), else the messages rendered."""
         renderer = self.policy.renderer
         canonical = [_canonical(message) for message in request.messages]
         tools_key = json.dumps(request.tools, sort_keys=True)
-        history = session.history
-        if (
-            history is not None
-            and session.context is not None
-            and tools_key == session.tools_key
-            and len(canonical) > len(history)
-            and canonical[: len(history)] == history
-        ):
-            new = request.messages[len(history) :]
-            tail = renderer.render_continuation(session.last_completion, new, request.tools)
-            return session.context + list(tail), True, canonical
-        prompt = list(renderer.render_prompt(request.messages, request.tools))
+        best = None
+        for branch in reversed(session.branches):
+            history, _, key, _ = branch
+            if (
+                key != tools_key
+                or len(canonical) <= len(history)
+                or (best is not None and len(history) <= len(best[0]))
+            ):
+                continue
+            if canonical[: len(history)] == history:
+                best = branch
+        if best is not None:
+            history, context, _, last = best
+            tail = renderer.render_continuation(last, request.messages[len(history) :], request.tools)
+            prompt = list(context) + list(tail)
+        else:
+            prompt = list(renderer.render_prompt(request.messages, request.tools))
         context = session.context
         extends = context is not None and prompt[: len(context)] == context
         return prompt, extends, canonical
@@ -205,6 +214,12 @@ class ModelCalls:
                 reply.problems = (f"{neutralised} control-token text(s) in the messages kept as text", *reply.problems)
             replies.append(reply)
             texts.append(text)
+            action = {"role": "assistant", "content": reply.content}
+            if reply.tool_calls:
+                action["tool_calls"] = reply.tool_calls
+            key = json.dumps(request.tools, sort_keys=True)
+            session.branches.append(([*canonical, _canonical(action)], prompt + list(tokens), key, tokens))
+            del session.branches[: -self.kept_branches]
             if choice == 0:
                 first = session.context is None
                 new_segment = not first and not extends

@@ -51,6 +51,8 @@ class InterceptionEndpoint(ModelCalls):
             session's stop reason becomes ``"max_calls"``.
         max_total_calls: the most model calls over all sessions (a harness cannot get more by
             calling under new session names).
+        max_completion_tokens: the most tokens sampled over all sessions; the next call is
+            refused (429) and the stop reason becomes ``"token_limit"``.
         max_sessions: the most sessions (``/s/NAME/``) the endpoint keeps; a call naming a new
             one past that is refused (429).
         max_body_bytes: the largest request body read; a larger one is refused (413) while it
@@ -69,6 +71,7 @@ class InterceptionEndpoint(ModelCalls):
         force: Mapping[str, Any] | None = None,
         max_calls: int | None = None,
         max_total_calls: int | None = None,
+        max_completion_tokens: int | None = None,
         max_sessions: int = 256,
         max_body_bytes: int = 32 * 2**20,
         host: str = "127.0.0.1",
@@ -92,6 +95,8 @@ class InterceptionEndpoint(ModelCalls):
         self.force = dict(force or {})
         self.max_calls = max_calls
         self.max_total_calls = max_total_calls
+        self.max_completion_tokens = max_completion_tokens
+        self._completion_tokens = 0
         if int(max_sessions) < 1 or int(max_body_bytes) < 1024:
             raise ConfigError("max_sessions must be at least 1 and max_body_bytes at least 1024")
         self.max_sessions = int(max_sessions)
@@ -159,6 +164,12 @@ class InterceptionEndpoint(ModelCalls):
         if self.max_calls is not None and len(session.calls) >= self.max_calls:
             session.stop_reason = "max_calls"
             raise wire.Refused(429, f"session {name!r} reached max_calls={self.max_calls}; the episode is over")
+        if self.max_completion_tokens is not None and self._completion_tokens >= self.max_completion_tokens:
+            for every in self.sessions.values():
+                every.stop_reason = "token_limit"
+            raise wire.Refused(
+                429, f"the endpoint sampled max_completion_tokens={self.max_completion_tokens}; the episode is over"
+            )
         if self.max_total_calls is not None and self._calls >= self.max_total_calls:
             for every in self.sessions.values():
                 every.stop_reason = "max_calls"
@@ -209,6 +220,7 @@ class InterceptionEndpoint(ModelCalls):
             elif not session.calls:
                 session.segments = 1
             seconds = time.perf_counter() - started
+            self._completion_tokens += sum(reply.completion_tokens for reply in replies)
             for choice, reply in enumerate(replies):
                 if request.api == "responses":
                     reply.id = new_id("resp_")

@@ -63,6 +63,7 @@ class CommandHarness:
         wall_limit: seconds the harness may run per turn; then it is killed and the
             episode's stop reason is ``"wall_limit"``.
         max_calls: the most model calls per episode (``"max_calls"``).
+        max_completion_tokens: the most tokens the model samples per episode (``"token_limit"``).
         force: sampling parameters the trainer forces on every call.
         workdir: where the harness runs (default: the env's ``workspace`` folder when it
             has one on disk, else a fresh temporary folder per episode).
@@ -91,6 +92,7 @@ class CommandHarness:
         base_url: str | None = None,
         wall_limit: float = 600.0,
         max_calls: int | None = None,
+        max_completion_tokens: int | None = None,
         force: Mapping[str, Any] | None = None,
         workdir: str | None = None,
         env: Mapping[str, str] | None = None,
@@ -134,6 +136,7 @@ class CommandHarness:
         self.command = command
         self.wall_limit = float(wall_limit)
         self.max_calls = None if max_calls is None else int(max_calls)
+        self.max_completion_tokens = None if max_completion_tokens is None else int(max_completion_tokens)
         self.force = dict(force or {})
         self.workdir = workdir
         self.extra_env = dict(env or {})
@@ -194,6 +197,7 @@ _ALLOWED = {
     "base_url",
     "wall_limit",
     "max_calls",
+    "max_completion_tokens",
     "force",
     "workdir",
     "env",

@@ -50,6 +50,10 @@ class CallRecord:
     # the start of the reply the endpoint wrote (tool_choice required or a named function): the
     # last tokens of the prompt, not sampled
     prefill: str = ""
+    # the rollout graph (rolloutgym_harness.lineages): the call's lineage and its parent call (the
+    # latest earlier call whose prompt + completion its prompt extends), set when a harness step is recorded
+    lineage: int | None = None
+    parent: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -67,6 +71,8 @@ class EndpointSession:
     tools_key: str = ""
     last_completion: tuple[int, ...] = ()
     segments: int = 0
+    # recent calls a new call may continue: (canonical messages + reply, prompt + completion, tools key, completion)
+    branches: list[tuple[list[str], list[int], str, tuple[int, ...]]] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
 
     def trajectory(self, *, reward: float = 0.0, metadata: Mapping[str, Any] | None = None) -> Trajectory:
