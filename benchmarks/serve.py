@@ -16,10 +16,15 @@
   (``create_app`` + uvicorn) and for ``toy/guess-v0`` on rolloutgym's OpenEnv route, both
   driven by the same bare ``websockets`` client speaking OpenEnv's messages.
 
+* **ORS** (the ``openreward`` SDK): the same ``toy/guess-v0`` oracle steps as tool calls of
+  ORS sessions (``session.call_tool``, HTTP with a server-sent-event answer) against the
+  OpenEnv route's WebSocket steps, same server, same env; prints the median µs per step
+  and the ratio.
+
 Each measurement alternates in-process and remote runs (best of ``--repeats``); the load
 average is printed, since the figures move with it on a shared machine.
 
-Run: ``python benchmarks/serve.py [--episodes 200] [--sessions 1000] [--openenv-python PY]``
+Run: ``python benchmarks/serve.py [--episodes 200] [--sessions 1000] [--openenv-python PY] [--skip ors ...]``
 (needs ``rolloutgym[serve]``). The servers are separate processes on 127.0.0.1.
 """
 
@@ -563,13 +568,92 @@ def openenv(python: str, episodes: int, sessions: int, repeats: int) -> None:
         )
 
 
+def steps_openenv_route(url: str, episodes: list[tuple[int, int, list[Any]]]) -> list[float]:
+    """Seconds per step (resets not timed) of ``episodes`` over one WebSocket to the OpenEnv route."""
+    import json
+
+    from websockets.sync.client import connect
+
+    times = []
+    with connect(url, compression=None, max_size=None) as connection:
+        for task, seed, actions in episodes:
+            connection.send(json.dumps({"type": "reset", "data": {"seed": seed, "task": task}}))
+            connection.recv()
+            for action in actions:
+                started = time.perf_counter()
+                connection.send(json.dumps({"type": "step", "data": action}))
+                answer = json.loads(connection.recv())["data"]
+                times.append(time.perf_counter() - started)
+            assert answer["reward"] == 1.0 and answer["done"], answer
+    return times
+
+
+def steps_http_route(base_url: str, episodes: list[tuple[int, int, list[Any]]]) -> list[float]:
+    """Seconds per step (resets not timed) of ``episodes`` through rolloutgym's own HTTP route (``/sessions``)."""
+    times = []
+    with httpx.Client(base_url=base_url, timeout=60) as client:
+        for task, seed, actions in episodes:
+            session = client.post("/sessions", json={"env": GUESS, "task": task, "reset": {"seed": seed}}).json()[
+                "session"
+            ]
+            for action in actions:
+                started = time.perf_counter()
+                answer = client.post(f"/sessions/{session}/step", json={"action": action}).json()
+                times.append(time.perf_counter() - started)
+            client.delete(f"/sessions/{session}")
+            assert answer["reward"] == 1.0, answer
+    return times
+
+
+def steps_ors(base_url: str, episodes: list[tuple[int, int, list[Any]]]) -> list[float]:
+    """Seconds per tool call (sessions not timed) of ``episodes`` through the ``openreward`` SDK's sessions."""
+    from openreward import OpenReward
+    from openreward.api.environments.types import Task
+
+    client = OpenReward(api_key="")
+    environment = client.environments.get(name="rolloutgym", variant=GUESS, base_url=base_url)
+    times = []
+    for task, _, actions in episodes:
+        spec = Task(server_name="rolloutgym", environment_name=GUESS, task_spec={"index": task}, namespace=None)
+        with environment.session(task=spec) as session:
+            for action in actions:
+                call = action["tool_calls"][0]
+                started = time.perf_counter()
+                output = session.call_tool(call["name"], call["arguments"])
+                times.append(time.perf_counter() - started)
+            assert output.reward == 1.0 and output.finished, output
+    return times
+
+
+def ors(server: ServerProcess, episodes: int, repeats: int) -> None:
+    """ORS step latency (the openreward SDK) against the OpenEnv route: same server, same env, same actions."""
+    try:
+        import openreward  # noqa: F401
+    except ImportError:
+        print("ORS: not measured (no openreward SDK here: pip install --no-deps openreward==0.1.167, see dev_install)")
+        return
+    recorded = recorded_episodes(episodes)
+    route = server.url(GUESS).replace("http", "ws") + "/ws"
+    medians: dict[str, list[float]] = {"openenv": [], "http": [], "ors": []}
+    for _ in range(repeats):  # alternated, best median of the repeats
+        medians["openenv"].append(statistics.median(steps_openenv_route(route, recorded)) * 1e6)
+        medians["http"].append(statistics.median(steps_http_route(server.base_url, recorded)) * 1e6)
+        medians["ors"].append(statistics.median(steps_ors(server.base_url, recorded)) * 1e6)
+    openenv_best, http_best, ors_best = (min(medians[name]) for name in ("openenv", "http", "ors"))
+    steps = sum(len(actions) for _, _, actions in recorded)
+    print(f"ORS against the OpenEnv route, {GUESS}, {steps} steps per run, best median of {repeats} ({load()}):")
+    print(f"  OpenEnv route (WebSocket)       {openenv_best:8.1f} µs per step")
+    print(f"  rolloutgym HTTP (/sessions)     {http_best:8.1f} µs per step = {http_best / openenv_best:.2f}x")
+    print(f"  ORS (openreward SDK, HTTP+SSE)  {ors_best:8.1f} µs per tool call = {ors_best / openenv_best:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--episodes", type=int, default=200)
     parser.add_argument("--sessions", type=int, default=1000)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--openenv-python", help="a Python with openenv-core installed (default: this one, if it has)")
-    parser.add_argument("--skip", nargs="*", default=[], choices=["per-step", "concurrent", "openenv"])
+    parser.add_argument("--skip", nargs="*", default=[], choices=["per-step", "concurrent", "openenv", "ors"])
     arguments = parser.parse_args()
     openenv_python = arguments.openenv_python
     if openenv_python is None:
@@ -592,6 +676,8 @@ def main() -> None:
             per_step(server, arguments.episodes, arguments.repeats)
         if "concurrent" not in arguments.skip:
             concurrent(server, arguments.sessions, arguments.repeats)
+        if "ors" not in arguments.skip:
+            ors(server, min(arguments.episodes, 60), arguments.repeats)
         if "openenv" not in arguments.skip:
             if openenv_python is None:
                 print("OpenEnv: not measured (no openenv-core here; pass --openenv-python PY)")

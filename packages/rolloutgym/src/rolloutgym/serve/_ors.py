@@ -31,7 +31,7 @@ import time
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import Response, StreamingResponse
+from starlette.responses import Response
 from starlette.routing import Route
 
 from ._access import owner_of
@@ -56,13 +56,11 @@ _ENV_SUFFIXES = (
 )
 
 
-def _events(*pairs: tuple[str, str]) -> StreamingResponse:
+def _events(*pairs: tuple[str, str]) -> Response:
+    """A whole server-sent-event stream in one body (one write: a chunked stream of small writes
+    waited on the peer's delayed acknowledgements, 14 ms a call on loopback)."""
     body = "".join(f"event: {event}\ndata: {data}\n\n" for event, data in pairs)
-
-    async def stream() -> Any:
-        yield body.encode()
-
-    return StreamingResponse(stream(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
+    return Response(body.encode(), media_type="text/event-stream", headers={"Cache-Control": "no-cache"})
 
 
 def _text(content: Any) -> str:
