@@ -94,3 +94,24 @@ def test_agentdojo_tool_calls_that_are_not_a_list_are_an_invalid_action(tool_cal
     while not terminated:
         _, reward, terminated, _, info = env.step(env.oracle_action())
     assert reward == 1.0, info["score"]["feedback"]
+
+
+def test_agentdojo_arguments_past_the_bounds_are_not_run() -> None:
+    pytest.importorskip("agentdojo")
+    from rolloutgym_benchmarks.agentdojo_envs import load_tasks, make_env
+
+    deep: Any = "x"
+    for _ in range(500):
+        deep = {"a": deep}
+    env = make_env(load_tasks("banking")[0])
+    env.reset(seed=0)
+    name = env.tools[0]["function"]["name"]
+    for arguments in ({"n": deep}, "[" * 5000 + "]" * 5000, {"n": "A" * 1_000_000}, {"n": list(range(20_000))}):
+        call = {"id": "h", "name": name, "arguments": arguments}
+        observations, reward, terminated, _, _ = env.step({"role": "assistant", "content": "", "tool_calls": [call]})
+        assert not terminated and observations[0]["content"].startswith("Not executed: the arguments")
+    assert env.trace == []  # none reached AgentDojo's runtime
+    _, reward, terminated, _, info = env.step(env.oracle_action())
+    while not terminated:
+        _, reward, terminated, _, info = env.step(env.oracle_action())
+    assert reward == 1.0, info["score"]["feedback"]
