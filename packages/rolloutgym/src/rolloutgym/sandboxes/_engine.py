@@ -42,9 +42,10 @@ class EngineClient:
         try:
             import httpx
         except ImportError:
-            raise SandboxInfraError(
-                "the docker sandbox provider needs httpx: pip install 'rolloutgym[docker]'"
-            ) from None
+            from ..install_hints import pip_install
+
+            hint = pip_install("rolloutgym", "docker")
+            raise SandboxInfraError(f"the docker sandbox provider needs httpx: {hint}") from None
 
         self.host = host or default_host()
         if self.host.startswith("unix://"):

@@ -2,7 +2,7 @@
 
 Through Daytona's official API clients (``daytona-api-client`` for the control plane:
 create, get, delete; ``daytona-toolbox-api-client`` for what runs in a sandbox: execute,
-upload, download), extra ``rolloutgym[daytona]``. Credentials: ``api_key=`` or
+upload, download), the core's extra ``daytona``. Credentials: ``api_key=`` or
 ``DAYTONA_API_KEY``; endpoint: ``api_url=`` or ``DAYTONA_API_URL`` (Daytona's cloud by default).
 
 What it adds for fleets: at most ``max_concurrent`` sandboxes alive at once (``create`` waits
@@ -41,9 +41,10 @@ def _clients() -> tuple[Any, Any]:
         import daytona_api_client
         import daytona_toolbox_api_client
     except ImportError:
-        raise SandboxInfraError(
-            "the daytona sandbox provider needs Daytona's API clients: pip install 'rolloutgym[daytona]'"
-        ) from None
+        from ..install_hints import pip_install
+
+        hint = pip_install("rolloutgym", "daytona")
+        raise SandboxInfraError(f"the daytona sandbox provider needs Daytona's API clients: {hint}") from None
     return daytona_api_client, daytona_toolbox_api_client
 
 
