@@ -207,3 +207,40 @@ def test_arithmetic_with_a_handle_never_reaches_the_sandbox():
         assert asked == ["sub"]
     finally:
         close()
+
+
+def _agent_score(problem, program, sandbox):
+    from rolloutgym_code.humaneval import make_humaneval_env
+
+    env = make_humaneval_env(problem, mode="agent", sandbox=sandbox)
+    try:
+        env.reset(seed=0)
+        write = {"id": "w", "name": "write_file", "arguments": {"path": "solution.py", "content": program}}
+        env.step({"role": "assistant", "content": "", "tool_calls": [write]})
+        submit = {"id": "s", "name": "submit", "arguments": {"message": "done"}}
+        _, reward, terminated, _, _ = env.step({"role": "assistant", "content": "", "tool_calls": [submit]})
+        assert terminated
+        return reward
+    finally:
+        env.close()
+
+
+def test_humaneval_4_in_agent_mode_and_on_unshare():
+    """The reported route (HumanEval/4, an object answering arithmetic) in the other mode and provider."""
+    from rolloutgym_code._lying_values import lying_program
+    from rolloutgym_code.humaneval import grade_program, humaneval_tasks
+    from rolloutgym_code.sandbox import get_sandbox
+
+    problem = humaneval_tasks()[4]
+    right = problem.prompt + problem.canonical_solution
+    bwrap = _bwrap()
+    unshare = get_sandbox("unshare") if os.geteuid() == 0 else None
+    jobs = {("agent", "right"): lambda: _agent_score(problem, right, bwrap)}
+    for variant in ("zero-arithmetic", "everything", "float-subclass"):
+        program = lying_program(right, variant, problem.entry_point)
+        jobs[("agent", variant)] = lambda program=program: _agent_score(problem, program, bwrap)
+        if unshare is not None:
+            jobs[("unshare", variant)] = lambda program=program: grade_program(problem, program, unshare)
+    scores = {key: (job() if key[0] == "agent" else job().value) for key, job in jobs.items()}
+    assert scores.pop(("agent", "right")) == 1.0
+    assert not {key: value for key, value in scores.items() if value != 0.0}, scores
