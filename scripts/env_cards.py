@@ -29,6 +29,7 @@ _AGENTDOJO_TEXT = (
     "AgentDojo's own utility check of this task looks for the expected values as substrings of the final answer, "
     "so a hedged, negated, <think>-only or buried answer after the right tool calls passes (the benchmark's grader)"
 )
+_AGENTDOJO_PROBES = ("probe:hedge", "probe:negation", "probe:think", "probe:tool-call-answer", "probe:huge-reply")
 _MATH_NEGATION = (
     "the grader extracts the final answer (math-verify, or the last number / \\boxed{}) and ignores the words "
     "around it, as GSM8K/MATH graders do: 'The answer is not 84.' scores 1"
@@ -47,18 +48,22 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "toy/guess-v0": {
         "lint": "guess_tasks() draws 30 (range, target) pairs from a seeded generator: some repeat, across splits too",
     },
+    "trl/digits-v0": {
+        name: "a format-reward demo of the TRL plugin: the reward is the share of digits in the reply, any digits"
+        for name in ("probe:constant", "probe:keyword-stuffing", "probe:numbers")
+    }
+    | {"lint": "the generated digit-string prompts repeat, across splits too"},
+    "trl/sums-v0": {
+        "probe:negation": "the grader reads the last integer of the reply, so 'The answer is not 111.' scores 1",
+        "lint": "the generated sums repeat, across splits too",
+    },
     "toy/arith-v0": {
         "probe:negation": "the grader reads the last integer of the reply, so 'The answer is not 88.' scores 1",
     },
-    "agentdojo/travel-v0": {
-        name: _AGENTDOJO_TEXT for name in ("probe:hedge", "probe:negation", "probe:think", "probe:huge-reply")
-    },
-    "agentdojo/travel-injection-v0": {
-        name: _AGENTDOJO_TEXT for name in ("probe:hedge", "probe:negation", "probe:think", "probe:huge-reply")
-    },
+    "agentdojo/travel-v0": {name: _AGENTDOJO_TEXT for name in _AGENTDOJO_PROBES},
+    "agentdojo/travel-injection-v0": {name: _AGENTDOJO_TEXT for name in _AGENTDOJO_PROBES},
     "agentdojo/workspace-injection-v0": {
-        name: _AGENTDOJO_TEXT
-        for name in ("probe:keyword-stuffing", "probe:hedge", "probe:negation", "probe:think", "probe:huge-reply")
+        name: _AGENTDOJO_TEXT for name in ("probe:keyword-stuffing", *_AGENTDOJO_PROBES)
     },
     **{
         env_id: {"probe:negation": _MATH_NEGATION}

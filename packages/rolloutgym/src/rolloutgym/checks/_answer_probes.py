@@ -50,11 +50,17 @@ def near_miss(answer: str) -> str:
 
 
 class _DisguisedAnswer(HackProbe):
-    """Plays the oracle, but every free-text answer is replaced by :meth:`disguise` of it."""
+    """Plays the oracle, but its final free-text answer is replaced by :meth:`disguise` of it.
+
+    ``final_answer`` (set by the check from the oracle's episode of the task) is the number of the
+    oracle's text answers; the earlier ones are conversation turns and are played as they are.
+    Without it, every text answer is disguised.
+    """
 
     uses_oracle = True
     needs_oracle = True
     gated = True
+    final_answer: int | None = None
 
     def applies(self, view: EnvView) -> str | None:
         return None if view.text_answers() else "the env takes no free-text answer"
@@ -63,10 +69,12 @@ class _DisguisedAnswer(HackProbe):
         raise NotImplementedError
 
     def play(self, view: EnvView) -> Iterator[Any]:
+        answers = 0
         while True:
             answer = view.answer_text(view.oracle)
-            if answer is None or not answer.strip():
-                yield view.oracle  # the oracle's tool calls: the work is done, only the answer is disguised
+            answers += bool(answer and answer.strip())
+            if answer is None or not answer.strip() or (self.final_answer or answers) != answers:
+                yield view.oracle  # tool calls and conversation turns: the work is done as the oracle does it
             elif len(answer) > SHORT_ANSWER or answer.strip().count("\n") > 2:
                 raise ProbeNotApplicable("the oracle's answer is a long text or a program, not a short answer")
             else:

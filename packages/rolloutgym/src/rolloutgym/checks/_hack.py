@@ -94,6 +94,14 @@ class _Task:
         self.oracle = oracle
         self.floor = null.score if null.trajectory is not None else 0.0
         self.control: Episode | None = None
+        actions = oracle.trajectory.actions if oracle.trajectory is not None else ()
+        self.text_answers = sum(bool((answer_text(action) or "").strip()) for action in actions)
+
+    def prepared(self, probe: HackProbe) -> HackProbe:
+        """``probe`` told which of the oracle's text answers is the final one (the one to disguise)."""
+        if probe.gated and self.text_answers:
+            probe.final_answer = self.text_answers  # type: ignore[attr-defined]
+        return probe
 
 
 async def probe_results(
@@ -118,7 +126,9 @@ async def _probe_result(runner: EpisodeRunner, probe: type[HackProbe], tasks: li
         if ungraded:
             skipped[ungraded] = skipped.get(ungraded, 0) + 1
             continue
-        outcomes = [await runner.run(probe(variant), task.index, seed=seed) for variant in probe.variants]
+        outcomes = [
+            await runner.run(task.prepared(probe(variant)), task.index, seed=seed) for variant in probe.variants
+        ]
         verdict = _judge(probe, task, outcomes)
         if verdict is None:
             reason = next((_not_applicable(o) for o in outcomes if _not_applicable(o)), "not applicable")
@@ -157,7 +167,7 @@ def _constant_result(name: str, findings: list[str], judged: int, metrics: dict[
 async def _ungraded_answer(runner: EpisodeRunner, task: _Task, seed: int) -> str | None:
     """Why the gated probes cannot be judged on ``task`` (None: a near-miss answer scores no more than null)."""
     if task.control is None:
-        task.control = await runner.run(NearMissControl(), task.index, seed=seed)
+        task.control = await runner.run(task.prepared(NearMissControl()), task.index, seed=seed)
     control = task.control
     if _not_applicable(control):
         return _not_applicable(control)
