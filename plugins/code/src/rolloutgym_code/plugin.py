@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from rolloutgym_protocol import EnvSpec, TemplateSpec, hookimpl
+from rolloutgym_protocol import EnvSpec, SandboxProviderSpec, TemplateSpec, hookimpl
 
 
 @hookimpl
@@ -99,4 +99,20 @@ def rolloutgym_templates() -> list[TemplateSpec]:
             folder_marker="task.toml",
             folder_loader="rolloutgym_code.harbor:load_harbor_folder",
         ),
+    ]
+
+
+@hookimpl
+def rolloutgym_sandboxes() -> list[SandboxProviderSpec]:
+    return [
+        SandboxProviderSpec(
+            name="bwrap",
+            entry_point="rolloutgym_code._bwrap_provider:BubblewrapProvider",
+            description=(
+                "Bubblewrap on this machine (the code and Harbor envs' default): a working folder kept for the "
+                "sandbox's life, a fresh namespace sandbox per exec, the host's /usr read-only, no network, an "
+                "unprivileged uid; snapshots copy the working folder."
+            ),
+            capabilities=("snapshot",),
+        )
     ]
