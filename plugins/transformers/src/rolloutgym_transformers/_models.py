@@ -151,6 +151,8 @@ def _load(name: str, dtype: Any) -> tuple[Any, Any, str]:
         ggufs = sorted(path.glob("*.gguf"))
         if len(ggufs) == 1:
             return _load_gguf_cached(ggufs[0], dtype)
+    if not path.exists():
+        _check_hub_name(name)  # fails in a second when neither the cache nor the hub has it
     try:
         model, tokenizer = _load_pretrained(path if path.exists() else name, dtype=dtype)
     except (OSError, ValueError) as exc:
@@ -159,6 +161,44 @@ def _load(name: str, dtype: Any) -> tuple[Any, Any, str]:
             "a hub name already in the local Hugging Face cache, or one of: hf:smollm2, hf:tiny"
         ) from exc
     return model, tokenizer, str(path if path.exists() else name)
+
+
+def _check_hub_name(name: str) -> None:
+    """A name that is no hub name, or a hub name not in the local Hugging Face cache while the hub is offline or
+    unreachable, is a PolicyError at once (transformers would retry an unreachable hub for minutes)."""
+    from huggingface_hub import try_to_load_from_cache
+
+    try:
+        if isinstance(try_to_load_from_cache(name, "config.json"), str):
+            return
+    except ValueError:  # not even a hub name (a path that does not exist)
+        _unknown_model(name, "it is not a hub name either")
+    unreachable = _hub_unreachable()
+    if unreachable is not None:
+        _unknown_model(name, f"it is not in the local Hugging Face cache and {unreachable}")
+
+
+def _hub_unreachable() -> str | None:
+    """Why the hub cannot be asked (HF_HUB_OFFLINE, or no connection to it within 5 s); None when it answers."""
+    import os
+    import socket
+    from urllib.parse import urlparse
+
+    if os.environ.get("HF_HUB_OFFLINE", "").lower() in ("1", "true", "yes", "on"):
+        return "HF_HUB_OFFLINE is set"
+    endpoint = urlparse(os.environ.get("HF_ENDPOINT") or "https://huggingface.co")
+    try:
+        socket.create_connection((endpoint.hostname or "huggingface.co", endpoint.port or 443), timeout=5).close()
+    except OSError as exc:
+        return f"the hub ({endpoint.hostname}) cannot be reached ({type(exc).__name__})"
+    return None
+
+
+def _unknown_model(name: str, problem: str) -> None:
+    raise PolicyError(
+        f"hf:{name}: no such local folder or file, {problem}. Give a local folder with config.json, a .gguf file, "
+        "a hub name already in the cache, or one of: hf:smollm2, hf:tiny"
+    )
 
 
 def forget_model(name: str) -> None:
