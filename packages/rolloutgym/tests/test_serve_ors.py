@@ -89,3 +89,33 @@ def test_a_text_env_is_answered_with_the_terminal_tool(server: ServerProcess) ->
 def test_a_wrong_key_is_refused(server: ServerProcess) -> None:
     with pytest.raises(Exception, match="401|nauthori|token"):
         _env(server, GUESS, token="wrong").list_splits()
+
+
+def test_one_client_cannot_hoard_ors_sessions() -> None:
+    """Sessions named by /create_session count against the owner's quota; deleting gives them back."""
+    import httpx
+
+    with ServerProcess([ARITH], ["--max-sessions", "6", "--max-sessions-per-owner", "3"]) as server:
+        client = httpx.Client(base_url=server.base_url, timeout=60)
+        answers = [client.post("/create_session") for _ in range(4)]
+        assert [answer.status_code for answer in answers] == [200, 200, 200, 429]
+        assert "--max-sessions-per-owner" in answers[-1].json()["error"]["message"]
+        sid = answers[0].text.split("data: ", 1)[1].split("\n", 1)[0]
+        assert client.post("/delete", headers={"X-Session-ID": sid}).status_code == 200
+        assert client.post("/create_session").status_code == 200
+        other = httpx.Client(base_url=server.base_url, headers={"x-rolloutgym-key": "other"}, timeout=60)
+        assert other.post("/create_session").status_code == 200  # another owner is not locked out
+        live = answers[1].text.split("data: ", 1)[1].split("\n", 1)[0]
+        for each, status in ((other, 404), (client, 404)):  # another owner's: unknown; ours: no env yet
+            assert each.get("/toy/arith-v0/prompt", headers={"X-Session-ID": live}).status_code == status
+        assert (
+            other.post("/create", headers={"X-Session-ID": live}, json={"split": "train", "index": 0}).status_code
+            == 404
+        )
+        assert (
+            client.post("/create", headers={"X-Session-ID": live}, json={"split": "train", "index": 0}).status_code
+            == 200
+        )
+        assert "+" in client.get("/toy/arith-v0/prompt", headers={"X-Session-ID": live}).json()[0]["text"]
+        for each in (client, other):
+            each.close()

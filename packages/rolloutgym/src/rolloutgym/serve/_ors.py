@@ -36,7 +36,7 @@ from starlette.routing import Route
 
 from ._access import owner_of
 from ._codec import dumps_text
-from ._errors import SessionNotFound, error_body, status_for
+from ._errors import ServerBusy, SessionNotFound, error_body, status_for
 from ._http import json_response, read_json
 
 __all__ = ["ANSWER_TOOL", "ors_routes"]
@@ -82,6 +82,7 @@ class _OrsSession:
 
     def __init__(self, owner: str) -> None:
         self.owner = owner
+        self.created = time.monotonic()
         self.session_id: str | None = None
         self.env_id: str | None = None
         self.text_actions = False
@@ -152,9 +153,26 @@ class _OrsRoutes:
 
     # -- session lifecycle ------------------------------------------------------------
 
+    def prune(self) -> None:
+        """Forget ORS sessions whose env was closed (reaped idle) or that never got one within the idle timeout."""
+        idle = self.manager.idle_timeout
+        deadline = time.monotonic() - (idle if idle is not None else 300.0)
+        for sid, entry in list(self.sessions.items()):
+            gone = entry.session_id is not None and entry.session_id not in self.manager.sessions
+            if gone or (entry.session_id is None and entry.created < deadline):
+                self.sessions.pop(sid, None)
+
     async def create_session(self, request: Request) -> Response:
+        owner = owner_of(request.scope)
+        self.prune()
+        limit = self.manager.max_sessions_per_owner or self.manager.max_sessions
+        if sum(entry.owner == owner for entry in self.sessions.values()) >= limit:
+            raise ServerBusy(
+                f"these credentials hold their maximum of {limit} ORS sessions on this server; delete sessions "
+                "you no longer use (POST /delete), or start the server with a larger --max-sessions-per-owner"
+            )
         sid = secrets.token_hex(16)
-        self.sessions[sid] = _OrsSession(owner_of(request.scope))
+        self.sessions[sid] = _OrsSession(owner)
         return _events(("task_id", sid), ("end", ""))
 
     async def create(self, request: Request) -> Response:
