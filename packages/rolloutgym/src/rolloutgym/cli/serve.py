@@ -56,6 +56,12 @@ def serve_command(
         from ..serve import ServeConfig, serve
     except ImportError as exc:
         fail(f"rolloutgym serve needs the server stack: {pip_install('rolloutgym', 'serve')} ({exc})")
+    missing = missing_serve_modules()
+    if missing:  # e.g. only the platform extra: starlette and uvicorn are there, the rest is not
+        fail(
+            f"rolloutgym serve needs the server stack ({', '.join(missing)} missing): "
+            + pip_install("rolloutgym", "serve")
+        )
     if max_sessions < 1:
         fail(f"--max-sessions must be at least 1, got {max_sessions}")
     if max_sessions_per_owner is not None and max_sessions_per_owner < 1:
@@ -73,7 +79,32 @@ def serve_command(
         expose_task_items=not hide_task_items,
         env_kwargs=parse_key_values(env_args, "--env-arg"),
     )
+    check_port(host, port)  # a port in use is said before "serving on", not after it
     error_console.print(
         f"serving {', '.join(config.envs) or 'every registered env'} on http://{host}:{port} (Ctrl-C stops)"
     )
     serve(config, host=host, port=port, log_level=log_level)
+
+
+# The modules of the ``serve`` extra that the ``platform`` extra does not bring.
+SERVE_MODULES = ("starlette", "uvicorn", "websockets", "mcp", "orjson")
+
+
+def missing_serve_modules() -> list[str]:
+    import importlib.util
+
+    return [name for name in SERVE_MODULES if importlib.util.find_spec(name) is None]
+
+
+def check_port(host: str, port: int) -> None:
+    """A one-line error when ``host:port`` cannot be bound (in use, or not an address of this machine)."""
+    import socket
+
+    try:
+        family = socket.AF_INET6 if ":" in host else socket.AF_INET
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
+    except OSError as exc:
+        fail(f"cannot serve on {host}:{port}: {exc.strerror or exc} (another process, e.g. an earlier "
+             "'rolloutgym serve', may hold the port: pass --port N)")  # fmt: skip
