@@ -4,9 +4,9 @@ Each submission is a correct solution with one function made to lie (see
 ``rolloutgym_code._lying_values``: objects overriding ``__eq__``/``__hash__``/``__contains__``/
 ``__len__``/``__iter__``/``__bool__``/arithmetic, subclasses of ``int``/``float``/``str``/``list``/
 ``dict``, a proxy, and emptying the caller's lists, dicts and sets). Every one must score 0;
-the correct solution must score 1. HumanEval runs in both grading modes: across the boundary
-(``bwrap``, the built-in provider) and with the in-sandbox harness (a provider without
-``start()``). Prints the holes (none expected), the counts and the time per grading.
+the correct solution must score 1. Both grading modes run: across the boundary (``bwrap``, the
+built-in provider) and with the in-sandbox harness (a provider without ``start()``). Prints the
+holes (none expected), the counts and the time per grading.
 
 Run: ``python benchmarks/code_lying_values.py`` (``--only humaneval|tasks``, ``--limit N``
 problems, ``--workers N``, ``--modes boundary,in-sandbox``).
@@ -55,7 +55,9 @@ def jobs(options: argparse.Namespace) -> list[tuple[str, str, str, Any]]:
             fixed, submissions = task_submissions(task)
             for variant, files in [("canonical", fixed), *submissions]:
                 grading = GradingInput(task.files, files, task.hidden_tests, task.visible_tests, task.expected_files)
-                found.append((task.id, variant, "boundary", lambda g=grading: grade_repository(g, sandbox)))
+                for mode in options.modes:
+                    grade = lambda g=grading, m=mode: grade_repository(g, providers[m])  # noqa: E731
+                    found.append((task.id, variant, mode, grade))
     return found
 
 
