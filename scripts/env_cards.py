@@ -209,18 +209,39 @@ def render(cards: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
+def relint() -> None:
+    """Replace the lint results of every stored card by a fresh lint (no episodes run)."""
+    from rolloutgym.checks._lint import lint_results
+    from rolloutgym.sources import resolve_env
+
+    cards = json.loads(CARDS.read_text())
+    for card in cards:
+        if "results" not in card:
+            continue
+        fresh = [result.to_dict() for result in lint_results(resolve_env(card["env_id"]), card["env_id"])]
+        others = [result for result in card["results"] if not result["name"].startswith("lint")]
+        card["results"] = fresh + others
+        card["ok"] = not any(result["status"] == "fail" for result in card["results"])
+    CARDS.write_text(json.dumps(cards, indent=1) + "\n")
+    PAGE.write_text(render(cards))
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail when the page is not the render of the cards")
     parser.add_argument("--sample", type=int, default=2, help="tasks per env (a seeded sample)")
     parser.add_argument("--only", help="re-check only the envs of this namespace")
     parser.add_argument("--missing", action="store_true", help="check only the envs without a stored card")
+    parser.add_argument("--relint", action="store_true", help="only run the lint again on the stored cards (cheap)")
     arguments = parser.parse_args(argv)
     if arguments.check:
         cards = json.loads(CARDS.read_text())
         if PAGE.read_text() != render(cards):
             print(f"{PAGE} is stale: run python scripts/env_cards.py --only NS (or without --only)", file=sys.stderr)
             return 1
+        return 0
+    if arguments.relint:
+        relint()
         return 0
     from rolloutgym.registry import get_registry
 
@@ -235,6 +256,9 @@ def main(argv: list[str] | None = None) -> int:
         card = stored[env_id]
         verdict = "error" if "error" in card else ("ok" if card["ok"] else "FAIL")
         print(f"{env_id}: {verdict} ({card.get('seconds', 0)} s)", flush=True)
+        # read again before writing: another run (--only another namespace) may have stored cards meanwhile
+        current = {card["env_id"]: card for card in json.loads(CARDS.read_text())} if CARDS.is_file() else {}
+        stored = {**current, env_id: card}
         CARDS.write_text(json.dumps(sorted(stored.values(), key=lambda card: card["env_id"]), indent=1) + "\n")
     PAGE.write_text(render(list(stored.values())))
     return 0

@@ -205,3 +205,29 @@ def test_the_folder_lint_names_root_agents_unpinned_images_copied_solutions_and_
     for expected in ("no solution/solve.sh", "copies tests or the solution", "verifier has network", "not pinned"):
         assert expected in text, text
     assert "runs as root" in text
+
+
+def _lint(items: list) -> object:
+    from rolloutgym.checks._lint import lint_tasks
+    from rolloutgym.sources import ResolvedEnv
+
+    return lint_tasks(ResolvedEnv("lint/x-v0", 0, items, build=lambda item: None))
+
+
+def test_the_task_lint_finds_empty_duplicated_and_leaking_tasks_and_spares_generated_ones() -> None:
+    leaky = {"id": "a", "split": "train", "question": "Say 'the quick brown fox' (answer: the quick brown fox)"}
+    result = _lint(
+        [
+            {**leaky, "answer": "the quick brown fox"},
+            {"id": "b", "split": "train", "question": "What is 2 + 2?", "answer": "4"},
+            {"id": "c", "split": "test", "question": "What is 2 + 2?", "answer": "4"},
+            {"id": "d", "split": "test"},
+        ]
+    )
+    text = "\n".join(result.findings)
+    assert result.status == "fail"
+    assert "a: its answer 'the quick brown fox' is written in its question" in text
+    assert "c (test): the same task data as b (train): a split leaks" in text and "d: the task is empty" in text
+    generated = [{"id": f"{split}-0", "split": split, "index": 0} for split in ("train", "test")]
+    referenced = [{"id": f"x/{n}", "split": split, "task_id": str(n)} for n, split in ((5, "train"), (16, "test"))]
+    assert _lint(generated).status == _lint(referenced).status == "pass"

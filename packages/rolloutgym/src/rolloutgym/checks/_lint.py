@@ -83,7 +83,8 @@ def _as_dict(item: Any) -> dict[str, Any]:
 
 
 def _content(item: Any) -> str:
-    data = {key: value for key, value in _as_dict(item).items() if key not in ("id", "split", "task_id", "name")}
+    # only the id and the split: a task_id or a name may be what points at the task's data elsewhere
+    data = {key: value for key, value in _as_dict(item).items() if key not in ("id", "split")}
     return json.dumps(data, sort_keys=True, default=str)
 
 
