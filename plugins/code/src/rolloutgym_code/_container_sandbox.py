@@ -50,6 +50,10 @@ class ContainerSandbox:
         pool = os.environ.get("ROLLOUTGYM_SANDBOX_POOL")
         if pool and "pool_size" not in options:
             options["pool_size"] = int(pool)
+        if provider == "docker" and "host" not in options:  # the endpoint in the key of the shared provider
+            from rolloutgym.sandboxes._engine import default_host
+
+            options["host"] = default_host()
         self.options = options
         self._provider: Any = None
 
