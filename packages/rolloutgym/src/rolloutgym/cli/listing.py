@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from typing import Optional
+from typing import Any, Optional
 
 import typer
 from rich.table import Table
@@ -127,6 +127,11 @@ def info_command(
             import asyncio
 
             asyncio.run(result)  # type: ignore[arg-type]
+    _print_capabilities(replayable, spec)
+
+
+def _print_capabilities(replayable: bool, spec: Any) -> None:
+    """Whether the env's trajectories can be re-graded, and whether it forks mid-episode (and the note why)."""
     console.print(f"replayable grading (rescore): {'yes' if replayable else 'no'}")
     if spec is not None:
         forks = "yes" if spec.forkable else "no"
