@@ -109,16 +109,13 @@ def _per_task_table(summary: Any, envs: dict[int, str], limit: int | None) -> No
     table = Table(title=title, title_justify="left")
     for column in ("task", "n", "pass rate", "mean reward", "turns", "errors"):
         table.add_column(column, justify="right" if column != "task" else "left")
+    rows = []
     for task in tasks:
         label = f"{envs[task.task_index]}:{task.task_id}" if task.task_index in envs else task.task_id
-        table.add_row(
-            label,
-            str(task.trajectories),
-            f"{task.pass_rate:.0%}",
-            _fmt(task.mean_reward),
-            f"{task.mean_turns:.1f}",
-            str(task.errors),
-        )
+        numbers = (str(task.trajectories), f"{task.pass_rate:.0%}", _fmt(task.mean_reward), f"{task.mean_turns:.1f}")
+        rows.append([label, *numbers, str(task.errors)])
+    for row in rows if limit is None else collapse_identical(rows):  # --rows 0: every task, one row each
+        table.add_row(*row)
     print_table(table)
     hidden = len(summary.tasks) - len(tasks)
     if hidden:
@@ -260,29 +257,57 @@ def compare_command(
     _print_overall(tasks_a, tasks_b, (summary_a, summary_b), (run_a, run_b))
 
 
+# Tasks shown with the same numbers before the rest of them are folded into one row.
+SAME_ROWS = 3
+
+
+def collapse_identical(rows: list[list[Any]], keep: int = SAME_ROWS) -> list[list[Any]]:
+    """``rows`` (a label, then numbers) with every group of more than ``keep`` rows of identical numbers shown as its
+    first ``keep`` rows and one row "… N more alike" (the same numbers) at the place of the first one left out."""
+    counts: dict[tuple[str, ...], int] = {}
+    for row in rows:
+        key = tuple(str(cell) for cell in row[1:])
+        counts[key] = counts.get(key, 0) + 1
+    shown: list[list[Any]] = []
+    seen: dict[tuple[str, ...], int] = {}
+    for row in rows:
+        key = tuple(str(cell) for cell in row[1:])
+        seen[key] = seen.get(key, 0) + 1
+        if seen[key] <= keep or counts[key] == keep + 1:
+            shown.append(row)
+        elif seen[key] == keep + 1:
+            shown.append([f"… {counts[key] - keep} more alike", *row[1:]])
+    return shown
+
+
 def _task_table(title: str, tasks_a: dict[str, Any], tasks_b: dict[str, Any]) -> Table:
     """Pass rate and mean reward of each task in either run, with the deltas."""
     table = Table(title=title, title_justify="left")
     for column in ("task", "pass A", "pass B", "Δ pass", "reward A", "reward B", "Δ reward"):
         table.add_column(column, justify="left" if column == "task" else "right")
+    rows: list[list[Any]] = []
     for task_id in sorted(set(tasks_a) | set(tasks_b)):
         a, b = tasks_a.get(task_id), tasks_b.get(task_id)
         if a is None or b is None:
-            table.add_row(
-                task_id, f"{a.pass_rate:.0%}" if a else "-", f"{b.pass_rate:.0%}" if b else "-", "-", "-", "-", "-"
+            rows.append(
+                [task_id, f"{a.pass_rate:.0%}" if a else "-", f"{b.pass_rate:.0%}" if b else "-", "-", "-", "-", "-"]
             )
             continue
         delta = b.pass_rate - a.pass_rate
         colour = "green" if delta > 0 else "red" if delta < 0 else ""
-        table.add_row(
-            task_id,
-            f"{a.pass_rate:.0%}",
-            f"{b.pass_rate:.0%}",
-            Text(f"{delta:+.0%}", style=colour),
-            _fmt(a.mean_reward),
-            _fmt(b.mean_reward),
-            f"{b.mean_reward - a.mean_reward:+.3f}",
+        rows.append(
+            [
+                task_id,
+                f"{a.pass_rate:.0%}",
+                f"{b.pass_rate:.0%}",
+                Text(f"{delta:+.0%}", style=colour),
+                _fmt(a.mean_reward),
+                _fmt(b.mean_reward),
+                f"{b.mean_reward - a.mean_reward:+.3f}",
+            ]
         )
+    for row in collapse_identical(rows):
+        table.add_row(*row)
     return table
 
 
