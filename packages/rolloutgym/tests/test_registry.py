@@ -243,15 +243,16 @@ def test_core_plugins_cannot_be_switched_off_by_an_allow_list(tmp_path: Path) ->
         "-o",
         str(out),
         ROLLOUTGYM_PLUGINS="sql,workflow",
-        ROLLOUTGYM_DISABLE_PLUGINS="builtin,verifiers,export",
+        ROLLOUTGYM_DISABLE_PLUGINS="builtin,verifiers,export,sandboxes",
     )
     assert completed.returncode == 0, completed.stderr
     assert "unknown primitive" not in completed.stderr
     plugins = _run_cli(tmp_path, "plugins", ROLLOUTGYM_PLUGINS="sql,workflow")
-    for name in ("builtin", "verifiers", "export"):
+    for name in ("builtin", "verifiers", "export", "sandboxes"):
         assert name in plugins.stdout
     registry = Registry()
-    assert {info.name for info in registry.plugins if info.core} == {"builtin", "verifiers", "export"}
+    assert {info.name for info in registry.plugins if info.core} == {"builtin", "verifiers", "export", "sandboxes"}
+    assert "docker" in registry.sandbox_specs()
 
 
 def test_run_with_a_custom_registry_uses_only_that_registry() -> None:
