@@ -10,7 +10,8 @@ markup (``innerHTML``/``outerHTML`` of elements and shadow roots, ``insertAdjace
 string is parsed in an inert ``<template>`` (nothing loads, no handler runs), then elements that
 run or load code (``script``, ``iframe``, ``frame``, ``object``, ``embed``, ``base``, ``meta``,
 ``link``) are removed, and so are event-handler attributes (``on*``), ``srcdoc``, and URLs with a
-``javascript:``/``vbscript:``/``data:`` scheme; the cleaned nodes are inserted as nodes (no second
+``javascript:``/``vbscript:`` scheme (a ``data:`` image cannot run script, and the frames that
+could load a ``data:`` document are removed); the cleaned nodes are inserted as nodes (no second
 parse). The task pages' own markup uses none of these through the sinks (their handlers are
 attached with jQuery or ``addEventListener``), so every task plays as before; this is checked
 by the scripted oracles and ``benchmarks/miniwob_pass.py``.
@@ -43,7 +44,7 @@ SANITIZE_JS = r"""(() => {
         const name = attribute.name.toLowerCase();
         const value = attribute.value.replace(/[\u0000-\u0020\u007f-\u00a0]/g, '').toLowerCase();
         if (name.startsWith('on') || name === 'srcdoc'
-            || (URLS.has(name) || name.endsWith(':href')) && /(javascript|vbscript|data):/.test(value)) {
+            || (URLS.has(name) || name.endsWith(':href')) && /(javascript|vbscript):/.test(value)) {
           node.removeAttribute(attribute.name);
         }
       }
