@@ -119,6 +119,7 @@ def _disguised(word: str) -> dict[str, str]:
         ),
         "circled": "".join(chr(0x24D0 + ord(char) - ord("a")) if "a" <= char <= "z" else char for char in word),
         "full-width with soft hyphens": "\u00ad".join(chr(ord(char) + 0xFEE0) for char in word),
+        "Cyrillic look-alikes": word.translate(str.maketrans("aeopcxyisdh", "аеорсхуіѕԁһ")),
     }
 
 
@@ -127,7 +128,8 @@ def test_a_competing_status_in_disguise_is_still_a_hedge(item: Any) -> None:
     status = _status(item)
     other = next(word for word in item.metadata["competing_terms"] if " " not in word)
     for trick, written in _disguised(other).items():
-        assert written != other
+        if written == other:  # a word without look-alike letters
+            continue
         reward, info = _play(item.id, item.reference_actions, f"Your order is {status}, or perhaps {written}.")
         assert reward == 0.0, (trick, written, info["score"]["feedback"])
     for trick, written in _disguised(status).items():  # and the right status in disguise is read as written

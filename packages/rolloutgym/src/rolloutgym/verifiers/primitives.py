@@ -106,14 +106,24 @@ _NEGATION = re.compile(
 )
 
 
+# Cyrillic and Greek letters drawn like Latin ones (a reader takes "ѕhірреd" for "shipped").
+# Terms and answers are folded alike, so terms written in those scripts still match.
+_HOMOGLYPHS = str.maketrans(
+    "аеорсхуіјѕԁһԛԝѵАВЕКМНОРСТХУІЈЅοαρνκτιΑΒΕΖΗΙΚΜΝΟΡΤΥΧ",
+    "aeopcxyijsdhqwvABEKMHOPCTXYIJSoapvktiABEZHIKMNOPTYX",
+)
+
+
 def _readable(text: str) -> str:
     """``text`` as a reader sees it: NFKC (full-width and compatibility letters become plain
     ones) without format characters (soft hyphens, zero-width spaces and joiners, bidi
-    controls: category Cf), so "ｓｈｉｐｐｅｄ" and "ship\u00adped" are the word "shipped"."""
+    controls: category Cf) and with Cyrillic/Greek look-alikes of Latin letters folded, so
+    "ｓｈｉｐｐｅｄ", "ship\u00adped" and "ѕhірреd" are the word "shipped"."""
     text = unicodedata.normalize("NFKC", text)
     if text.isascii():
         return text
-    return unicodedata.normalize("NFKC", "".join(char for char in text if unicodedata.category(char) != "Cf"))
+    text = "".join(char for char in text if unicodedata.category(char) != "Cf")
+    return unicodedata.normalize("NFKC", text).translate(_HOMOGLYPHS)
 
 
 def _task_terms(context: VerifierContext, key: str | None) -> list[str]:
