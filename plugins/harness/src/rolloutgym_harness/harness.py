@@ -145,24 +145,12 @@ class CommandHarness:
         if mcp not in (True, False, "auto"):
             raise ConfigError(f"mcp must be true, false or auto (--policy-arg mcp=auto), got {mcp!r}")
         self.mcp = mcp
-        if sandbox not in ("none", "bwrap"):
-            raise ConfigError(f"sandbox must be none or bwrap (--policy-arg sandbox=bwrap), got {sandbox!r}")
-        from ._sandbox import DEFAULT_PACKAGES, installed_packages, package_binds
-
-        if isinstance(sandbox_packages, str):
-            sandbox_packages = [name.strip() for name in sandbox_packages.split(",") if name.strip()]
-        packages = installed_packages(DEFAULT_PACKAGES) if sandbox_packages is None else tuple(sandbox_packages)
-        self.sandbox_packages = packages
+        self.sandbox_packages = _sandbox_packages(sandbox, sandbox_packages)
         self.sandbox_files = tuple(sandbox_files)
         self.sandbox_folders = tuple(sandbox_folders)
+        self.sandbox = sandbox
         self.mcp_args = mcp_args  # {mcp_args} in the command: this, formatted, when the env's tools are served
         self.python_path = tuple(python_path)
-        if sandbox == "bwrap":
-            from ._sandbox import bwrap_path
-
-            bwrap_path()
-            package_binds(packages)  # a bad list is an error now, not at the first episode
-        self.sandbox = sandbox
         self.name = name or f"harness:command({self.model_name})"
 
     def for_env(self, environment: Any) -> _HarnessEpisode:
@@ -170,6 +158,22 @@ class CommandHarness:
 
     def __call__(self, observation: Any) -> Any:
         return self.for_env(None)(observation)
+
+
+def _sandbox_packages(sandbox: str, packages: Sequence[str] | str | None) -> tuple[str, ...]:
+    """The distributions the sandboxed harness imports (checked now when sandboxed: a bad list is
+    an error here, not at the first episode)."""
+    from ._sandbox import DEFAULT_PACKAGES, bwrap_path, installed_packages, package_binds
+
+    if sandbox not in ("none", "bwrap"):
+        raise ConfigError(f"sandbox must be none or bwrap (--policy-arg sandbox=bwrap), got {sandbox!r}")
+    if isinstance(packages, str):
+        packages = [name.strip() for name in packages.split(",") if name.strip()]
+    chosen = installed_packages(DEFAULT_PACKAGES) if packages is None else tuple(packages)
+    if sandbox == "bwrap":
+        bwrap_path()
+        package_binds(chosen)
+    return chosen
 
 
 def harness_trajectory(item: Step | Trajectory, *, reward: float | None = None) -> Trajectory:
