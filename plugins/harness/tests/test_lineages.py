@@ -171,3 +171,20 @@ def _alive(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
     except (FileNotFoundError, ProcessLookupError):
         return False
+
+
+def test_rows_come_back_from_a_run_file(tmp_path: Path) -> None:
+    from rolloutgym.cli import main
+    from rolloutgym.runs import read_run
+
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT)
+    out = tmp_path / "run.jsonl"
+    command = f"{sys.executable} {agent} 2"
+    arguments = ["run", "toy/arith-v0", "--policy", "harness:command", "--policy-arg", f"command={command}"]
+    arguments += ["--policy-arg", "model=hf:tiny", "--policy-arg", 'force={"max_tokens": 5}', "--limit", "1"]
+    assert main([*arguments, "--out", str(out)]) == 0
+    (trajectory,) = read_run(out).groups[0].trajectories
+    rows = harness_rows(trajectory)
+    assert [row.calls for row in rows] == [[1], [0, 2]] and all(row.flagged == [] for row in rows)
+    assert [call["lineage"] for call in trajectory.steps[0].policy_info["harness"]["calls"]] == [0, 1, 0]
