@@ -97,3 +97,51 @@ def test_preset_wrong_fix_scores_zero(cache: Path) -> None:
     buggy = (TASK / "repo" / "pagination.py").read_text()
     trajectory = _episode("claude-code", cache, buggy)
     assert sum(step.reward for step in trajectory.steps) == 0.0
+
+
+GREETING_TEST = """#!/bin/bash
+if [ "$(cat /srv/work/greeting.txt 2>/dev/null)" = "$EXPECTED" ]; then
+  printf '{"reward": 1.0}' > /logs/verifier/reward.json
+else
+  printf '{"reward": 0.0}' > /logs/verifier/reward.json
+fi
+"""
+
+
+def _harbor_task(root: Path) -> Path:
+    folder = root / "greeting"
+    (folder / "tests").mkdir(parents=True)
+    (folder / "instruction.md").write_text('Write "hello harbor" into greeting.txt, then submit.\n')
+    (folder / "task.toml").write_text(
+        '[environment]\nworkdir = "/srv/work"\n[verifier]\ntimeout_sec = 30\n[verifier.env]\nEXPECTED = "hello harbor"\n'
+    )
+    (folder / "tests" / "test.sh").write_text(GREETING_TEST)
+    return folder
+
+
+@pytest.mark.parametrize("preset", ["claude-code", "codex"])
+@pytest.mark.parametrize(("written", "reward"), [("hello harbor", 1.0), ("goodbye", 0.0)])
+def test_preset_drives_a_harbor_task_to_a_scored_end(
+    preset: str, written: str, reward: float, cache: Path, tmp_path: Path
+) -> None:
+    """A Harbor-format task (its bash and submit tools over MCP; each bash call runs in the task's
+    own bubblewrap sandbox): the CLI's calls reach the task's tests, which score the folder."""
+    from rolloutgym.sources import resolve_env
+
+    def reply(prompt: object, index: int) -> str:
+        call = (
+            {"name": "mcp__env__bash", "arguments": {"command": f"printf '{written}' > greeting.txt"}}
+            if index == 0
+            else {"name": "mcp__env__submit", "arguments": {}}
+        )
+        return f"<tool_call>{json.dumps(call)}</tool_call>"
+
+    model = TokenPolicy(ScriptedSampler(RENDERER.encode, reply, end_token_id=CharRenderer.END), RENDERER)
+    policy = make_policy(preset, model=model, cache=str(cache), wall_limit=180)
+    env = resolve_env(str(_harbor_task(tmp_path))).make_task(0)
+    try:
+        trajectory = asyncio.run(arollout(env, policy))
+    finally:
+        env.close()
+    assert [step.action["tool_calls"][0]["name"] for step in trajectory.steps] == ["bash", "submit"]
+    assert sum(step.reward for step in trajectory.steps) == reward
