@@ -113,7 +113,8 @@ def _harbor_task(root: Path) -> Path:
     (folder / "tests").mkdir(parents=True)
     (folder / "instruction.md").write_text('Write "hello harbor" into greeting.txt, then submit.\n')
     (folder / "task.toml").write_text(
-        '[environment]\nworkdir = "/srv/work"\n[verifier]\ntimeout_sec = 30\n[verifier.env]\nEXPECTED = "hello harbor"\n'
+        '[environment]\nworkdir = "/srv/work"\n[verifier]\ntimeout_sec = 30\n'
+        '[verifier.env]\nEXPECTED = "hello harbor"\n'
     )
     (folder / "tests" / "test.sh").write_text(GREETING_TEST)
     return folder
