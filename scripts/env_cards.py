@@ -45,6 +45,9 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "scienceworld/boil-v0": {
         "ceiling": "the oracle replays a gold path that does not fit when the world differs (see determinism)",
     },
+    "scienceworld/inclined-plane-friction-unnamed-surfaces-v0": {
+        "ceiling": "the oracle's gold path reached the step limit on the sampled task (ScienceWorld score 20/100)",
+    },
     "toy/guess-v0": {
         "lint": "guess_tasks() draws 30 (range, target) pairs from a seeded generator: some repeat, across splits too",
     },
@@ -56,6 +59,11 @@ KNOWN_FAILURES: dict[str, dict[str, str]] = {
     "trl/sums-v0": {
         "probe:negation": "the grader reads the last integer of the reply, so 'The answer is not 111.' scores 1",
         "lint": "the generated sums repeat, across splits too",
+    },
+    "tau2/retail-v0": {
+        name: "tau2-bench's evaluator checks that the required information appears in the agent's messages "
+        "(communicate_info, a substring check), so a hedged, negated or buried final message passes (the benchmark's)"
+        for name in _AGENTDOJO_PROBES
     },
     "toy/arith-v0": {
         "probe:negation": "the grader reads the last integer of the reply, so 'The answer is not 88.' scores 1",
@@ -231,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--check", action="store_true", help="fail when the page is not the render of the cards")
     parser.add_argument("--sample", type=int, default=2, help="tasks per env (a seeded sample)")
     parser.add_argument("--only", help="re-check only the envs of this namespace")
-    parser.add_argument("--missing", action="store_true", help="check only the envs without a stored card")
+    parser.add_argument("--missing", action="store_true", help="check only the envs without a card (or not checked)")
     parser.add_argument("--relint", action="store_true", help="only run the lint again on the stored cards (cheap)")
     arguments = parser.parse_args(argv)
     if arguments.check:
@@ -250,7 +258,7 @@ def main(argv: list[str] | None = None) -> int:
     if arguments.only:
         env_ids = [env_id for env_id in env_ids if env_id.split("/")[0] == arguments.only]
     if arguments.missing:
-        env_ids = [env_id for env_id in env_ids if env_id not in stored]
+        env_ids = [env_id for env_id in env_ids if env_id not in stored or "error" in stored[env_id]]
     for env_id in env_ids:
         stored[env_id] = check_env(env_id, arguments.sample)
         card = stored[env_id]
