@@ -148,8 +148,22 @@ def check_env(env_id: str, sample: int) -> dict[str, Any]:
         report = check(env_id, sample=sample, seed=0, timeout=EPISODE_TIMEOUT, **options)
     except Exception as exc:  # an optional dependency missing, a service not reachable: say so on the card
         return {"env_id": env_id, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:300]}"}
-    card = report.to_dict()
+    card = _trimmed(report.to_dict())
     card["seconds"] = round(time.perf_counter() - started, 1)
+    return card
+
+
+def _write_cards(cards: list[dict[str, Any]]) -> None:
+    """The cards sorted by env id, one per line (small, and a re-check changes only its env's line)."""
+    lines = [json.dumps(card, sort_keys=True) for card in sorted(cards, key=lambda card: card["env_id"])]
+    CARDS.write_text("[\n" + ",\n".join(lines) + "\n]\n")
+
+
+def _trimmed(card: dict[str, Any], findings: int = 5) -> dict[str, Any]:
+    """The card with at most ``findings`` findings per check (the page shows the first)."""
+    for result in card.get("results", []):
+        if len(result.get("findings", [])) > findings:
+            result["findings"] = result["findings"][:findings] + [f"... {len(result['findings']) - findings} more"]
     return card
 
 
@@ -230,7 +244,8 @@ def relint() -> None:
         others = [result for result in card["results"] if not result["name"].startswith("lint")]
         card["results"] = fresh + others
         card["ok"] = not any(result["status"] == "fail" for result in card["results"])
-    CARDS.write_text(json.dumps(cards, indent=1) + "\n")
+    cards = [_trimmed(card) for card in cards]
+    _write_cards(cards)
     PAGE.write_text(render(cards))
 
 
@@ -267,7 +282,7 @@ def main(argv: list[str] | None = None) -> int:
         # read again before writing: another run (--only another namespace) may have stored cards meanwhile
         current = {card["env_id"]: card for card in json.loads(CARDS.read_text())} if CARDS.is_file() else {}
         stored = {**current, env_id: card}
-        CARDS.write_text(json.dumps(sorted(stored.values(), key=lambda card: card["env_id"]), indent=1) + "\n")
+        _write_cards(list(stored.values()))
     PAGE.write_text(render(list(stored.values())))
     return 0
 
