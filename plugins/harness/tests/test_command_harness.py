@@ -15,7 +15,7 @@ from rolloutgym.llm import check_provenance
 from rolloutgym.runs import read_run
 from rolloutgym_harness import harness_trajectory
 from rolloutgym_harness.harness import make_policy
-from rolloutgym_protocol.errors import ConfigError
+from rolloutgym_protocol.errors import ConfigError, PolicyError
 
 AGENT = """
 import sys, openai
@@ -76,10 +76,13 @@ def test_wall_limit_kills_the_harness() -> None:
 
 
 def test_crash_and_max_calls_are_stop_reasons(tmp_path: Path) -> None:
-    crashed = _episode(f"{sys.executable} -c 'raise SystemExit(3)'")
+    agent = tmp_path / "agent.py"
+    agent.write_text(AGENT + "raise SystemExit(3)\n")
+    crashed = _episode(f"{sys.executable} {agent} {{instruction_file}} 1")  # made a call, then failed: scored
     assert crashed.steps[0].policy_stop_reason == "harness_error"
     assert crashed.steps[0].policy_info["harness"]["returncode"] == 3
-    agent = tmp_path / "agent.py"
+    with pytest.raises(PolicyError, match="exited with code 3 before making any model call"):
+        _episode(f"{sys.executable} -c 'raise SystemExit(3)'")  # never ran: an error (test_harness_never_ran.py)
     agent.write_text(AGENT)
     limited = _episode(f"{sys.executable} {agent} {{instruction_file}} 5", max_calls=2)
     record = limited.steps[0].policy_info["harness"]

@@ -28,6 +28,7 @@ from rolloutgym.llm.messages import content_text, observation_messages
 from rolloutgym_protocol import PolicyOutput, spaces
 from rolloutgym_protocol.errors import ConfigError
 
+from ._command import never_ran, resolve_relative
 from .endpoint import InterceptionEndpoint
 from .recording import EndpointSession
 
@@ -81,6 +82,7 @@ class _Run:
         self.watcher: asyncio.Task[Any] | None = None
         self.pending: asyncio.Future[Any] | None = None
         self.command = ""
+        self.workdir = ""
         self.scratch: str | None = None  # the run's own folder (instruction file; workdir by default)
 
     def release(self, endpoint: InterceptionEndpoint) -> None:
@@ -235,7 +237,11 @@ class _HarnessEpisode:
             "scratch": scratch,
         }
         fields["mcp_args"] = self.harness.mcp_args.format(**fields) if mcp_url else ""
-        run.command = self.harness.command.format(**fields)
+        template = self.harness.command
+        if self.harness.sandbox != "bwrap":  # the sandbox sees only the work folder: paths stay as written
+            template = resolve_relative(template, self.harness.origin, workdir)
+        run.workdir = workdir
+        run.command = template.format(**fields)
         extra = {name: value.format(**fields) for name, value in self.harness.extra_env.items()}
         env = {**os.environ, **self.endpoint.environment(), **extra}
         if mcp_url:
@@ -304,6 +310,8 @@ class _HarnessEpisode:
         await self.endpoint.stop()
         if run.scratch is not None:
             shutil.rmtree(run.scratch, ignore_errors=True)
+        if reason in ("harness_error", "killed") and not session.calls and self.turn == 1:
+            raise never_ran(run.command, code, stderr, run.workdir, self.harness.sandbox == "bwrap")
         answer = stdout.strip()
         info = self._record(run, session, returncode=code, stop_reason=reason, stderr_tail=stderr[-2000:])
         action: Any = answer if self.text_action else {"role": "assistant", "content": answer}

@@ -23,6 +23,7 @@ process it runs, its limits, the MCP bridge) is ``_episode.py``.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 from collections.abc import Mapping, Sequence
@@ -139,6 +140,7 @@ class CommandHarness:
         self.max_completion_tokens = None if max_completion_tokens is None else int(max_completion_tokens)
         self.force = dict(force or {})
         self.workdir = workdir
+        self.origin = os.getcwd()  # relative script paths in the command resolve against the caller's folder
         self.extra_env = dict(env or {})
         if isinstance(mcp, str) and mcp.lower() in ("true", "false", "auto"):
             mcp = {"true": True, "false": False, "auto": "auto"}[mcp.lower()]
