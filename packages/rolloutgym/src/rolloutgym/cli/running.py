@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import datetime
 import re
+import signal
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Optional
 
@@ -173,10 +177,39 @@ def _factory_options(
     return {"env_kwargs": env_kwargs, "policy_options": policy_options, "executor_options": executor_options}
 
 
+@contextlib.contextmanager
+def _interruptible() -> Iterator[None]:
+    """Ctrl-C raises KeyboardInterrupt where the main thread is, at once (asyncio.run's own handler
+    only cancels the main task, which waits for the event loop: a model decoding on the loop's
+    thread, or a task that swallows the cancel, kept the run going). The run file already holds
+    every finished group; asyncio.run then cancels the episodes still running."""
+    previous = signal.getsignal(signal.SIGINT)
+    if threading.current_thread() is not threading.main_thread() or previous is not signal.default_int_handler:
+        yield  # not ours to change (a thread, an ignored SIGINT as under nohup, a caller's handler)
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        signal.signal(signal.SIGINT, signal.default_int_handler)  # a second press interrupts the clean-up too
+        raise KeyboardInterrupt
+
+    signal.signal(signal.SIGINT, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _quiet_interrupt(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """The loop's exception handler: a task ended by Ctrl-C is no error to print (the CLI says "interrupted")."""
+    if not isinstance(context.get("exception"), KeyboardInterrupt):
+        loop.default_exception_handler(context)
+
+
 def _run_and_report(config: Any, *, show: bool) -> None:
     """Run ``config``, print the summary, and exit non-zero when episodes ended in errors."""
     try:
-        result = asyncio.run(_run_with_progress(config, show=show))
+        with _interruptible():
+            result = asyncio.run(_run_with_progress(config, show=show))
     except KeyboardInterrupt:
         # Every finished group is already in the run file (written as it arrives).
         error_console.print(
@@ -235,6 +268,7 @@ async def _run_with_progress(config: Any, *, show: bool) -> Any:
         counted, state["members"] = min(state["members"], ended), max(0, state["members"] - ended)
         progress.update(handle["task"], advance=ended - counted, rate=rate, errors=state["errors"])
 
+    asyncio.get_running_loop().set_exception_handler(_quiet_interrupt)
     with progress:
         return await arun(config, on_start=on_start, on_group=on_group, on_member=on_member)
 
