@@ -83,3 +83,29 @@ def test_ctrl_c_stops_an_hf_run_and_keeps_the_finished_groups(tmp_path: Path, ca
     run = read_run(out)
     assert 1 <= len(run.groups) < 40  # toy/arith-v0 has 40 tasks: the run stopped early, its groups kept
     assert all(len(group.trajectories) == 4 for group in run.groups)
+
+
+def test_an_ignored_sigint_stays_ignored(tmp_path: Path) -> None:
+    """Started with SIGINT ignored (``nohup``, a background job of a script), the run is not stopped by it."""
+    out = tmp_path / "run.jsonl"
+    arguments = ["run", "toy/arith-v0", "--policy", "hf:tiny", "--limit", "6", "--concurrency", "1", "--out", str(out)]
+    process = subprocess.Popen(
+        [sys.executable, "-m", "rolloutgym", *arguments],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_IGN),
+    )
+    try:
+        deadline = time.monotonic() + 300
+        while _groups(out) == 0 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.2)
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=300)
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.communicate()
+    assert process.returncode == 0, stderr
+    assert len(read_run(out).groups) == 6
