@@ -45,8 +45,10 @@ def test_run_show_compare_rescore(tmp_path: Path) -> None:
     assert len(groups) == 5 and all(len(group["trajectories"]) == 4 for group in groups)
     assert cli("run", "toy/guess-v0", "-p", "null", "-n", "4", "--limit", "5", "-o", str(null)).returncode == 0
 
-    shown = cli("show", str(null))
-    assert shown.returncode == 0 and "pass rate 0.0%" in shown.stdout and "guess-04" in shown.stdout
+    shown = cli("show", str(null))  # five alike rows: three shown, the rest folded into one
+    assert shown.returncode == 0 and "pass rate 0.0%" in shown.stdout and "2 more alike" in shown.stdout
+    every = cli("show", str(null), "--rows", "0")
+    assert every.returncode == 0 and "guess-04" in every.stdout and "more alike" not in every.stdout
     data = json.loads(cli("show", str(oracle), "--json").stdout)
     assert data["pass_rate"] == 1.0 and data["pass_at"]["4"] == 1.0 and data["num_trajectories"] == 20
 
