@@ -21,6 +21,10 @@ Every failure of the infrastructure (engine down, image missing offline, a Docke
 not build, a quota) raises :class:`SandboxInfraError` with one line naming the fix: an episode
 that meets one is an error, never a reward of 0. What the agent's commands do (exit status,
 deadline passed) is an :class:`ExecResult`.
+
+:func:`run_isolated` is the one-shot form for a trusted process that must execute code it did not
+write (a platform worker running a pushed env file): bubblewrap, an unprivileged uid, an
+allow-listed filesystem, no inherited environment (:class:`Isolation`).
 """
 
 from __future__ import annotations
@@ -37,11 +41,14 @@ from ._contract import (
     StageTimes,
 )
 from ._registry import available_providers, get_provider, register_provider
+from .isolated import IsolatedResult, Isolation, isolation_problem, run_isolated
 
 __all__ = [
     "LABEL",
     "BuildContext",
     "ExecResult",
+    "IsolatedResult",
+    "Isolation",
     "ResourceLimits",
     "RunningSandbox",
     "SandboxInfraError",
@@ -50,5 +57,7 @@ __all__ = [
     "StageTimes",
     "available_providers",
     "get_provider",
+    "isolation_problem",
     "register_provider",
+    "run_isolated",
 ]
