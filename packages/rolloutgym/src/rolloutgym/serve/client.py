@@ -36,7 +36,16 @@ from rolloutgym_protocol.errors import EnvClosedError
 from ._client_session import _NOTHING, _Described
 from ._errors import RemoteEnvError
 from .client_async import AsyncRemoteEnv, PendingRemoteEnv
-from .client_requests import DEFAULT_TIMEOUT, _answer, _headers, _unreachable, _ws_answer, open_session, parse_env_url
+from .client_requests import (
+    DEFAULT_TIMEOUT,
+    _answer,
+    _headers,
+    _unreachable,
+    _ws_answer,
+    open_session,
+    parse_env_url,
+    tls_verify,
+)
 
 __all__ = ["RemoteEnv", "make_remote"]
 
@@ -83,7 +92,9 @@ class RemoteEnv(_Described, gym.Env[Any, Any]):
         self._headers = _headers(token)
         self._timeout = timeout
         self._socket: Any = None
-        self._client = httpx.Client(base_url=self.base_url, headers=self._headers, timeout=timeout)
+        self._client = httpx.Client(
+            base_url=self.base_url, headers=self._headers, timeout=timeout, verify=tls_verify(self.base_url)
+        )
 
     @classmethod
     def adopt(

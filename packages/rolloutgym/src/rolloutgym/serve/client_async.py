@@ -18,7 +18,16 @@ from rolloutgym_protocol.errors import EnvClosedError
 from ._client_session import _NOTHING, _Described
 from ._codec import dumps_fast, encode_value
 from ._errors import RemoteEnvError
-from .client_requests import DEFAULT_TIMEOUT, _answer, _headers, _unreachable, _ws_reply, open_session, parse_env_url
+from .client_requests import (
+    DEFAULT_TIMEOUT,
+    _answer,
+    _headers,
+    _unreachable,
+    _ws_reply,
+    open_session,
+    parse_env_url,
+    tls_verify,
+)
 
 __all__ = ["AsyncRemoteEnv", "PendingRemoteEnv"]
 
@@ -103,7 +112,9 @@ class AsyncRemoteEnv(_Described, AsyncEnv[Any, Any]):
         import httpx
 
         if self._client is None:
-            self._client = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=self._timeout)
+            self._client = httpx.AsyncClient(
+                base_url=self.base_url, headers=self._headers, timeout=self._timeout, verify=tls_verify(self.base_url)
+            )
         try:
             response = await self._client.request(
                 method,
