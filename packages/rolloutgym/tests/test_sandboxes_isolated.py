@@ -10,10 +10,12 @@ import json
 import os
 import socket
 import sys
+import threading
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import pytest
-from rolloutgym.sandboxes import Isolation, SandboxInfraError, isolation_problem, run_isolated
+from rolloutgym.sandboxes import CredentialProxy, Isolation, SandboxInfraError, isolation_problem, run_isolated
 from rolloutgym.sandboxes import isolated as isolated_module
 
 pytestmark = pytest.mark.skipif(isolation_problem() is not None, reason=str(isolation_problem()))
@@ -21,9 +23,9 @@ pytestmark = pytest.mark.skipif(isolation_problem() is not None, reason=str(isol
 PROBE = r"""
 import json, os, socket, sys, time
 results = {}
-def attempt(name, function):
+def attempt(name, function, keep=repr):
     try:
-        results[name] = ["allowed", repr(function())[:200]]
+        results[name] = ["allowed", keep(function()) if keep is list else keep(function())[:200]]
     except BaseException as exc:  # noqa: BLE001
         results[name] = ["denied", type(exc).__name__]
 args = json.loads(sys.argv[1])
@@ -49,6 +51,15 @@ attempt("processes_seen", lambda: [p for p in os.listdir("/proc") if p.isdigit()
 attempt("connect_host_port", lambda: socket.create_connection(("127.0.0.1", args["port"]), timeout=2))
 attempt("file_past_size_limit", lambda: open("big", "wb").write(b"x" * (3 << 20)) and os.fsync(0))
 attempt("tmp_past_its_size", lambda: open("/tmp/fill", "wb").write(b"x" * (5 << 20)))
+import http.client
+def ask(method, path, body=None):
+    connection = http.client.HTTPConnection("127.0.0.1", args["relay_port"], timeout=20)
+    connection.request(method, path, body=body, headers={"Authorization": "Bearer stolen?", "X-Host": "evil"})
+    response = connection.getresponse()
+    return [response.status, response.read().decode()]
+attempt("model_call", lambda: ask("POST", "/chat/completions", b'{"model": "m"}'), list)
+attempt("absolute_url", lambda: ask("GET", "http://169.254.169.254/latest/meta-data"), list)
+attempt("scheme_relative_path", lambda: ask("GET", "//169.254.169.254/x"), list)
 import rolloutgym  # the interpreter's own import path is there, read-only
 results["rolloutgym"] = rolloutgym.__name__
 forked = 0
@@ -65,6 +76,21 @@ json.dump(results, open("result.json", "w"))
 """
 
 
+class _Upstream(BaseHTTPRequestHandler):
+    def do_POST(self) -> None:  # noqa: N802
+        body = self.rfile.read(int(self.headers["Content-Length"]))
+        seen = {"path": self.path, "auth": self.headers.get("Authorization"), "body": body.decode()}
+        seen["extra"] = self.headers.get("X-Host")
+        data = json.dumps(seen).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
 @pytest.fixture(scope="module")
 def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     root = tmp_path_factory.mktemp("isolated")
@@ -78,6 +104,8 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     (shared / "env.py").write_text("print('env')")
     (shared / "probe.py").write_text(PROBE)
     shared.chmod(0o755)
+    upstream = ThreadingHTTPServer(("127.0.0.1", 0), _Upstream)
+    threading.Thread(target=upstream.serve_forever, daemon=True).start()
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen()
@@ -88,25 +116,32 @@ def probed(tmp_path_factory: pytest.TempPathFactory) -> dict:
         "shared_file": str(shared / "env.py"),
         "host_pid": os.getpid(),
         "port": listener.getsockname()[1],
+        "relay_port": 8321,
     }
+    proxy_url = f"http://127.0.0.1:{upstream.server_address[1]}/v1"
+    proxy = CredentialProxy(proxy_url, {"Authorization": "Bearer sk-host-key"}, root / "model.sock")
     os.environ["ROLLOUTGYM_TEST_SECRET"] = "s3cret"
     try:
-        result = run_isolated(
-            [sys.executable, "-I", str(shared / "probe.py"), json.dumps(arguments)],
-            Isolation(
-                writable=root / "work",
-                read_only=[shared],
-                hidden=[shared / "platform.db", shared / "private"],
-                environment={"GIVEN": "1"},
-                processes=32,
-                file_size_bytes=1 << 20,
-                tmp_bytes=1 << 20,
-            ),
-            timeout=120,
-        )
+        with proxy:
+            result = run_isolated(
+                [sys.executable, "-I", str(shared / "probe.py"), json.dumps(arguments)],
+                Isolation(
+                    writable=root / "work",
+                    read_only=[shared],
+                    hidden=[shared / "platform.db", shared / "private"],
+                    environment={"GIVEN": "1"},
+                    processes=32,
+                    file_size_bytes=1 << 20,
+                    tmp_bytes=1 << 20,
+                    forward=[(8321, str(root / "model.sock"))],
+                ),
+                timeout=120,
+            )
     finally:
         del os.environ["ROLLOUTGYM_TEST_SECRET"]
         listener.close()
+        upstream.shutdown()
+        upstream.server_close()
     assert result.returncode == 0, result.stderr_tail
     return {"root": root, "results": json.loads((root / "work" / "result.json").read_text())}
 
@@ -177,3 +212,16 @@ def test_without_bubblewrap_the_error_names_the_install(tmp_path: Path, monkeypa
     monkeypatch.setattr(isolated_module.shutil, "which", lambda name: None)
     with pytest.raises(SandboxInfraError, match="apt-get install bubblewrap"):
         run_isolated(["true"], Isolation(writable=tmp_path / "work"))
+
+
+def test_the_one_service_it_may_reach_gets_the_hosts_key_which_the_sandbox_never_sees(probed: dict) -> None:
+    status, text = probed["results"]["model_call"][1]
+    seen = json.loads(text)
+    assert status == 200 and seen["path"] == "/v1/chat/completions" and seen["body"] == '{"model": "m"}'
+    assert seen["auth"] == "Bearer sk-host-key" and seen["extra"] is None  # the sandbox's own headers dropped
+
+
+@pytest.mark.parametrize("route", ["absolute_url", "scheme_relative_path"])
+def test_the_proxy_reaches_no_other_host(probed: dict, route: str) -> None:
+    # 400 from the proxy, or 501 from the configured upstream (it answers POST only): never another host
+    assert probed["results"][route][1][0] in (400, 501), probed["results"][route]

@@ -41,11 +41,13 @@ from ._contract import (
     StageTimes,
 )
 from ._registry import available_providers, get_provider, register_provider
+from .credential_proxy import CredentialProxy
 from .isolated import IsolatedResult, Isolation, isolation_problem, run_isolated
 
 __all__ = [
     "LABEL",
     "BuildContext",
+    "CredentialProxy",
     "ExecResult",
     "IsolatedResult",
     "Isolation",

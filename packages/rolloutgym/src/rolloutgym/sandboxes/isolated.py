@@ -57,6 +57,7 @@ BASE_ENVIRONMENT = {
 """The only environment a sandboxed command starts with (plus :attr:`Isolation.environment`)."""
 
 _UID_SPAN = 500_000
+_FORWARD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_forward.py")
 _ETC = ("/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/alternatives", "/etc/localtime")
 
 
@@ -72,6 +73,8 @@ class Isolation:
         python: bind this interpreter, its virtual environment and its import path (read-only).
         processes: RLIMIT_NPROC of the sandbox's uid.
         file_size_bytes: the largest file it may write; tmp_bytes: the size of its ``/tmp``.
+        forward: ``(port, host Unix socket)`` pairs: the sandbox's ``127.0.0.1:port`` is relayed to that socket
+            (a :class:`~rolloutgym.sandboxes.CredentialProxy`): the one service it may reach.
     """
 
     writable: Path
@@ -83,6 +86,7 @@ class Isolation:
     file_size_bytes: int = 2 << 30
     open_files: int = 1024
     tmp_bytes: int = 256 << 20
+    forward: Sequence[tuple[int, str]] = ()
 
 
 @dataclass(frozen=True)
@@ -247,9 +251,14 @@ def isolated_argv(argv: Sequence[str], isolation: Isolation, uid: int | None = N
             raise SandboxInfraError(f"the sandbox's uid could not read what it is given: {problem} (chmod o+rX)")
         binds.add("--ro-bind", real, real)
     binds.arguments += _masks(isolation.hidden, visible)  # after the binds they lie in
+    relays: list[str] = []
+    for port, socket_path in isolation.forward:
+        real = os.path.realpath(socket_path)
+        binds.add("--bind", real, real)
+        relays += [sys.executable, "-I", "-S", _FORWARD, real, str(int(port))]
     binds.add("--bind", writable, writable)
     arguments += binds.arguments + ["--remount-ro", "/", "--chdir", writable, "--"]
-    return arguments + _limits(isolation, uid) + list(argv)
+    return arguments + _limits(isolation, uid) + relays + list(argv)
 
 
 def _hand_over(folder: str, uid: int | None) -> None:
