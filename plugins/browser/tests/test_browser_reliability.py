@@ -6,6 +6,7 @@ Counts are scaled for CI time: 500 episodes on ``dom``, 48 on ``chromium``.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import os
 import shutil
@@ -165,7 +166,64 @@ def test_killing_chromium_mid_episode_is_an_env_error_and_the_next_episode_gets_
     broken, healthy = asyncio.run(go())
     assert len(broken.errors) == 1 and not broken.trajectories
     error = broken.errors[0]
-    assert error.error_type == "BrowserError" and "Chromium failed" in error.error_message, error
+    assert error.error_type == "BrowserError" and "Chromium" in error.error_message, error
+    assert healthy.scores[0].value == 1.0 and not healthy.errors
+    assert get_service().pool.launches == launches + 1, "the next episode started a new browser"
+    assert not _open_envs() and not live_servers()
+
+
+@pytest.mark.chromium
+def test_a_browser_that_stops_answering_is_an_env_error_within_the_deadline_not_a_hang(
+    chromium: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A stopped Chromium (SIGSTOP: alive, its pipe open, answering nothing) cannot hang an episode.
+
+    Playwright's timeouts do not cover every request (``evaluate`` has none), so without the
+    service's deadline the episode would wait forever; with it, the call fails, the frozen
+    browser is killed, and the next episode launches a new one.
+    """
+    from rolloutgym_browser import _service
+
+    task = next(task for task in shop_tasks() if task.id == "buy-tote-standard")
+    frozen: list[int] = []
+
+    class FreezingOracle(OraclePolicy):
+        """The oracle, but it freezes every Chromium process before its second action."""
+
+        def for_env(self, environment: Any) -> Any:
+            act = super().for_env(environment)
+            steps = iter(range(1000))
+
+            def step(observation: Any) -> Any:
+                if next(steps) == 1:
+                    frozen.extend(_chromium_processes())
+                    for pid in frozen:
+                        os.kill(pid, signal.SIGSTOP)
+                return act(observation)
+
+            return step
+
+    def group(policy: Any) -> Any:
+        return asyncio.run(
+            arollout_group(task, lambda item: make_shop_env(item, backend="chromium"), policy, num_rollouts=1)
+        )
+
+    group(OraclePolicy())  # a running browser before counting launches
+    launches = get_service().pool.launches
+    monkeypatch.setattr(_service, "CALL_DEADLINE_S", 4.0)
+    try:
+        broken = group(FreezingOracle())
+    finally:
+        for pid in frozen:  # never leave a stopped process behind, whatever happened
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+    assert frozen, "the test froze the browser"
+    assert len(broken.errors) == 1 and not broken.trajectories
+    error = broken.errors[0]
+    assert error.error_type == "BrowserError" and "did not answer within 4 s" in error.error_message, error
+    assert not set(frozen) & set(_chromium_processes()), "the frozen browser's processes are gone"
+    monkeypatch.setattr(_service, "CALL_DEADLINE_S", 90.0)
+    healthy = group(OraclePolicy())
     assert healthy.scores[0].value == 1.0 and not healthy.errors
     assert get_service().pool.launches == launches + 1, "the next episode started a new browser"
     assert not _open_envs() and not live_servers()

@@ -8,6 +8,7 @@ import asyncio
 import contextlib
 import os
 import shutil
+import signal
 from typing import Any
 
 from rolloutgym.install_hints import pip_install
@@ -36,6 +37,9 @@ CHROMIUM_ARGS = (
 """Launch flags: no sandbox (root in containers), and no background traffic to Google."""
 
 ACTION_TIMEOUT_MS = 15_000
+
+_ABANDON_WAIT_S = 5.0
+_CONTEXT_CLOSE_S = 15.0
 
 
 def find_chromium(path: str | None = None) -> str:
@@ -186,8 +190,8 @@ class BrowserPool:
         """Close ``context`` in the background (tracked; :meth:`close` waits for it)."""
 
         async def close_context() -> None:
-            with contextlib.suppress(Exception):
-                await context.close()
+            with contextlib.suppress(Exception):  # a dead browser's context may never answer
+                await asyncio.wait_for(context.close(), _CONTEXT_CLOSE_S)
             self.open_contexts -= 1
 
         task = asyncio.ensure_future(close_context())
@@ -200,6 +204,23 @@ class BrowserPool:
             await asyncio.gather(*self._acquiring, *self._closing, return_exceptions=True)
             await asyncio.sleep(0)  # let done-callbacks release what cancelled episodes acquired
 
+    async def abandon(self) -> None:
+        """Give up on a browser that stopped answering: kill its processes and forget it and its
+        Playwright driver, so the next episode launches both anew. Episodes still using it fail
+        with an env error (their contexts are gone)."""
+        browser, self._browser = self._browser, None
+        playwright, self._playwright = self._playwright, None
+        spare, self._spare = self._spare, None
+        if spare is not None:
+            spare.cancel()
+        for pid in _browser_processes():
+            with contextlib.suppress(OSError):
+                os.kill(pid, signal.SIGKILL)
+        for closing in (browser.close() if browser else None, playwright.stop() if playwright else None):
+            if closing is not None:
+                with contextlib.suppress(Exception):
+                    await asyncio.wait_for(closing, _ABANDON_WAIT_S)
+
     def browser_pid(self) -> int | None:
         """The main Chromium process id (for crash tests), when known."""
         return _find_browser_pid(self.executable_path)
@@ -210,7 +231,7 @@ class BrowserPool:
             spare.cancel()
             with contextlib.suppress(BaseException):
                 context, _ = await spare
-                await context.close()
+                await asyncio.wait_for(context.close(), _CONTEXT_CLOSE_S)
                 self.open_contexts -= 1
         await self.settle()
         warm, self._warm_server = self._warm_server, None
@@ -219,11 +240,11 @@ class BrowserPool:
         browser, self._browser = self._browser, None
         if browser is not None:
             with contextlib.suppress(Exception):
-                await browser.close()
+                await asyncio.wait_for(browser.close(), _CONTEXT_CLOSE_S)
         playwright, self._playwright = self._playwright, None
         if playwright is not None:
             with contextlib.suppress(Exception):
-                await playwright.stop()
+                await asyncio.wait_for(playwright.stop(), _CONTEXT_CLOSE_S)
         # Chromium's helper processes exit shortly after the browser: wait for them.
         deadline = asyncio.get_running_loop().time() + 10
         while _browser_processes() and asyncio.get_running_loop().time() < deadline:

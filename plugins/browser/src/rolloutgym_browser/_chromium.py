@@ -68,7 +68,7 @@ class ChromiumBackend(Backend):
 
     async def _run(self, what: str, coroutine: Any) -> Any:
         try:
-            return await self._service.call(coroutine)
+            return await self._service.call(coroutine, what=what)
         except BrowserError:
             raise
         except Exception as exc:
@@ -191,7 +191,7 @@ class ChromiumBackend(Backend):
         if not self._service.running:
             self._context = self._page = None
             return
-        await self._service.call(self._stop())
+        await self._service.call(self._stop(), what="ending the episode")
 
     async def _close(self) -> None:
         await self._stop()
@@ -203,4 +203,4 @@ class ChromiumBackend(Backend):
         if not self._service.running:
             self._context = self._page = self._server = None
             return
-        await self._service.call(self._close())
+        await self._service.call(self._close(), what="closing the episode")

@@ -178,7 +178,7 @@ class MiniWoBPage:
 
     async def _run(self, what: str, coroutine: Any) -> Any:
         try:
-            return await self._service.call(coroutine)
+            return await self._service.call(coroutine, what=what)
         except (BrowserError, ActionError):
             raise
         except Exception as exc:
@@ -371,7 +371,7 @@ class MiniWoBPage:
         if not self._service.running:
             self._context = self._page = None
             return
-        await self._service.call(self._stop())
+        await self._service.call(self._stop(), what="ending the episode")
 
     async def close(self) -> None:
         """Release this episode's context. Safe to call twice."""

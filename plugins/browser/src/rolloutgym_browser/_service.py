@@ -6,6 +6,13 @@ loop the caller has (``asyncio.run`` per test, one loop per ``rolloutgym run``),
 browser lives on its own loop in a daemon thread and episodes ``await`` work submitted
 to it. Cancelling the awaiting task cancels the work. The service stops at interpreter
 exit, or with :func:`shutdown_browser`.
+
+No call waits forever: each has a deadline (:data:`CALL_DEADLINE_S`). Playwright's own timeouts
+cover actions and navigations, but not every request (``evaluate``, ``new_context``,
+``context.close``), and a browser that stops answering without its pipe closing would leave
+such a call, and the episode awaiting it, waiting with nothing to wake it. When a deadline
+passes, the pooled browser is abandoned (its processes killed) so the next episode gets a new
+one, and the call raises :class:`~rolloutgym_browser._backend.BrowserError` (an env error).
 """
 
 from __future__ import annotations
@@ -17,9 +24,13 @@ import threading
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
-__all__ = ["BrowserService", "get_service", "shutdown_browser"]
+__all__ = ["CALL_DEADLINE_S", "BrowserService", "get_service", "shutdown_browser"]
 
 T = TypeVar("T")
+
+CALL_DEADLINE_S = 90.0
+"""The longest one call to the browser service may take (Playwright's action timeout is 15 s;
+a launch under heavy load takes a few seconds)."""
 
 
 class BrowserService:
@@ -52,16 +63,43 @@ class BrowserService:
     def running(self) -> bool:
         return self._loop is not None
 
-    async def call(self, coroutine: Coroutine[Any, Any, T]) -> T:
-        """Run ``coroutine`` on the service loop and await its result from any loop."""
+    async def call(
+        self, coroutine: Coroutine[Any, Any, T], *, what: str = "working", deadline: float | None = None
+    ) -> T:
+        """Run ``coroutine`` on the service loop and await its result from any loop.
+
+        Raises:
+            BrowserError: when the call takes longer than ``deadline`` seconds (the browser is
+                abandoned first, so the next episode starts a new one).
+        """
         loop = self._ensure_loop()
         try:
             running = asyncio.get_running_loop()
         except RuntimeError:
             running = None
+        guarded = self._within(coroutine, what, CALL_DEADLINE_S if deadline is None else deadline)
         if running is loop:
-            return await coroutine
-        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, loop))
+            return await guarded
+        return await asyncio.wrap_future(asyncio.run_coroutine_threadsafe(guarded, loop))
+
+    async def _within(self, coroutine: Coroutine[Any, Any, T], what: str, deadline: float) -> T:
+        """``coroutine`` with a deadline, on the service loop."""
+        limit = asyncio.timeout(deadline)
+        try:
+            async with limit:
+                return await coroutine
+        except TimeoutError:
+            if not limit.expired():
+                raise
+            pool = self.pool
+            if pool is not None:
+                await pool.abandon()
+            from ._backend import BrowserError
+
+            raise BrowserError(
+                f"Chromium did not answer within {deadline:.0f} s while {what}; the browser was stopped. This episode "
+                "is recorded as an environment error and the next one starts a new browser."
+            ) from None
 
     def call_blocking(self, coroutine: Coroutine[Any, Any, T], timeout: float = 30.0) -> T:
         """Run ``coroutine`` on the service loop from a thread that has no running loop."""
