@@ -2,8 +2,9 @@
 
 from importlib.metadata import PackageNotFoundError, version
 
-from . import display, errors, forking, hookspecs, jsonvalues, spaces, specs
+from . import attribution, display, errors, forking, hookspecs, jsonvalues, spaces, specs
 from .adapters import AsyncFromSync, SyncFromAsync, as_async, as_sync
+from .attribution import Attribution, attribute, attribution_of
 from .checks import check_async_env, check_env
 from .envs import AsyncEnv, AsyncSingleTurnEnv, Env, EvaluationResult, SingleTurnEnv, validate_step_result
 from .errors import RolloutGymError
@@ -41,6 +42,7 @@ __all__ = [
     "AsyncRewardWrapper",
     "AsyncSingleTurnEnv",
     "AsyncWrapper",
+    "Attribution",
     "Chat",
     "Criterion",
     "Env",
@@ -74,6 +76,9 @@ __all__ = [
     "afork",
     "arestore",
     "asnapshot",
+    "attribute",
+    "attribution",
+    "attribution_of",
     "can_fork",
     "as_async",
     "as_sync",

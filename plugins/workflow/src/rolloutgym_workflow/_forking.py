@@ -40,6 +40,8 @@ def workflow_state(env: Any) -> dict[str, Any]:
         "state": to_jsonable(env.state),
         "records": [to_jsonable([r.name, r.arguments, r.result, r.error]) for r in env.records],
         "said": list(env._said),
+        "conversation": [list(turn) for turn in env._conversation],
+        "env_faults": list(env._env_faults),
         "user_turns": env._user_turns,
         "invalid": env._invalid,
         "oracle_position": env._oracle_position,
@@ -62,6 +64,8 @@ def restore_workflow(env: Any, data: dict[str, Any]) -> None:
         raise ValueError("the state's conversation does not match this task's (a user section on one side only)")
     env.state, env.records = state, records
     env._said = [str(text) for text in data["said"]]
+    env._conversation = [(str(role), str(text)) for role, text in data.get("conversation", ())]
+    env._env_faults = [str(text) for text in data.get("env_faults", ())]
     env._user_turns, env._invalid = int(data["user_turns"]), int(data["invalid"])
     env._oracle_position, env._done = int(data["oracle_position"]), bool(data["done"])
     env.user = None

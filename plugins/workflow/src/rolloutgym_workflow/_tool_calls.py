@@ -44,6 +44,7 @@ class ToolCalls:
     records: list[ToolCallRecord]
     extra_tools: dict[str, Any]
     _invalid: int
+    _env_faults: list[str]
 
     def _call(self, call: Any) -> dict[str, Any]:
         prepared = self._prepare(call)
@@ -106,6 +107,8 @@ class ToolCalls:
         except ToolError as exc:
             return self._fail_call(tool.name, call_id, str(exc), invalid=False, arguments=arguments)
         except (RecursionError, MemoryError, ValueError, TypeError, KeyError, IndexError) as exc:
+            # Arguments that passed the tool's schema and still crash it: the env's fault (attribution).
+            self._env_faults.append(f"{tool.name}: {type(exc).__name__}: {safe_str(exc)[:200]}")
             return self._fail_call(
                 tool.name,
                 call_id,

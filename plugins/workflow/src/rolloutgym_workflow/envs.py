@@ -38,6 +38,7 @@ from ._arguments import parse_arguments
 from ._derive import derive_reference_actions
 from ._forking import restore_workflow, workflow_state
 from ._tool_calls import ToolCalls
+from .attribution import attribute_episode, user_evidence
 from .user import RESPOND_TOOL, UserSection, make_user, parse_user_section
 
 if TYPE_CHECKING:
@@ -147,6 +148,8 @@ class WorkflowEnv(ForkableEnv, ToolCalls, gym.Env[Messages, dict[str, Any]]):
         self.user_policy = user_policy
         self.user: Any = None
         self._said: list[str] = []
+        self._conversation: list[tuple[str, str]] = []  # (role, text) with the user: attribution's evidence
+        self._env_faults: list[str] = []  # tool crashes on valid arguments (the env's fault)
         self._user_turns = 0
         self.tools = program.definitions if self.user_section is None else [*program.definitions, _RESPOND_DEFINITION]
         self.state: dict[str, Any] = program.fresh_state()
@@ -195,9 +198,11 @@ class WorkflowEnv(ForkableEnv, ToolCalls, gym.Env[Messages, dict[str, Any]]):
         self._oracle_position = 0
         self._done = False
         self._said = []
+        self._env_faults = []
         self._user_turns = 0
         if self.user_section is not None:
             self.user = make_user(self.user_section, user_policy=self.user_policy)
+            self._conversation = [("user", self.user.opening())]
             system = self.program.system_prompt + _CONVERSATION_NOTE
             messages = [{"role": "system", "content": system}, {"role": "user", "content": self.user.opening()}]
             return messages, {"task_id": self.task.id, "conversation": True}
@@ -283,6 +288,7 @@ class WorkflowEnv(ForkableEnv, ToolCalls, gym.Env[Messages, dict[str, Any]]):
             self._said.append(text)
         self._user_turns += 1
         reply, ended = self.user.reply(text)
+        self._conversation += [("assistant", text), ("user", reply)]
         if ended:
             return self._finish("\n".join(self._said), truncated=False, user_reply=reply)
         return [*observations, {"role": "user", "content": reply}], 0.0, False, False, self._info()
@@ -306,7 +312,7 @@ class WorkflowEnv(ForkableEnv, ToolCalls, gym.Env[Messages, dict[str, Any]]):
             task=self.task,
             judge=self.judge,
         )
-        score = self.program.verifier.score(context)
+        score = self._attributed(self.program.verifier.score(context), user_ended=user_reply is not None)
         info = self._info()
         info["score"] = score.to_dict()
         info["passed"] = bool(score.metadata.get("passed"))
@@ -316,6 +322,15 @@ class WorkflowEnv(ForkableEnv, ToolCalls, gym.Env[Messages, dict[str, Any]]):
         if user_reply is not None:
             info["user_ended"] = True
         return final, score.value, not truncated, truncated, info
+
+    def _attributed(self, score: Any, *, user_ended: bool) -> Any:
+        """The verifier's score with who the evidence points at (:mod:`rolloutgym_workflow.attribution`)."""
+        passed = bool(score.metadata.get("passed"))
+        user = (None, None)
+        if self.user_section is not None:
+            turns = getattr(self.user, "turns", self._user_turns)
+            user = user_evidence(self.user_section, self._conversation, user_ended=user_ended, user_turns=turns)
+        return attribute_episode(score, passed, user=user, env_faults=self._env_faults)
 
     def final_state(self) -> dict[str, Any]:
         """What verifiers see: the fixtures overlaid with the mutable state (as the SDK does).

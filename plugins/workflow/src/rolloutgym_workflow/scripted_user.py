@@ -33,7 +33,7 @@ from rolloutgym_protocol.display import safe_str
 if TYPE_CHECKING:
     from .user import UserSection  # user.py builds scripted users: no runtime import back
 
-__all__ = ["ScriptedUser"]
+__all__ = ["ScriptedUser", "fact_requests"]
 
 
 _FACT_WORDS = {
@@ -117,6 +117,12 @@ _PHRASES = {
     "amount": "{value}.",
     "variant": "I'd like the one with {value}.",
 }
+
+
+def fact_requests(agent_message: str) -> list[str]:
+    """The facts an agent message asks the user for (``email``, ``order_id``, ...), as the scripted user reads it."""
+    text = _requests(_clean(agent_message))
+    return [fact for fact, pattern in _FACT_PATTERNS.items() if pattern.search(text)]
 
 
 class ScriptedUser:

@@ -23,6 +23,18 @@ def _unanswered(summary: Any) -> str:
     return f" (+{count} unanswered: prompt too long)" if count else ""
 
 
+def attribution_text(summary: Any) -> str | None:
+    """ "failures by party: agent 3 · user 2 · env 0 · grader 1 (...)", or ``None`` when no score carries one."""
+    table = getattr(summary, "failures_by_party", None)
+    if not table:
+        return None
+    parts = " · ".join(f"{party} {count}" for party, count in table.items())
+    return (
+        f"failures by party: {parts} ({summary.attributed} of {summary.num_trajectories} scores attributed); "
+        f"pass rate with the non-agent failures left out {summary.agent_pass_rate:.1%}"
+    )
+
+
 def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool | int = False) -> None:
     """The summary lines, then (``per_task``: True for every task, N for at most N) the per-task table."""
     from ..mixtures import env_breakdown, is_mixture, position_envs
@@ -56,6 +68,8 @@ def print_summary(summary: Any, header: dict[str, Any], *, per_task: bool | int 
         ks = shown_ks(summary.pass_at)
         console.print("pass@k: " + "  ".join(f"@{k} {_fmt(summary.pass_at[k])}" for k in ks))
         console.print("pass^k: " + "  ".join(f"^{k} {_fmt(summary.pass_hat[k])}" for k in ks if k in summary.pass_hat))
+    if (attributed := attribution_text(summary)) is not None:
+        console.print(attributed, markup=False)
     if summary.total_tokens:
         console.print(f"tokens: {summary.total_tokens} total, {summary.generated_tokens} generated")
     console.print(f"time: {summary.total_seconds:.2f} s summed over rollouts")
@@ -255,6 +269,9 @@ def compare_command(
             _env_table(env_breakdown(first.header, summary_a.tasks), env_breakdown(second.header, summary_b.tasks))
         )
     _print_overall(tasks_a, tasks_b, (summary_a, summary_b), (run_a, run_b))
+    for name, summary in (("A", summary_a), ("B", summary_b)):
+        if (attributed := attribution_text(summary)) is not None:
+            console.print(f"{name}: {attributed}", markup=False)
 
 
 # Tasks shown with the same numbers before the rest of them are folded into one row.

@@ -162,6 +162,24 @@ def _errors_by_type(digest: RunDigest) -> str:
     )
 
 
+def _attribution(digest: RunDigest) -> str:
+    """Failed trajectories per party their scores' attribution names (nothing when no score carries one)."""
+    table = getattr(digest.summary, "failures_by_party", None)
+    if not table:
+        return ""
+    rows = "".join(
+        f'<tr data-party="{escape(party, quote=True)}"><td>{escape(party)}</td>'
+        f'<td data-value="{count}">{count}</td></tr>'
+        for party, count in table.items()
+    )
+    return (
+        '<h2>Failures by party</h2><table class="attribution" data-field="failures_by_party"><thead><tr>'
+        f"<th>party</th><th>failed trajectories</th></tr></thead><tbody>{rows}</tbody></table>"
+        f'<p class="muted">Pass rate with the non-agent failures left out: '
+        f'<span data-field="agent_pass_rate">{digest.summary.agent_pass_rate:.1%}</span>.</p>'
+    )
+
+
 def run_section(index: int, digest: RunDigest, plots: list[str], *, hidden: bool) -> str:
     """The ``<section>`` of one run: title, summary, plots, errors and the task browser."""
     header = digest.header
@@ -191,6 +209,7 @@ def run_section(index: int, digest: RunDigest, plots: list[str], *, hidden: bool
   {_pass_at_k_table(digest)}
   {_per_env_table(digest)}
   <div class="plots">{figures}</div>
+  {_attribution(digest)}
   <h2>Errors</h2>
   {_errors_by_type(digest)}
   <h2>Tasks</h2>

@@ -18,7 +18,7 @@ from typing import Any
 import msgspec
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from .stats import UNANSWERED_STOP_REASONS, GroupFacts, _usage_tokens
+from .stats import UNANSWERED_STOP_REASONS, GroupFacts, _usage_tokens, party_tuple
 
 __all__ = ["PartialLine", "partial_facts"]
 
@@ -62,8 +62,13 @@ class _Trajectory(Struct):
     stop_reason: str | None = None
 
 
+class _ScoreMetadata(Struct):
+    attribution: Any = None  # rolloutgym_protocol.attribution (the other keys are skipped)
+
+
 class _Score(Struct):
     value: float
+    metadata: _ScoreMetadata | UnsetType = UNSET
 
 
 class _Line(Struct):
@@ -97,6 +102,7 @@ def partial_facts(text: bytes) -> PartialLine | None:
         return None
     values: list[float] = []
     turns: list[int] = []
+    attributions: list[Any] = []
     generated = total = unanswered = 0
     seconds = 0.0
     for trajectory, score in zip(line.trajectories, line.scores, strict=True):
@@ -112,10 +118,13 @@ def partial_facts(text: bytes) -> PartialLine | None:
         else:
             values.append(value)
             turns.append(len(trajectory.steps))
-    failures = _failures(line.errors)
-    if failures is None:
+            attributions.append(None if score.metadata is UNSET else score.metadata.attribution)
+    failures, parties = _failures(line.errors), party_tuple(attributions)
+    if failures is None or parties is None:
         return None
-    facts = GroupFacts(line.item_id, tuple(values), tuple(turns), failures, total, generated, seconds, unanswered)
+    facts = GroupFacts(
+        line.item_id, tuple(values), tuple(turns), failures, total, generated, seconds, unanswered, parties
+    )
     return PartialLine(line.task_index, facts, line.errors)
 
 

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 from rolloutgym_protocol import from_jsonable
+from rolloutgym_protocol.attribution import ATTRIBUTION_KEY, Attribution
 
 FORMAT_VERSION = 1
 
@@ -27,6 +28,14 @@ class ScoreModel(_Open):
     components: dict[str, ScoreModel] = Field(default_factory=dict)
     metadata: dict[str, Any] = Field(default_factory=dict)
     feedback: str | None = None
+
+    @field_validator("metadata")
+    @classmethod
+    def _attribution(cls, metadata: dict[str, Any]) -> dict[str, Any]:
+        """``metadata.attribution``, when present, names a known party and a reason (see the protocol)."""
+        if metadata.get(ATTRIBUTION_KEY) is not None:
+            Attribution.from_dict(from_jsonable(metadata[ATTRIBUTION_KEY]))
+        return metadata
 
 
 class StepModel(_Open):

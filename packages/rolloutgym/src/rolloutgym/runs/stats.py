@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from rolloutgym_protocol import TrajectoryGroup
+from rolloutgym_protocol.attribution import ATTRIBUTION_KEY, PARTIES
 
 __all__ = [
     "UNANSWERED_STOP_REASONS",
@@ -26,6 +27,7 @@ __all__ = [
     "TaskSummary",
     "group_facts",
     "line_facts",
+    "party_tuple",
     "pass_at_k",
     "pass_hat_k",
     "summarize",
@@ -129,6 +131,17 @@ class RunSummary:
     tasks: list[TaskSummary] = field(default_factory=list)
     error_examples: dict[str, str] = field(default_factory=dict)
     num_prompt_too_long: int = 0  # trajectories that ended before the model spoke (not in the rates)
+    # Failed trajectories by the party their score's attribution names ("agent" when it names none);
+    # {} when no trajectory of the run carries an attribution (rolloutgym_protocol.attribution).
+    failures_by_party: dict[str, int] = field(default_factory=dict)
+    attributed: int = 0  # trajectories whose score carries an attribution
+
+    @property
+    def agent_pass_rate(self) -> float:
+        """The pass rate over trajectories whose failure (if any) is the agent's: non-agent failures left out."""
+        others = sum(count for party, count in self.failures_by_party.items() if party != "agent")
+        counted = self.num_trajectories - others
+        return self.pass_rate * self.num_trajectories / counted if counted else 0.0
 
     def to_dict(self) -> dict[str, Any]:
         data = {key: value for key, value in self.__dict__.items() if key != "tasks"}
@@ -151,6 +164,38 @@ class GroupFacts:
     generated_tokens: int
     seconds: float
     unanswered: int = 0  # trajectories that ended before the model spoke (their scores are not in ``scores``)
+    # Per score in ``scores``: the attribution's party (:func:`party_tuple`); ``()`` when none carries one,
+    # ``"-"`` where a score carries none among others that do.
+    parties: tuple[str, ...] = ()
+
+
+def party_tuple(attributions: Sequence[Any]) -> tuple[str, ...] | None:
+    """The ``GroupFacts.parties`` of answered scores' raw attributions (``None``: carries none).
+
+    Returns ``None`` for an attribution that is malformed (the full validation names it).
+    """
+    if all(raw is None for raw in attributions):
+        return ()
+    parties = []
+    for raw in attributions:
+        if raw is None:
+            parties.append("-")
+            continue
+        if (
+            type(raw) is not dict
+            or raw.get("party") not in PARTIES
+            or type(raw.get("reason")) is not str
+            or not raw["reason"].strip()
+            or type(raw.get("evidence", "")) is not str
+        ):
+            return None
+        parties.append(raw["party"])
+    return tuple(parties)
+
+
+def _score_attribution(score: Any) -> Any:
+    metadata = score.get("metadata") if type(score) is dict else None
+    return metadata.get(ATTRIBUTION_KEY) if type(metadata) is dict else None
 
 
 def group_facts(group: TrajectoryGroup) -> GroupFacts:
@@ -170,6 +215,9 @@ def group_facts(group: TrajectoryGroup) -> GroupFacts:
                 generated += billed
                 total += counted
     answered = [trajectory.stop_reason not in UNANSWERED_STOP_REASONS for trajectory in group.trajectories]
+    parties = party_tuple(
+        [score.metadata.get(ATTRIBUTION_KEY) for score, kept in zip(group.scores, answered, strict=True) if kept]
+    )
     return GroupFacts(
         group.item_id,
         tuple(score.value for score, kept in zip(group.scores, answered, strict=True) if kept),
@@ -179,6 +227,7 @@ def group_facts(group: TrajectoryGroup) -> GroupFacts:
         generated,
         sum(float(trajectory.metadata.get("elapsed_seconds", 0.0)) for trajectory in group.trajectories),
         answered.count(False),
+        parties or (),
     )
 
 
@@ -217,10 +266,11 @@ def line_facts(data: dict[str, Any]) -> GroupFacts | None:
         return None
     values: list[float] = []
     turns: list[int] = []
+    attributions: list[Any] = []
     generated = total = unanswered = 0
     seconds = 0.0
     for trajectory, score in zip(trajectories, scores, strict=True):
-        if type(trajectory) is not dict or type(score) is not dict:
+        if type(trajectory) is not dict or type(score) is not dict or type(score.get("metadata", _EMPTY)) is not dict:
             return None
         value = _finite(score.get("value"))
         if value is None:
@@ -259,6 +309,10 @@ def line_facts(data: dict[str, Any]) -> GroupFacts | None:
         else:
             values.append(value)
             turns.append(len(steps))
+            attributions.append(_score_attribution(score))
+    parties = party_tuple(attributions)
+    if parties is None:
+        return None
     failures = []
     for error in errors:
         if type(error) is not dict:
@@ -267,7 +321,9 @@ def line_facts(data: dict[str, Any]) -> GroupFacts | None:
         if type(kind) is not str or type(where) is not str or type(message) is not str:
             return None
         failures.append((kind, where, message[:300]))
-    return GroupFacts(item_id, tuple(values), tuple(turns), tuple(failures), total, generated, seconds, unanswered)
+    return GroupFacts(
+        item_id, tuple(values), tuple(turns), tuple(failures), total, generated, seconds, unanswered, parties
+    )
 
 
 def _finite(value: Any) -> float | None:
@@ -315,6 +371,8 @@ class SummaryBuilder:
         self.tasks: list[TaskSummary] = []
         self.errors: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
+        self.failures_by_party: Counter[str] = Counter()
+        self.attributed = 0
         self.rewards = array("d")  # every trajectory's score, summed once at the end as summarize did
         self.turns = self.passes = self.total_tokens = self.generated_tokens = self.unanswered = 0
         self.seconds = 0.0
@@ -327,6 +385,8 @@ class SummaryBuilder:
         group_turns = facts.turns
         threshold = self.threshold
         task_passes = sum(value >= threshold for value in values)
+        if facts.parties:
+            self._count_parties(values, facts.parties)
         for error_type, where, message in facts.errors:
             self.errors[error_type] += 1
             self.examples.setdefault(error_type, f"[{where}] {message}"[:300])
@@ -350,6 +410,12 @@ class SummaryBuilder:
         self.unanswered += facts.unanswered
         return task
 
+    def _count_parties(self, values: Sequence[float], parties: Sequence[str]) -> None:
+        for value, party in zip(values, parties, strict=True):
+            self.attributed += party != "-"
+            if value < self.threshold:
+                self.failures_by_party["agent" if party == "-" else party] += 1
+
     def summary(self) -> RunSummary:
         """The :class:`RunSummary` of the groups added so far."""
         header, rewards, count = self.header, self.rewards, len(self.rewards)
@@ -372,7 +438,22 @@ class SummaryBuilder:
             tasks=list(self.tasks),
             error_examples=dict(self.examples),
             num_prompt_too_long=self.unanswered,
+            failures_by_party=self._party_table(),
+            attributed=self.attributed,
         )
+
+    def _party_table(self) -> dict[str, int]:
+        """Failures per party (every failure counted, the unattributed ones as the agent's); {} without attributions."""
+        if not self.attributed:
+            return {}
+        failed = self.num_trajectories_failed()
+        others = sum(count for party, count in self.failures_by_party.items() if party != "agent")
+        table = {party: self.failures_by_party.get(party, 0) for party in PARTIES}
+        table["agent"] = failed - others
+        return table
+
+    def num_trajectories_failed(self) -> int:
+        return len(self.rewards) - self.passes
 
 
 def summarize(

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pydantic import Field
-from rolloutgym_protocol import Score
+from rolloutgym_protocol import Score, attribute
 from rolloutgym_protocol.display import json_text, safe_repr, safe_str
 from rolloutgym_protocol.errors import ConfigError
 
@@ -49,7 +49,9 @@ def _render(params: LLMJudgeParams, context: VerifierContext) -> Any:
 def _parse(text: str, params: LLMJudgeParams) -> Score:
     match = _SCORE.search(text)
     if match is None:
-        return Score(0.0, feedback=f"the judge's reply has no score: {text[:200]!r}")
+        # Undecided, not failed: the 0 is the grader's (rolloutgym_protocol.attribution).
+        unreadable = Score(0.0, feedback=f"the judge's reply has no score: {text[:200]!r}")
+        return attribute(unreadable, "grader", "judge_unparseable", f"judge reply: {text[:200]!r}")
     value = min(1.0, max(0.0, float(match.group(1))))
     reason = re.search(r"\"reason\"\s*:\s*\"([^\"]*)\"", text)
     because = reason.group(1) if reason else text[:200]

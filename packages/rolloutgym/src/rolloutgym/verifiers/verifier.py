@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from rolloutgym_protocol import Score
+from rolloutgym_protocol import Score, attribution_of
 from rolloutgym_protocol.errors import ConfigError, EnvFileError, did_you_mean
 
 from .context import VerifierContext
@@ -103,6 +103,10 @@ class Verifier:
             "scoring": self.scoring,
             "threshold": self.threshold,
         }
+        if not passed:
+            lifted = _component_attribution(components)
+            if lifted is not None:
+                metadata["attribution"] = lifted
         return Score(value, components, metadata, feedback=feedback)
 
     __call__ = score
@@ -200,3 +204,12 @@ def build_verifier(config: Mapping[str, Any] | None, *, registry: Any = None, pa
 def validate_verifier(config: Mapping[str, Any], *, registry: Any = None, path: str = "verifier") -> None:
     """Raise :class:`EnvFileError` when :func:`build_verifier` would."""
     build_verifier(config, registry=registry, path=path)
+
+
+def _component_attribution(components: dict[str, Score]) -> dict[str, Any] | None:
+    """The first non-agent attribution a failing check carries (a judge that could not decide), as a dict."""
+    for component in components.values():
+        found = attribution_of(component)
+        if found is not None and found.party != "agent":
+            return found.to_dict()
+    return None
