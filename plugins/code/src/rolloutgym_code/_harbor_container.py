@@ -84,8 +84,10 @@ class ContainerEpisode:
         provider_options: Mapping[str, Any] | None = None,
         image_map: Mapping[str, str] | None = None,
         workspace_bytes: int = 256 << 20,
+        layer: Any = None,
     ) -> None:
         self.task = task
+        self.layer = layer  # a harness run inside the agent's container: its image layer and mounts
         self.workdir = task.workdir
         self._provider_spec = (provider, dict(provider_options or {}))
         self.image_map = dict(image_map or {})
@@ -113,13 +115,18 @@ class ContainerEpisode:
             pids=512,
             disk_bytes=int(storage * (1 << 20)) if storage else self.workspace_limit,
         )
+        build, image, extra = self._agent_context(), self._prebuilt_image(), {}
+        if self.layer is not None:  # the agent program on top of the task's image (a cached build)
+            image, build = self.layer.image(self.provider, self.provider.build(build) if build else image), None
+            extra = {"mounts": self.layer.mounts} if self.layer.mounts else {}
         self.agent = self.provider.create(
-            build=self._agent_context(),
-            image=self._prebuilt_image(),
+            build=build,
+            image=image,
             workdir=self.workdir,
             limits=limits,
             network=bool(environment.get("allow_internet", False)),
             labels={"io.rolloutgym.harbor.task": self.task.id[:200], "io.rolloutgym.harbor.role": "agent"},
+            **extra,
         )
 
     def _agent_context(self) -> BuildContext | None:

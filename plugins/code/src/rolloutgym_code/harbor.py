@@ -173,6 +173,8 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
         self.observation_space = spaces.messages.chat()
         self.action_space = spaces.messages.message(roles=("assistant",))
         self.sandbox: EpisodeSandbox | ContainerEpisode | None = None
+        # set by a harness policy that runs its agent program inside the agent's container (rolloutgym_harness)
+        self.harness_layer: Any = None
         self._done = True
         self._commands = 0
         self._invalid = 0
@@ -198,6 +200,7 @@ class HarborTaskEnv(gym.Env[list[dict[str, Any]], dict[str, Any]]):
                 provider_options=self.sandbox_options,
                 image_map=self.image_map,
                 workspace_bytes=self.workspace_limit,
+                layer=self.harness_layer,
             )
         self.sandbox.check()
         files = {}

@@ -29,6 +29,7 @@ from rolloutgym_protocol import PolicyOutput, spaces
 from rolloutgym_protocol.errors import ConfigError
 
 from ._command import never_ran, resolve_relative
+from ._container import RUN_FOLDER, start_in_container, task_container
 from .endpoint import InterceptionEndpoint
 from .recording import EndpointSession
 
@@ -195,12 +196,18 @@ class _HarnessEpisode:
         )
         space = getattr(environment, "action_space", None)
         self.text_action = environment is None or isinstance(space, (spaces.TextSpace, gym.spaces.Text))
-        self.mcp = environment is not None and _uses_mcp(harness, environment, self.text_action)
+        # inside the env's own container (the agent's tools are its own there): no MCP, no bubblewrap
+        self.container = task_container(harness, environment)
+        self.mcp = (
+            self.container is None and environment is not None and _uses_mcp(harness, environment, self.text_action)
+        )
         self.turn = 0
         self.first_call = 0
         self.run: _Run | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
         self._finalizer = weakref.finalize(self, _abandon, None, self.endpoint, None, False)
+        if self.container is not None:
+            weakref.finalize(self, self.container.close)
 
     def __call__(self, observation: Any) -> Any:
         try:
@@ -217,9 +224,15 @@ class _HarnessEpisode:
         workdir = self.harness.workdir or _workspace_dir(self.environment) or scratch
         instruction_file = Path(scratch) / "instruction.md"
         instruction_file.write_text(instruction)
-        if self.harness.sandbox == "bwrap":
+        if self.container is not None:
+            self.endpoint.unix_socket = self.container.socket_path
+        elif self.harness.sandbox == "bwrap":
             self.endpoint.unix_socket = str(Path(scratch) / "endpoint.sock")
         await self.endpoint.start()
+        if self.container is not None:
+            os.chmod(self.container.socket_path, 0o666)  # the container's unprivileged user connects
+            await self._start_in_container(run, instruction)
+            return self._watch(run)
         mcp_url = ""
         if self.mcp:
             from rolloutgym.serve.mcp_bridge import session_mcp_server
@@ -271,11 +284,46 @@ class _HarnessEpisode:
             stderr=asyncio.subprocess.PIPE,
             start_new_session=True,
         )
+        return self._watch(run)
+
+    def _watch(self, run: _Run) -> _Run:
         run.watcher = asyncio.create_task(_watch(run, self.endpoint, self.harness.wall_limit))
         self._finalizer.detach()
         own = self._loop is not None
         self._finalizer = weakref.finalize(self, _abandon, run, self.endpoint, asyncio.get_running_loop(), own)
         return run
+
+    async def _start_in_container(self, run: _Run, instruction: str) -> None:
+        """The harness as an exec in the env's agent container (:mod:`rolloutgym_harness._container`)."""
+        assert self.container is not None and self.endpoint.port is not None
+        box = getattr(getattr(self.environment.unwrapped, "sandbox", None), "agent", None)
+        if box is None:
+            raise ConfigError("the env's agent container is not there: the harness starts after the env's reset")
+        workdir = self.harness.workdir or box.workdir
+        fields = {
+            "instruction": shlex.quote(instruction),
+            "instruction_file": f"{RUN_FOLDER}/instruction.md",
+            "workdir": shlex.quote(workdir),
+            "base_url": self.endpoint.base_url,
+            "openai_base_url": self.endpoint.openai_base_url,
+            "model": shlex.quote(self.harness.model_name),
+            "mcp_url": "",
+            "mcp_args": "",
+            "scratch": RUN_FOLDER,
+        }
+        run.workdir = workdir
+        run.command = (self.harness.container_command or self.harness.command).format(**fields)
+        extra = {name: value.format(**fields) for name, value in self.harness.extra_env.items()}
+        run.process = await start_in_container(
+            self.container,
+            box,
+            command=run.command,
+            instruction=instruction,
+            port=self.endpoint.port,
+            env={**self.endpoint.environment(), **extra},
+            workdir=workdir,
+            timeout=self.harness.wall_limit + 30,
+        )
 
     def _record(self, run: _Run, session: EndpointSession, **facts: Any) -> dict[str, Any]:
         from .lineages import capture_summary
@@ -310,6 +358,8 @@ class _HarnessEpisode:
         await self.endpoint.stop()
         if run.scratch is not None:
             shutil.rmtree(run.scratch, ignore_errors=True)
+        if self.container is not None:
+            self.container.close()
         if reason in ("harness_error", "killed") and not session.calls and self.turn == 1:
             raise never_ran(run.command, code, stderr, run.workdir, self.harness.sandbox == "bwrap")
         answer = stdout.strip()
@@ -318,7 +368,10 @@ class _HarnessEpisode:
         return PolicyOutput(action, info, stop_reason=reason)
 
 
-def _kill(process: asyncio.subprocess.Process) -> None:
+def _kill(process: Any) -> None:
+    if not isinstance(process, asyncio.subprocess.Process):  # a harness in the env's container
+        process.kill()
+        return
     try:
         os.killpg(process.pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):

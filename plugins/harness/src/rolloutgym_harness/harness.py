@@ -105,6 +105,10 @@ class CommandHarness:
         sandbox_folders: Sequence[str] = (),
         mcp_args: str = "",
         python_path: Sequence[str] = (),
+        container: bool | str = False,
+        agent_folder: str | None = None,
+        agent_installer: str = "",
+        container_command: str | None = None,
     ) -> None:
         if not command or not isinstance(command, str):
             raise ConfigError("harness:command needs a command template: --policy-arg command='agent {instruction}'")
@@ -153,6 +157,10 @@ class CommandHarness:
         self.sandbox = sandbox
         self.mcp_args = mcp_args  # {mcp_args} in the command: this, formatted, when the env's tools are served
         self.python_path = tuple(python_path)
+        self.container = _container_mode(container)
+        self.agent_folder = agent_folder  # a preset's install folder, layered on the task's image in a container
+        self.agent_installer = agent_installer
+        self.container_command = container_command  # the command there ({bin} under /opt/rolloutgym-agent)
         self.name = name or f"harness:command({self.model_name})"
 
     def for_env(self, environment: Any) -> _HarnessEpisode:
@@ -160,6 +168,14 @@ class CommandHarness:
 
     def __call__(self, observation: Any) -> Any:
         return self.for_env(None)(observation)
+
+
+def _container_mode(value: bool | str) -> bool | str:
+    if isinstance(value, str) and value.lower() in ("true", "false", "auto"):
+        value = {"true": True, "false": False, "auto": "auto"}[value.lower()]
+    if value not in (True, False, "auto"):
+        raise ConfigError(f"container must be true, false or auto (--policy-arg container=auto), got {value!r}")
+    return value
 
 
 def _sandbox_packages(sandbox: str, packages: Sequence[str] | str | None) -> tuple[str, ...]:
@@ -211,6 +227,7 @@ _ALLOWED = {
     "mcp",
     "sandbox",
     "sandbox_packages",
+    "container",
 }
 _MINI_ALLOWED = (_ALLOWED - {"command"}) | {"step_limit"}
 
@@ -242,10 +259,21 @@ def _preset_policy(kind: str, options: dict[str, Any]) -> CommandHarness:
         "name": f"harness:{kind}",
         "sandbox": "bwrap" if bwrap_available() else "none",
         "sandbox_packages": (),
+        "container": "auto",  # inside the env's container when it has one (a Harbor task on --sandbox docker)
     }
     settings = {**defaults, **options}
+    from ._container import AGENT_ROOT
+
+    inside = preset.command.replace("{bin}", shlex.quote(f"{AGENT_ROOT}/{preset.program}"))
+    layer = {"agent_folder": str(folder), "agent_installer": preset.installer, "container_command": inside}
     return CommandHarness(
-        command, env=env, mcp_args=preset.mcp_args, sandbox_folders=(str(folder),), python_path=python_path, **settings
+        command,
+        env=env,
+        mcp_args=preset.mcp_args,
+        sandbox_folders=(str(folder),),
+        python_path=python_path,
+        **layer,
+        **settings,
     )
 
 

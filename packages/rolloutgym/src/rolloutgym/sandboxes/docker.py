@@ -135,12 +135,15 @@ class DockerProvider(SandboxProvider):
         workdir: str | None = None,
         user: str | None = None,
         labels: Mapping[str, str] | None = None,
+        mounts: Mapping[str, str] | None = None,
     ) -> DockerSandbox:
+        """``mounts``: host folders bound read-only into the container (``{host path: container path}``;
+        the docker provider's own option: a harness's endpoint socket folder)."""
         self.check()
         sandbox = DockerSandbox(self)
         with sandbox.stages.measure("build"):
             resolved = self._image(image, build)
-        settings = self._settings(resolved, limits, network, env, workdir, user, labels)
+        settings = self._settings(resolved, limits, network, env, workdir, user, labels, mounts)
         container, timings = self.pool.take(settings)
         sandbox.attach(container, settings, timings)
         with self._lock:
@@ -160,8 +163,9 @@ class DockerProvider(SandboxProvider):
         workdir: str | None,
         user: str | None,
         labels: Mapping[str, str] | None,
+        mounts: Mapping[str, str] | None = None,
     ) -> dict[str, Any]:
-        return {
+        settings = {
             "image": image,
             "limits": limits or ResourceLimits(),
             "network": bool(network),
@@ -170,6 +174,9 @@ class DockerProvider(SandboxProvider):
             "user": user or self.user,
             "labels": dict(labels or {}),
         }
+        if mounts:
+            settings["mounts"] = dict(mounts)
+        return settings
 
     def warm(
         self,
@@ -274,6 +281,9 @@ def _create_body(settings: Mapping[str, Any], owner: str) -> dict[str, Any]:
         ],
         "Init": False,
     }
+    # create(mounts=...): host folders bound read-only (issue 42: a harness's endpoint socket folder)
+    if settings.get("mounts"):
+        host["Binds"] = [f"{source}:{target}:ro" for source, target in settings["mounts"].items()]
     if limits.disk_bytes is not None:
         size = limits.disk_bytes
         tmpfs = {"/tmp": f"size={max(size // 4, 1 << 20)},mode=1777", "/var/tmp": "size=16m,mode=1777"}
