@@ -49,7 +49,7 @@ def main() -> None:
     listener.bind(("127.0.0.1", port))
     listener.listen(64)
     threading.Thread(target=_serve, args=(listener, path), daemon=True).start()
-    code = subprocess.call(command)
+    code = subprocess.call(command, close_fds=False)  # a pipe the host passed (pass_fds) reaches the command
     sys.exit(128 - code if code < 0 else code)
 
 

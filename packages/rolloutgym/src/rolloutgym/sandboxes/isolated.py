@@ -164,6 +164,10 @@ def _system_binds() -> list[str]:
     return arguments
 
 
+def _inside(path: str | Path, folders: Sequence[str]) -> bool:
+    return any(_is_under(os.path.realpath(path), folder) for folder in folders)
+
+
 def _masks(hidden: Sequence[Path], roots: Sequence[str]) -> list[str]:
     """Cover each hidden path that a bound root would show: an empty folder, or /dev/null for a file."""
     arguments: list[str] = []
@@ -243,14 +247,17 @@ def isolated_argv(argv: Sequence[str], isolation: Isolation, uid: int | None = N
     binds.bound += ["/usr", "/dev", "/proc"]
     for root in roots:
         binds.add("--ro-bind", root, root)
-    visible = [*roots, "/usr", *(os.path.realpath(p) for p in isolation.read_only)]
+    given = [os.path.realpath(p) for p in isolation.read_only]
+    # a hidden path inside the interpreter's folders is covered before the given paths are bound (which may lie
+    # inside it, e.g. one env folder of a hidden data folder); one inside a given path after it
+    binds.arguments += _masks([p for p in isolation.hidden if not _inside(p, given)], [*roots, "/usr"])
     for path in isolation.read_only:
         real = os.path.realpath(path)
         problem = _unreadable(real)
         if problem is not None:
             raise SandboxInfraError(f"the sandbox's uid could not read what it is given: {problem} (chmod o+rX)")
         binds.add("--ro-bind", real, real)
-    binds.arguments += _masks(isolation.hidden, visible)  # after the binds they lie in
+    binds.arguments += _masks([p for p in isolation.hidden if _inside(p, given)], given)
     relays: list[str] = []
     for port, socket_path in isolation.forward:
         real = os.path.realpath(socket_path)
