@@ -17,6 +17,7 @@ from typing import Any
 
 import gymnasium as gym
 from rolloutgym_protocol import AsyncEnv, Step, Trajectory, as_async
+from rolloutgym_protocol._step import _StepBuilder
 from rolloutgym_protocol.records import SHARED_EMPTY
 
 from ._member import _ASYNC_ENV_TYPES, Release, error_record, made_env, member_metadata, release_env
@@ -121,6 +122,9 @@ def run_episode(
     index = 0
     budget = -1 if max_steps is None else max_steps
     plain_types, type_of, normalized, make_step = _PLAIN_ACTION_TYPES, type, _normalized, _step
+    # _normalized's fast check and a plain action's Step are written out here (the same checks,
+    # the same record as _rules._step): three frames fewer per step.
+    build, step_type, empty, policy_output = _StepBuilder, Step, SHARED_EMPTY, _PolicyOutput
     while True:
         if index == budget:
             truncated, stop_reason = True, "max_steps"
@@ -137,15 +141,31 @@ def run_episode(
         if check_actions:
             _check_action(environment, action, index)
         try:
-            result = normalized(env_step(action), environment, index)
+            result = env_step(action)
+            if type_of(result) is not tuple or len(result) != 5:
+                result = normalized(result, environment, index)
+            following, reward, ended, cut, info = result
+            if (
+                type_of(reward) is not float
+                or reward - reward != 0.0  # NaN or infinite
+                or type_of(ended) is not bool
+                or type_of(cut) is not bool
+                or type_of(info) is not dict
+            ):
+                following, reward, ended, cut, info = result = normalized(result, environment, index)
         except Exception:
             state.failed("env", index, action)
             raise
-        append(make_step(current, action, output, result))
-        current = result[0]
+        if type_of(output) is policy_output:
+            append(make_step(current, action, output, result))
+        else:
+            step = build(current, action, reward, following, ended, cut, info or empty, empty, None, None, None, None)
+            step.__class__ = step_type
+            append(step)
+        current = following
         index += 1
-        if result[2] or result[3]:
-            terminated, truncated, stop_reason = _ending(output, result[2], result[3])
+        if ended or cut:
+            terminated, truncated, stop_reason = _ending(output, ended, cut)
             break
     return _trusted_trajectory(
         observation, tuple(steps), initial_info, terminated, truncated, dict(metadata or {}), stop_reason
