@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from rolloutgym_protocol import EnvSpec, SandboxProviderSpec, TemplateSpec, hookimpl
 
 
@@ -116,3 +118,11 @@ def rolloutgym_sandboxes() -> list[SandboxProviderSpec]:
             capabilities=("snapshot",),
         )
     ]
+
+
+@hookimpl
+def rolloutgym_commands(cli: Any) -> None:
+    """Add ``rolloutgym tasks make-repo`` (the command module imports nothing heavy either)."""
+    from .repotasks.cli import register
+
+    register(cli)
