@@ -167,6 +167,12 @@ def grpo(
     micro_batch: int = typer.Option(
         0, "--micro-batch", help="Episodes per forward/backward pass, gradients summed (same step; 0: at most 4)."
     ),
+    mask_attributed: str = typer.Option(
+        "user,env,grader",
+        "--mask-attributed",
+        help="Leave out of training the episodes whose score is attributed to these parties "
+        "(user, env, grader; 'none': train on all).",
+    ),
 ) -> None:
     """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and
     before/after pass rates."""
@@ -200,6 +206,7 @@ def grpo(
         dynamic_sampling=dynamic_sampling,
         select_tasks=select_tasks,
         micro_batch=micro_batch or None,
+        mask_attributed=mask_attributed,
     )
     _report(result)
 

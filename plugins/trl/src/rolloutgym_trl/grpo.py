@@ -19,6 +19,7 @@ from typing import Any
 
 from rolloutgym_protocol.errors import ConfigError
 
+from ._attribution import checked_parties
 from ._logging import TrainingLogWriter, library_warnings_quiet, quiet_progress_bars
 from ._memory import micro_batch_size, release_callback
 from ._models import load_trainable
@@ -151,6 +152,7 @@ def train_grpo(
     batched: bool = True,
     micro_batch: int | None = None,
     callbacks: Sequence[Any] = (),
+    mask_attributed: str | Sequence[str] = ("user", "env", "grader"),
 ) -> TrainResult:
     """Train ``model`` with GRPO on the tasks of ``env_ids`` and return the curves and comparison.
 
@@ -184,6 +186,8 @@ def train_grpo(
         micro_batch: episodes per forward/backward pass (default: at most 4); the step's
             gradient is accumulated over the micro-batches, so it is the same, with less memory.
         callbacks: extra ``transformers.TrainerCallback`` objects for the trainer.
+        mask_attributed: parties whose episodes are left out of training (``rollout_func`` mode;
+            :class:`~rolloutgym_trl.RolloutFunction`); ``()`` or ``"none"``: none.
     """
     return _run_grpo(SimpleNamespace(**locals()))
 
@@ -217,7 +221,12 @@ def _run_grpo(o: SimpleNamespace) -> TrainResult:
     header = {"trainer": "grpo", "mode": o.mode, "model": o.model, "env_ids": ids, "split": o.split, **schedule}
     log = TrainingLogWriter(o.log_path or out_dir / "training_log.jsonl", header, on_write=o.on_log)
     rollout = dict(
-        max_tokens=o.max_tokens, max_turns=o.max_turns, env_kwargs=o.env_kwargs, seed=o.seed, batched=o.batched
+        max_tokens=o.max_tokens,
+        max_turns=o.max_turns,
+        env_kwargs=o.env_kwargs,
+        seed=o.seed,
+        batched=o.batched,
+        mask_attributed=checked_parties(o.mask_attributed),
     )
     callbacks = [log.callback(), release_callback(), *o.callbacks]
     trainer = _grpo_trainer(

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from rolloutgym_protocol.attribution import NON_AGENT_PARTIES, party_of
 from rolloutgym_protocol.errors import ConfigError
 
 from ._conversations import RenderedConversation, render_conversation
@@ -122,11 +123,17 @@ class _Renderer:
         )
 
 
+def _agents(score: Any) -> bool:
+    """Whether a score is the agent's (no attribution to the user, the env or the grader)."""
+    return party_of(score) not in NON_AGENT_PARTIES
+
+
 def sft_rows(
     runs: Sequence[Any], tokenizer: Any, *, min_score: float | None = None, tool_schemas: str = "full"
 ) -> list[dict[str, Any]]:
     """Pre-tokenized SFT rows (``input_ids``, ``completion_mask``) of the passing trajectories
-    (``tool_schemas``: ``full``, ``short`` or ``names``; the module docstring)."""
+    (``tool_schemas``: ``full``, ``short`` or ``names``; the module docstring). A pass attributed to
+    someone other than the agent (a user that leaked its goal) is not an example to imitate."""
     renderer = _Renderer(tokenizer, tool_schemas)
     rows: list[dict[str, Any]] = []
     for run in runs:
@@ -134,7 +141,7 @@ def sft_rows(
         threshold = float(min_score if min_score is not None else run.header.get("pass_threshold") or 1.0)
         for group in run.groups:
             for trajectory, score in zip(group.trajectories, group.scores, strict=True):
-                if score.value < threshold:
+                if score.value < threshold or party_of(score) in NON_AGENT_PARTIES:  # a pass the user leaked
                     continue
                 rendered = renderer.render(env, group.item_id, trajectory)
                 if rendered is None:
@@ -160,7 +167,8 @@ def dpo_rows(
 ) -> list[dict[str, Any]]:
     """Text preference rows (``prompt``, ``chosen``, ``rejected``): per task, the best and the
     worst trajectory when their rewards differ by more than ``margin`` (``tool_schemas``: as in
-    :func:`sft_rows`)."""
+    :func:`sft_rows`), among the trajectories whose score is the agent's (not attributed to the
+    user, the env or the grader)."""
     renderer = _Renderer(tokenizer, tool_schemas)
     decode = tokenizer.decode
     rows: list[dict[str, Any]] = []
@@ -169,8 +177,10 @@ def dpo_rows(
         env = run_env(run)
         for group in run.groups:
             groups_seen += 1
-            ranked = sorted(
-                zip(group.trajectories, group.scores, strict=True), key=lambda pair: pair[1].value, reverse=True
+            ranked = sorted(  # episodes attributed to the user, the env or the grader rank nothing
+                [pair for pair in zip(group.trajectories, group.scores, strict=True) if _agents(pair[1])],
+                key=lambda pair: pair[1].value,
+                reverse=True,
             )
             if len(ranked) < 2 or ranked[0][1].value - ranked[-1][1].value <= margin:
                 continue

@@ -47,13 +47,15 @@ from __future__ import annotations
 import asyncio
 import random
 import time
-from collections import deque
+from collections import Counter, deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
+from rolloutgym_protocol.attribution import party_of
 from rolloutgym_protocol.errors import ConfigError
 
+from ._attribution import checked_parties
 from .datasets import TASK_KEY, split_task_key
 from .rollout_fields import STATS_KEY, _fields
 from .stats import group_signal, has_spread
@@ -83,10 +85,14 @@ class _Group:
     members: list[Any]
     scores: list[Any]
     dropped: bool = False
+    masked: set[int] = field(default_factory=set)  # members left out for their score's attribution
 
     @property
     def rewards(self) -> list[float | None]:
-        return [None if score is None else float(score.value) for score in self.scores]
+        return [
+            None if score is None or index in self.masked else float(score.value)
+            for index, score in enumerate(self.scores)
+        ]
 
 
 def _runs(keys: Sequence[str]) -> list[tuple[str, int]]:
@@ -122,6 +128,11 @@ class RolloutFunction:
         max_resample_rounds: how many times flat groups are replaced per call.
         tasks: the task keys (``ENV_ID#TASK_ID``) replacements are drawn from (default:
             the trainer's ``train_dataset``).
+        mask_attributed: the parties (``rolloutgym_protocol.attribution``) whose episodes are
+            left out of training: their reward ``None`` (out of the group baseline, no
+            advantage) and their tokens masked. Default ``user``, ``env`` and ``grader``: a score
+            the evidence puts on the simulated user, the env or the grader says nothing about
+            the policy. ``()`` trains on every episode.
 
     Attributes:
         last_groups: the groups of the latest call (task key, members, scores).
@@ -143,6 +154,7 @@ class RolloutFunction:
         dynamic_sampling: str = "resample",
         max_resample_rounds: int = 2,
         tasks: Sequence[str] | None = None,
+        mask_attributed: Sequence[str] = ("user", "env", "grader"),
     ) -> None:
         if concurrency < 1:
             raise ConfigError(f"concurrency must be at least 1, got {concurrency}")
@@ -160,6 +172,8 @@ class RolloutFunction:
         self.batched = batched
         self.dynamic_sampling = dynamic_sampling
         self.max_resample_rounds = max_resample_rounds
+        self.mask_attributed = checked_parties(mask_attributed)
+        self._attributed: Counter[str] = Counter()
         self.last_groups: list[_Group] = []
         self.last_stats: dict[str, float] = {}
         self.reward_history: dict[str, deque[float]] = {}
@@ -277,6 +291,12 @@ class RolloutFunction:
         play = self._together if self.batched else self._one_at_a_time
         groups = asyncio.run(play(runs, policy))
         for group in groups:
+            for index, score in enumerate(group.scores):
+                party = "agent" if score is None else party_of(score)
+                if party != "agent":
+                    self._attributed[party] += 1
+                if party in self.mask_attributed:
+                    group.masked.add(index)
             history = self.reward_history.setdefault(group.key, deque(maxlen=_RECENT))
             history.extend(reward for reward in group.rewards if reward is not None)
         return groups
@@ -331,6 +351,7 @@ class RolloutFunction:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, list[Any]]:
         """Play one episode per prompt with the trainer's current model; TRL's rollout fields."""
         started = time.perf_counter()
+        self._attributed.clear()
         policy = self._token_policy(trainer)
         groups = self._play(_runs([_prompt_task_key(prompt) for prompt in prompts]), policy)
         first = group_signal([group.rewards for group in groups])
@@ -348,6 +369,8 @@ class RolloutFunction:
             "rolloutgym/group_reward_std": signal.reward_std,
             "rolloutgym/advantage_abs": signal.advantage_abs,
             "rolloutgym/rollout_seconds": time.perf_counter() - started,
+            "rolloutgym/masked_attributed": float(sum(len(group.masked) for group in groups)),
+            **{f"rolloutgym/attribution/{party}": float(count) for party, count in self._attributed.items()},
         }
         pad = trainer.processing_class.pad_token_id
         pad = int(pad if pad is not None else trainer.processing_class.eos_token_id)

@@ -5,7 +5,8 @@
   (0 on the env's tokens) and ``logprobs``;
 * ``_fields``: a call's groups in order, each member's tensors with ``env_reward`` /
   ``env_passed`` / ``env_score`` (a failed member: one masked token, reward ``None``; a
-  dropped group: every token masked);
+  dropped group, and a member masked for its score's attribution: every token masked, the
+  latter with reward ``None``);
 * :func:`env_reward`: the env's own Score value as the reward, and the call's figures
   (the ``STATS_KEY`` field) logged through TRL's ``log_metric``.
 """
@@ -68,14 +69,16 @@ def _fields(groups: Sequence[_Group], pad: int) -> dict[str, Any]:
     }
     output["env_score"] = []
     for group in groups:
-        for trajectory, score in zip(group.members, group.scores, strict=True):
+        for index, (trajectory, score) in enumerate(zip(group.members, group.scores, strict=True)):
             if trajectory is None:
                 fields = {"prompt_ids": [pad], "completion_ids": [pad], "env_mask": [0], "logprobs": [0.0]}
                 reward, passed, score_dict = None, None, None
             else:
                 fields = episode_tensors(trajectory, pad_token_id=pad)
                 reward, passed, score_dict = float(score.value), bool(score.value >= 1.0), score.to_dict()
-            if group.dropped:
+            if index in group.masked:  # attributed to the user, the env or the grader: not the policy's
+                reward, passed = None, None
+            if group.dropped or index in group.masked:
                 fields["env_mask"] = [0] * len(fields["env_mask"])
             for name, value in fields.items():
                 output[name].append(value)
