@@ -131,6 +131,55 @@ NULL_PASSES = {  # task id prefixes whose right answer is to do nothing (plugins
 }
 COLUMNS = ("ceiling", "floor", "determinism", "probe", "lint", "containment")
 
+# What changed under an env id after it shipped, and why the id was kept (the page lists it on the env's card).
+# The rule, as a benchmark's maintainers apply it: a change that can move the score of an honest answer (other
+# problems, other rules, another reward) gets a new version, the old one kept (see workflow/refund-v0..v2);
+# a grader fix that only refuses what was never an answer (a fix that empties the caller's list, a value that
+# answers every comparison with yes, a hedge in disguise) stays under the id and is listed here with its date:
+# a run of the id before that date may count such false passes, and `rolloutgym rescore` re-grades a replayable
+# run file with the grader of today.
+_LYING_VALUES = (
+    "2026-12-07, issue 50: what the code under test returns must be plain data, compared on the grader's side, "
+    "and it gets copies of the grader's arguments; correct solutions score as before (the reference solution of "
+    "every task still scores 1; 2,700 lying submissions scored 0 in benchmarks/code_lying_values.py)"
+)
+CHANGED_UNDER_ID: dict[str, str] = {
+    "code/pybugs-v0": (
+        f"{_LYING_VALUES}; bisect-insert-end computes its expected value before the call (a fix that emptied the "
+        "caller's list passed), lru-recency adds a reference-model test (a scripted __contains__ passed)"
+    ),
+    "code/pyfunc-v0": _LYING_VALUES,
+    "code/humaneval-v0": f"{_LYING_VALUES}; HumanEval/4 with an object answering every arithmetic with itself "
+    "scored 1.0 before",
+    "rg/logic-v0": (
+        "2026-12-07, issue 50: a slot whose propositional_logic problem accepts a contradiction such as (P ∧ ¬P) "
+        "(inconsistent premises entail every formula) gets a replacement problem from its own seed (48 of the first "
+        "200 propositional slots; metadata rolloutgym_replaced). This changes problems, so it should have been "
+        "rg/logic-v1 with v0 frozen: pending the catalogue's move to specs.py (issue 46); until then runs of the "
+        "id before that date are not comparable on those slots"
+    ),
+    "rg/mixture-v0": "2026-12-07, issue 50: its propositional_logic slots are replaced as rg/logic-v0's (see there)",
+    "workflow/refund-v1": (
+        "2026-12-07, issue 50: the answer's terms are matched after Unicode normalisation (NFKC, format characters "
+        "removed, Cyrillic/Greek look-alikes folded), so a competing status in full-width letters or split by soft "
+        "hyphens is a hedge; a plain-text answer scores as before"
+    ),
+    "workflow/refund-v0": "2026-12-07, issue 50: the answer-term matching of workflow/refund-v1 (see there)",
+    "workflow/refund-v2": "2026-12-07, issue 50: the answer-term matching of workflow/refund-v1 (see there)",
+    "tau2/retail-v0": (
+        "2026-12-07, issue 50: reward='training' added (a reward that the benchmark's own basis cannot give for a "
+        "reply that skips the writes); the default, reward='benchmark', is tau2's score as before; tool arguments "
+        "nested past tau2's evaluator's depth are refused before tau2 sees them"
+    ),
+    "tau2/airline-v0": "2026-12-07, issue 50: as tau2/retail-v0 (see there)",
+    "tau2/telecom-v0": "2026-12-07, issue 50: as tau2/retail-v0 (see there)",
+    "tau2/telecom-full-v0": "2026-12-07, issue 50: as tau2/retail-v0 (see there)",
+    "ifeval/instructions-v0": (
+        "2026-12-07, issue 50: reward='training' added (form and content); the default, reward='benchmark', is "
+        "IFEval's own check as before"
+    ),
+}
+
 
 def check_env(env_id: str, sample: int) -> dict[str, Any]:
     """One env's card as a dict; an env that cannot be checked here gets ``error`` instead of results."""
@@ -228,6 +277,8 @@ def render(cards: list[dict[str, Any]]) -> str:
                 notes.append(f"* `{card['env_id']}` {result['name']} ({result['status']}): {why}")
     if notes:
         lines += ["", "## Failures and their reasons", "", *notes]
+    changed = [f"* `{env_id}`: {why}" for env_id, why in sorted(CHANGED_UNDER_ID.items())]
+    lines += ["", "## Changed under the same id", "", *changed]
     return "\n".join(lines) + "\n"
 
 

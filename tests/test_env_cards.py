@@ -47,6 +47,14 @@ def test_no_card_has_an_unexplained_failure() -> None:
             assert reason.strip(), f"{env_id} {name}: a known failure needs its reason"
 
 
+def test_every_change_under_an_id_names_a_shipped_env_a_date_and_the_reason() -> None:
+    """A grader changed under a kept id is listed (the rule is in env_cards.CHANGED_UNDER_ID's comment)."""
+    for env_id, why in env_cards.CHANGED_UNDER_ID.items():
+        assert env_id in CARDS, f"{env_id}: not a shipped env"
+        assert why.startswith("20") and len(why) > 40, f"{env_id}: give the date and the reason"
+    assert "## Changed under the same id" in env_cards.PAGE.read_text()
+
+
 @pytest.mark.parametrize("env_id", RECHECKED)
 def test_a_cheap_env_checked_again_gets_its_stored_card(env_id: str) -> None:
     if env_id not in get_registry().env_specs():
