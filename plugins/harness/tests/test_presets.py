@@ -1,10 +1,11 @@
-"""Harness presets run the real agent CLIs (Claude Code, Codex, from npm at their pinned versions,
+"""Harness presets run the real agent CLIs (Claude Code, Codex, OpenCode, from npm at their pinned versions,
 installed once per test session into a cache folder) against the interception endpoint, in
 bubblewrap, on ``code/pybugs-v0`` through the env's tools over MCP, to a scored end.
 
 The model is a scripted token policy that writes valid tool calls (``<tool_call>`` blocks the
 endpoint turns into each CLI's dialect: Anthropic ``tool_use`` for Claude Code, Responses
-``function_call`` in the ``mcp__env`` namespace for Codex); every call is recorded with its token
+``function_call`` in the ``mcp__env`` namespace for Codex, Chat Completions ``tool_calls`` named
+``env_*`` for OpenCode, whose title call is answered with text); every call is recorded with its token
 ids. The install needs the npm registry: without it (``npm ping`` fails) these tests are skipped.
 """
 
@@ -52,7 +53,8 @@ def cache() -> Path:
         pytest.skip("needs node and npm (apt-get install nodejs npm)")
     root = cache_root()
     installed = all(
-        (root / f"{name}-{PRESETS[name].version}" / ".installed").exists() for name in ("claude-code", "codex")
+        (root / f"{name}-{PRESETS[name].version}" / ".installed").exists()
+        for name in ("claude-code", "codex", "opencode")
     )
     if not installed:
         ping = subprocess.run(["npm", "ping"], capture_output=True, timeout=60, check=False)
@@ -62,8 +64,13 @@ def cache() -> Path:
 
 
 def _scripted(prefix: str, fix: str) -> TokenPolicy:
-    def reply(prompt: object, index: int) -> str:
-        if index == 0:
+    main: list[int] = []
+
+    def reply(prompt: list[int], index: int) -> str:
+        if f"{prefix}write_file" not in RENDERER.decode(prompt):
+            return "Fix the pagination bug"  # a side call without the env's tools (OpenCode's title)
+        main.append(index)
+        if len(main) == 1:
             call = {"name": f"{prefix}write_file", "arguments": {"path": "pagination.py", "content": fix}}
         else:
             call = {"name": f"{prefix}submit", "arguments": {}}
@@ -73,13 +80,18 @@ def _scripted(prefix: str, fix: str) -> TokenPolicy:
     return TokenPolicy(sampler, RENDERER, max_tokens=8000, name="scripted")
 
 
+MCP_PREFIX = {"claude-code": "mcp__env__", "codex": "mcp__env__", "opencode": "env_"}
+
+
 def _episode(preset: str, cache: Path, fix: str):
-    policy = make_policy(preset, model=_scripted("mcp__env__", fix), cache=str(cache), wall_limit=180)
+    policy = make_policy(preset, model=_scripted(MCP_PREFIX[preset], fix), cache=str(cache), wall_limit=180)
     assert policy.sandbox == ("bwrap" if shutil.which("bwrap") else "none")
     return asyncio.run(arollout(get_registry().make("code/pybugs-v0", task=1), policy))
 
 
-@pytest.mark.parametrize(("preset", "api"), [("claude-code", "messages"), ("codex", "responses")])
+@pytest.mark.parametrize(
+    ("preset", "api"), [("claude-code", "messages"), ("codex", "responses"), ("opencode", "chat.completions")]
+)
 def test_preset_drives_a_code_task_to_a_scored_end(preset: str, api: str, cache: Path) -> None:
     fix = (TASK / "fix" / "pagination.py").read_text()
     trajectory = _episode(preset, cache, fix)
@@ -88,9 +100,12 @@ def test_preset_drives_a_code_task_to_a_scored_end(preset: str, api: str, cache:
     assert names == ["write_file", "submit"]
     calls = [call for step in trajectory.steps for call in step.policy_info["harness"]["calls"]]
     assert len(calls) >= 2 and {call["api"] for call in calls} == {api}
+    with_tools = [call for call in calls if call["tools"]]  # OpenCode's title call has none
+    assert len(with_tools) >= 2
     for call in calls:
         assert call["prompt_token_ids"] and call["completion_token_ids"] and call["problems"] == []
-        assert "mcp__env__write_file" in [tool["function"]["name"] for tool in call["tools"]]
+    for call in with_tools:
+        assert f"{MCP_PREFIX[preset]}write_file" in [tool["function"]["name"] for tool in call["tools"]]
 
 
 def test_preset_wrong_fix_scores_zero(cache: Path) -> None:

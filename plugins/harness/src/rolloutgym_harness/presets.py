@@ -50,6 +50,19 @@ _CODEX_PROVIDER = (
     'env_key="OPENAI_API_KEY" }}\''
 )
 
+_OPENCODE_PROVIDER = (
+    '{{"provider": {{"rolloutgym": {{"npm": "@ai-sdk/openai-compatible", "name": "rolloutgym", '
+    '"options": {{"baseURL": "{openai_base_url}", "apiKey": "rolloutgym"}}, '
+    '"models": {{"rolloutgym": {{"name": "rolloutgym", "tool_call": true, '
+    '"limit": {{"context": 131072, "output": 8192}}}}}}}}}}, "autoupdate": false, "share": "disabled"}}'
+)
+# the env's MCP server, in the run's own global config file (OpenCode has no command-line flag for it)
+_OPENCODE_MCP = (
+    "mkdir -p {scratch}/.config/opencode && printf '%s' "
+    '\'{{"mcp": {{"env": {{"type": "remote", "url": "{mcp_url}", "enabled": true}}}}}}\' '
+    "> {scratch}/.config/opencode/opencode.json && "
+)
+
 PRESETS: dict[str, Preset] = {
     "claude-code": Preset(
         name="claude-code",
@@ -97,14 +110,24 @@ PRESETS: dict[str, Preset] = {
         package="opencode-ai",
         version="1.18.33",
         program="node_modules/.bin/opencode",
-        command='{bin} run --model rolloutgym/rolloutgym "$(cat {instruction_file})"',
+        command='{mcp_args}{bin} run --model rolloutgym/rolloutgym "$(cat {instruction_file})"',
         dialect="chat",
         environment={
+            # https://opencode.ai/docs/config/ and /docs/providers/ (a custom OpenAI-compatible provider)
+            "OPENCODE_CONFIG_CONTENT": _OPENCODE_PROVIDER,
             "OPENCODE_DISABLE_AUTOUPDATE": "true",
             "OPENCODE_DISABLE_SHARE": "true",
-            "XDG_CONFIG_HOME": "{scratch}/.config",
+            "OPENCODE_DISABLE_MODELS_FETCH": "true",
+            "OPENCODE_DISABLE_DEFAULT_PLUGINS": "true",
+            "OPENCODE_DISABLE_CLAUDE_CODE": "true",
+            "OPENCODE_DISABLE_EXTERNAL_SKILLS": "true",
+            "OPENCODE_DISABLE_PROJECT_CONFIG": "true",
+            "XDG_CONFIG_HOME": "{scratch}/.config",  # never the user's own config or login
             "XDG_DATA_HOME": "{scratch}/.local/share",
+            "XDG_CACHE_HOME": "{scratch}/.cache",
+            "XDG_STATE_HOME": "{scratch}/.local/state",
         },
+        mcp_args=_OPENCODE_MCP,
     ),
     "gemini-cli": Preset(
         name="gemini-cli",
