@@ -86,7 +86,7 @@ def load_harbor_folder(path: str | Path) -> Any:
             Task(
                 instruction=task.instruction,
                 id=task.id,
-                split="test",
+                split=_split_of(task.metadata),
                 hidden_ground_truth={"task_dir": task.path},
                 metadata={"harbor": dict(task.metadata), "ignored": list(task.ignored)},
             )
@@ -100,6 +100,12 @@ def load_harbor_folder(path: str | Path) -> Any:
         tasks=tasks,
         description=f"{len(tasks)} Harbor-format task(s) from {root}, run in the bubblewrap sandbox",
     )
+
+
+def _split_of(metadata: Any) -> str:
+    """``[metadata] split`` when it names a split (``rolloutgym tasks make-repo --split``), else ``test``."""
+    split = metadata.get("split") if isinstance(metadata, dict) else None
+    return split if split in ("train", "dev", "test") else "test"
 
 
 def compile_harbor(environment: Any) -> Any:
