@@ -101,8 +101,8 @@ def repo_bug_tasks() -> list[RepoBugTask]:
 
 def make_repo_bug_env(task: RepoBugTask, **options: Any) -> Any:
     """The env of one task: a :class:`~rolloutgym_code.harbor.HarborTaskEnv` on its folder."""
-    from ..harbor import HarborTaskEnv
     from .._harbor_task import read_task
+    from ..harbor import HarborTaskEnv
 
     return HarborTaskEnv(read_task(task.folder), **options)
 
