@@ -81,7 +81,7 @@ def test_the_queue_drops_groups_older_than_the_staleness_bound() -> None:
     async def main():
         pulled = []
         async with RolloutQueue(
-            sampler, groups, {"t": TwoTurns}, max_staleness=0, max_queued=1, max_seq_len=512
+            sampler, groups, {"t": TwoTurns}, max_staleness=0, max_queued=1, max_seq_len=512, staleness="drop"
         ) as queue:
             first = await queue.get()
             pulled.append(first)
@@ -92,6 +92,7 @@ def test_the_queue_drops_groups_older_than_the_staleness_bound() -> None:
 
     pulled, dropped = asyncio.run(main())
     assert len(pulled) + dropped == 6 and dropped >= 1
+    assert all(not batch.metrics["staleness"]["masked"] for batch in pulled)
     for batch in pulled[1:]:
         versions = {v for t in batch.trajectories for v in trajectory_versions(t) if v is not None}
         assert versions == {1}
@@ -102,3 +103,69 @@ def test_queue_options_are_checked() -> None:
         RolloutQueue(VersionedSampler(Scripted()), [], {"t": TwoTurns})
     with pytest.raises(ConfigError, match="max_staleness"):
         RolloutQueue(VersionedSampler(Scripted()), [], {"t": TwoTurns}, max_staleness=-1, max_seq_len=8)
+    with pytest.raises(ConfigError, match="use one of pace, mask, drop"):
+        RolloutQueue(VersionedSampler(Scripted()), [], {"t": TwoTurns}, staleness="skip", max_seq_len=8)
+
+
+class Turns(AsyncEnv):
+    """An episode of ``task`` assistant turns (a task of 1 turn is easy, of 6 hard: it takes longer)."""
+
+    def __init__(self, task: int) -> None:
+        self.observation_space = spaces.messages.chat()
+        self.action_space = spaces.messages.message(roles=("assistant",))
+        self.length, self.turns = int(task), 0
+
+    async def reset(self, *, seed=None, options=None) -> Any:
+        self.turns = 0
+        return [{"role": "user", "content": "go"}], {}
+
+    async def step(self, action) -> Any:
+        self.turns += 1
+        if self.turns < self.length:
+            return [{"role": "user", "content": "more"}], 0.0, False, False, {}
+        return [], float(self.length), True, False, {}
+
+    async def close(self) -> None:
+        return None
+
+
+def _train(staleness: str, lengths: list[int]) -> tuple[list[Any], dict[str, Any]]:
+    """A trainer that updates the weights after every group it gets, over groups of these lengths."""
+    sampler = VersionedSampler(Scripted())
+    groups = [[{"task_name": "t", "task": length}] * 2 for length in lengths]
+
+    async def main() -> tuple[list[Any], dict[str, Any]]:
+        pulled = []
+        async with RolloutQueue(
+            sampler, groups, {"t": Turns}, max_staleness=0, concurrency=3, max_seq_len=512, staleness=staleness
+        ) as queue:
+            async for batch in queue:
+                pulled.append(batch)
+                await sampler.update()
+        return pulled, queue.stats
+
+    return asyncio.run(main())
+
+
+LENGTHS = [6, 1, 1, 1, 6, 1, 1]  # hard groups started first are overtaken by easy ones
+
+
+def test_mask_keeps_stale_groups_rewards_and_zeroes_their_tokens() -> None:
+    pulled, stats = _train("mask", LENGTHS)
+    assert len(pulled) == len(LENGTHS) and stats["masked_stale"] >= 1 and stats["dropped_stale"] == 0
+    masked = [batch for batch in pulled if batch.metrics["staleness"]["masked"]]
+    assert len(masked) == stats["masked_stale"] and stats["fresh"] + stats["masked_stale"] == len(LENGTHS)
+    for batch in masked:
+        assert batch.metrics["staleness"]["lag"] >= 1 and all(not any(row) for row in batch["loss_mask"])
+        assert all(reward is not None for reward in batch["total_reward"])  # rewards kept for the baseline
+    fresh = [batch for batch in pulled if not batch.metrics["staleness"]["masked"]]
+    assert all(any(row) for batch in fresh for row in batch["loss_mask"])
+
+
+def test_drop_loses_the_hard_groups_and_pace_trains_on_every_group_fresh() -> None:
+    dropped, drop_stats = _train("drop", LENGTHS)
+    assert drop_stats["dropped_stale"] >= 1 and len(dropped) < len(LENGTHS)
+    paced, pace_stats = _train("pace", LENGTHS)
+    assert len(paced) == len(LENGTHS) and pace_stats["fresh"] == len(LENGTHS) and pace_stats["max_lag"] == 0
+    assert pace_stats["paced_waits"] >= 1 and pace_stats["masked_stale"] == pace_stats["dropped_stale"] == 0
+    assert sorted(batch["total_reward"][0] for batch in paced) == sorted(map(float, LENGTHS))

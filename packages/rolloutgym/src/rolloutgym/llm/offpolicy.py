@@ -12,8 +12,23 @@ train, so the weights change under rollouts in flight. Three pieces make that ex
 * :func:`token_policy_versions` gives, aligned with ``trajectory_tokens(trajectory)``, the
   version of each sampled token (``None`` on prompt and env tokens).
 * :class:`RolloutQueue` runs groups in the background through the async batch API and
-  hands finished groups to the trainer; a group whose oldest token is more than
-  ``max_staleness`` versions behind the current one is dropped (and counted).
+  hands finished groups to the trainer, with one of three ways of keeping staleness bounded
+  (``staleness=``):
+
+  - ``"pace"`` (default): admission is paced so that nothing goes stale. A group starts only
+    while every group started and not yet handed out would still be at most
+    ``max_staleness`` versions behind when the trainer gets it, given that the trainer
+    updates once per ``groups_per_update`` groups it gets. Slow groups hold new admissions
+    back instead of being overtaken and thrown away.
+  - ``"mask"``: every group is handed out; a stale one has its ``loss_mask`` zeroed (its
+    tokens train nothing) and keeps its rewards, so a group baseline still counts it.
+  - ``"drop"``: a stale group is dropped and counted (``queue.dropped_stale``). Dropping
+    starves slow, hard problems (their groups are the ones that go stale), so it is not the
+    default.
+
+  ``queue.stats`` counts what the mode did (groups handed out, fresh, masked, dropped,
+  paced waits, the largest lag); each handed-out batch's ``metrics["staleness"]`` says its
+  lag, whether it was masked, and the mode, for the trainer's log.
 """
 
 from __future__ import annotations
@@ -31,7 +46,10 @@ from rolloutgym_protocol.errors import ConfigError
 from .generation import as_batch_sampler
 from .sampling import Sample, SamplingParams
 
-__all__ = ["RolloutQueue", "VersionedSampler", "token_policy_versions", "trajectory_versions"]
+__all__ = ["STALENESS_MODES", "RolloutQueue", "VersionedSampler", "token_policy_versions", "trajectory_versions"]
+
+STALENESS_MODES = ("pace", "mask", "drop")
+"""How a :class:`RolloutQueue` keeps staleness bounded (module docstring)."""
 
 
 class VersionedSampler:
@@ -109,6 +127,7 @@ class _RolledBatch:
 
     samples: list[Mapping[str, Any]]
     batch: Any
+    admitted: int  # the policy version when the group started
 
     @property
     def oldest_version(self) -> int | None:
@@ -130,7 +149,9 @@ class RolloutQueue:
         groups: an iterable of groups, each a list of samples (``task_name`` + ``task``).
         task_to_env: as for ``arun_multi_turn_rollout``.
         max_staleness: the most versions a group's oldest token may lag the current one.
-        max_queued: finished groups held at most (the producer waits beyond it).
+        max_queued: finished groups waiting at most: no group starts while this many wait.
+        staleness: ``"pace"`` (default), ``"mask"`` or ``"drop"`` (module docstring).
+        groups_per_update: with ``"pace"``, the groups the trainer gets per weight update.
         options: passed to ``arun_multi_turn_rollout`` (``max_seq_len`` is required).
     """
 
@@ -143,10 +164,14 @@ class RolloutQueue:
         max_staleness: int = 1,
         max_queued: int = 4,
         concurrency: int = 2,
+        staleness: str = "pace",
+        groups_per_update: int = 1,
         **options: Any,
     ) -> None:
-        if max_staleness < 0 or max_queued < 1 or concurrency < 1:
-            raise ConfigError("max_staleness must be >= 0, max_queued and concurrency >= 1")
+        if max_staleness < 0 or max_queued < 1 or concurrency < 1 or groups_per_update < 1:
+            raise ConfigError("max_staleness must be >= 0, max_queued, concurrency and groups_per_update >= 1")
+        if staleness not in STALENESS_MODES:
+            raise ConfigError(f"staleness={staleness!r}: use one of {', '.join(STALENESS_MODES)} (default pace)")
         if "max_seq_len" not in options:
             raise ConfigError("RolloutQueue needs max_seq_len= (passed to arun_multi_turn_rollout)")
         self.sampler = sampler
@@ -154,19 +179,59 @@ class RolloutQueue:
         self.task_to_env = task_to_env
         self.max_staleness = max_staleness
         self.options = options
-        self.queue: asyncio.Queue[_RolledBatch | None] = asyncio.Queue(max_queued)
+        # Unbounded, in finish order: the producer waits *before* starting a group while max_queued
+        # finished ones wait (a bounded put would let a later group overtake a blocked one, leaving it stale).
+        self.queue: asyncio.Queue[_RolledBatch | None] = asyncio.Queue()
+        self.max_queued = max_queued
         self.concurrency = concurrency
+        self.mode = staleness
+        self.groups_per_update = groups_per_update
         self.dropped_stale = 0
+        self.stats: dict[str, Any] = {
+            "mode": staleness,
+            "handed_out": 0,
+            "fresh": 0,
+            "masked_stale": 0,
+            "dropped_stale": 0,
+            "paced_waits": 0,
+            "max_lag": 0,
+        }
         self._workers: list[asyncio.Task[None]] = []
+        self._admitted = 0  # groups started
+        self._open: list[int] = []  # start versions of the groups started and not yet handed out or dropped
+        self._first_version = sampler.version
+
+    def _may_start(self) -> bool:
+        """``pace``: whether one more group may start without any open group going stale (module docstring)."""
+        oldest = min(self._open, default=self.sampler.version) - self._first_version
+        return self._admitted + 1 <= (oldest + self.max_staleness + 1) * self.groups_per_update
+
+    async def _admit(self) -> int:
+        """Wait (``pace``) until a group may start; returns the version it starts at."""
+        if self.mode == "pace" and not self._may_start():
+            self.stats["paced_waits"] += 1
+            while not self._may_start():
+                await asyncio.sleep(0.005)
+        self._admitted += 1
+        self._open.append(self.sampler.version)
+        return self.sampler.version
 
     async def _produce(self) -> None:
         from .batch import arun_multi_turn_rollout
 
-        for samples in self.groups:
+        while True:
+            while self.queue.qsize() >= self.max_queued:
+                await asyncio.sleep(0.005)
+            version = await self._admit()
+            samples = next(self.groups, None)
+            if samples is None:
+                self._admitted -= 1
+                self._open.remove(version)
+                return
             batch, _ = await arun_multi_turn_rollout(
                 self.sampler, list(samples), self.task_to_env, free_running=True, **self.options
             )
-            await self.queue.put(_RolledBatch(list(samples), batch))
+            self.queue.put_nowait(_RolledBatch(list(samples), batch, version))
 
     async def __aenter__(self) -> RolloutQueue:
         self._workers = [asyncio.create_task(self._produce()) for _ in range(self.concurrency)]
@@ -183,7 +248,9 @@ class RolloutQueue:
         return all(worker.done() for worker in self._workers) and self.queue.empty()
 
     async def get(self) -> Any | None:
-        """The next fresh enough group's ``RolloutBatch`` (``None`` when every group is done)."""
+        """The next group's ``RolloutBatch`` (``None`` when every group is done): a fresh one, or with
+        ``staleness="mask"`` (or a ``pace`` bound the trainer's updates outran) a stale one with its
+        ``loss_mask`` zeroed; ``"drop"`` skips stale ones."""
         while not self._done():
             getter: Awaitable[_RolledBatch | None] = self.queue.get()
             try:
@@ -195,13 +262,32 @@ class RolloutQueue:
                 continue
             if group is None:
                 continue
+            self._open.remove(group.admitted)
             oldest = group.oldest_version
-            if oldest is not None and self.sampler.version - oldest > self.max_staleness:
+            lag = 0 if oldest is None else self.sampler.version - oldest
+            self.stats["max_lag"] = max(self.stats["max_lag"], lag)
+            if lag <= self.max_staleness:
+                self.stats["fresh"] += 1
+                self.stats["handed_out"] += 1
+                return _stamped(group.batch, lag, masked=False, mode=self.mode)
+            if self.mode == "drop":
                 self.dropped_stale += 1
+                self.stats["dropped_stale"] += 1
                 continue
-            return group.batch
+            self.stats["masked_stale"] += 1
+            self.stats["handed_out"] += 1
+            return _stamped(group.batch, lag, masked=True, mode=self.mode)
         return None
 
     async def __aiter__(self) -> AsyncIterator[Any]:
         while (batch := await self.get()) is not None:
             yield batch
+
+
+def _stamped(batch: Any, lag: int, *, masked: bool, mode: str) -> Any:
+    """``batch`` with ``metrics["staleness"]``; masked: every ``loss_mask`` row zeroed (rewards kept)."""
+    columns = batch.columns
+    if masked:
+        columns = {**columns, "loss_mask": [[0] * len(row) for row in columns["loss_mask"]]}
+    metrics = {**batch.metrics, "staleness": {"lag": lag, "masked": masked, "mode": mode}}
+    return dataclasses.replace(batch, columns=columns, metrics=metrics)
