@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ..rollouts import LOOP_TURN_SECONDS, GroupCollector
+from ..rollouts import GroupCollector, LoopTurns
 from ..sources import ResolvedEnv, ResolvedPolicy
 from .base import Executor, GroupJob, OnGroup, OnMember, run_job_member
 
@@ -55,11 +54,10 @@ class LocalExecutor(Executor):
         members = planned()
 
         async def worker() -> None:
-            turn = time.perf_counter()
+            turns = LoopTurns()
             while True:
-                if time.perf_counter() - turn > LOOP_TURN_SECONDS:
+                if turns.due():
                     await asyncio.sleep(0)  # let the loop deliver a cancellation (Ctrl-C) and run the others
-                    turn = time.perf_counter()
                 planned_member = next(members, None)  # taken after the turn: members start in order
                 if planned_member is None:
                     return

@@ -3,7 +3,8 @@
 The engine pieces executors build on are public: :func:`run_member` runs one group
 member start to finish, :class:`GroupCollector` turns member outcomes into finished
 groups, :func:`error_record` makes a member's failure record, :func:`aclose_env` closes
-an env whose ``close()`` may be async.
+an env whose ``close()`` may be async, :class:`LoopTurns` tells a worker when its members
+have kept the event loop from turning.
 """
 
 from rolloutgym_protocol import AsyncPolicy, Policy, PolicyOutput, RolloutError, Step, Trajectory, TrajectoryGroup
@@ -16,6 +17,7 @@ from ._member import aclose_env, error_record
 from ._rules import EpisodeState, bind_policy, check_budgets
 from ._seeds import member_seeds, planned_seeds
 from ._tree import BRANCH_MODES, arollout_tree, branch_steps, rollout_tree
+from ._turns import LoopTurns
 
 __all__ = [
     "BRANCH_MODES",
@@ -25,6 +27,7 @@ __all__ = [
     "EpisodeState",
     "GroupCollector",
     "ItemT",
+    "LoopTurns",
     "ObservationT",
     "Policy",
     "PolicyOutput",

@@ -25,14 +25,12 @@ from ._episode import arun_episode, arun_loop, run_episode
 from ._member import Release, error_record, made_env, member_metadata, release_env
 from ._rules import EpisodeState, bind_policy, check_budgets
 from ._seeds import member_seeds, planned_seeds
+from ._turns import LOOP_TURN_SECONDS, LoopTurns
 
 __all__ = ["LOOP_TURN_SECONDS", "arollout_group", "rollout_group", "run_member"]
 
 OnError = Literal["record", "raise"]
 perf_counter = time.perf_counter
-# A worker running members that never wait (a sync env and policy) hands the event loop a turn this
-# often, so a cancellation (Ctrl-C) is heard and the other workers run.
-LOOP_TURN_SECONDS = 0.02
 
 
 def _check_group_args(num_rollouts: int, on_error: str) -> None:
@@ -253,11 +251,10 @@ async def arollout_group(
     next_member = iter(range(num_rollouts))
 
     async def worker() -> None:
-        turn = perf_counter()
+        turns = LoopTurns()
         while True:
-            if perf_counter() - turn > LOOP_TURN_SECONDS:
+            if turns.due():
                 await asyncio.sleep(0)  # members that never wait must still let the loop hear a cancel (Ctrl-C)
-                turn = perf_counter()
             member = next(next_member, None)  # taken after the turn: members start in member order
             if member is None:
                 return
