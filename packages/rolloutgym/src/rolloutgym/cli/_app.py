@@ -52,13 +52,46 @@ def _main_options(
 
 
 def print_table(table: Any) -> None:
-    """Print a table; off a terminal, as wide as it needs so ids are never cut."""
+    """Print a table; ids are never cut to '…'. Off a terminal, as wide as it needs; on a terminal too
+    narrow for it (80 columns), one record per row (see :func:`print_records`)."""
     if console.is_terminal:
-        console.print(table)
+        from rich.measure import Measurement
+
+        if Measurement.get(console, console.options.update_width(100_000), table).maximum <= console.width:
+            console.print(table)
+        else:
+            print_records(table)
         return
     # A table is drawn at its natural width when the console is wider: one pass (measuring it first
     # to size the console cost a second one, a third of `show`'s time on a 12,500-task run).
     Console(file=console.file, width=max(console.width, 100_000), highlight=False, markup=False).print(table)
+
+
+def print_records(table: Any) -> None:
+    """``table`` one record per row: the first cell whole on its own line, the others as ``column: value``
+    below it, wrapped at the terminal's width between values, never inside an id."""
+    import textwrap
+
+    if table.title:
+        console.print(str(table.title))
+    headers = [str(column.header) for column in table.columns]
+    columns = [[str(cell) for cell in column.cells] for column in table.columns]
+    width = max(console.width - 2, 20)
+    for row in zip(*columns, strict=True):
+        console.print(row[0])
+        pairs = zip(headers[1:], row[1:], strict=True)
+        rest = [f"{header}: {value}" for header, value in pairs if value not in ("", "-")]
+        lines, line = [], ""
+        for part in rest:
+            if line and len(line) + 3 + len(part) > width:
+                lines.append(line)
+                line = part
+            else:
+                line = f"{line} · {part}" if line else part
+        lines.append(line)
+        console.print(textwrap.indent("\n".join(lines), "  "))
+    if table.caption:
+        console.print(str(table.caption))
 
 
 def shown_ks(ks: Any) -> list[int]:

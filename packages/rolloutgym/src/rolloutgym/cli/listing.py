@@ -9,7 +9,7 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ._app import app, console, fail, markup_safe
+from ._app import app, console, fail, markup_safe, print_table
 
 
 @app.command("list")
@@ -25,21 +25,21 @@ def list_command(
         namespaces = sorted({spec.namespace for spec in registry.envs()})
         fail(f"no environments in namespace '{namespace}'. Installed namespaces: {', '.join(namespaces) or 'none'}.")
     table = Table(title="Environments", title_justify="left")
-    table.add_column("id", style="bold")
+    table.add_column("id", style="bold", no_wrap=True)
     table.add_column("tags")
     table.add_column("description", overflow="fold")
     for spec in specs:
         description = spec.description.split(". ")[0].rstrip(".")
         table.add_row(spec.id, ", ".join(spec.tags), description)
-    console.print(table)
+    print_table(table)  # on a narrow terminal one env per record: no id cut to '…'
     if namespace is None:
         policies = Table(title="Policies (--policy NAME[:MODEL])", title_justify="left")
-        policies.add_column("name", style="bold")
+        policies.add_column("name", style="bold", no_wrap=True)
         policies.add_column("description", overflow="fold")
         for policy in registry.policies():
             example = f" (e.g. {policy.example})" if policy.example else ""
             policies.add_row(policy.name, policy.description + example)
-        console.print(policies)
+        print_table(policies)
     failed = registry.failed_plugins()
     if failed:
         console.print(

@@ -263,7 +263,7 @@ def compare_command(
     tasks_b = {
         f"{envs_b[task.task_index]}:{task.task_id}" if envs_b else task.task_id: task for task in summary_b.tasks
     }
-    console.print(_task_table(f"{first.header['policy']} → {second.header['policy']}", tasks_a, tasks_b))
+    print_table(_task_table(f"{first.header['policy']} → {second.header['policy']}", tasks_a, tasks_b))
     if is_mixture(first.header) or is_mixture(second.header):
         print_table(
             _env_table(env_breakdown(first.header, summary_a.tasks), env_breakdown(second.header, summary_b.tasks))
