@@ -217,3 +217,48 @@ def test_control_token_text_in_tool_results_and_other_formats(tiny: Interception
         # one <|im_start|> and one <|im_end|> per rendered turn, plus the generation prompt's <|im_start|>
         assert _control_count(tiny, call.prompt_token_ids) == 2 * turns + 1, name
         assert call.problems, name
+
+
+class _Hanging:
+    """A sampler that never answers (a model call in flight when the endpoint goes away)."""
+
+    def __init__(self) -> None:
+        self.entered = asyncio.Event()
+
+    async def sample(self, prompt_token_ids: object, params: object) -> object:
+        self.entered.set()
+        await asyncio.Event().wait()
+        raise AssertionError("unreachable")
+
+
+def test_a_call_cancelled_in_flight_leaves_no_traceback(caplog: pytest.LogCaptureFixture) -> None:
+    """A model call in flight is cancelled (as when the episode's loop ends): the request ends with a
+    503 on its connection, not uvicorn's ``Exception in ASGI application`` with a CancelledError."""
+    sampler = _Hanging()
+    endpoint = InterceptionEndpoint(TokenPolicy(sampler, RENDERER, name="hanging"))  # type: ignore[arg-type]
+    client = socket.socket()
+
+    async def main() -> None:
+        await endpoint.start()
+        assert endpoint.port is not None
+        client.connect(("127.0.0.1", endpoint.port))
+        body = b'{"model": "m", "messages": [{"role": "user", "content": "hi"}]}'
+        head = f"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: {len(body)}\r\n"
+        client.sendall(head.encode() + b"Content-Type: application/json\r\n\r\n" + body)
+        await sampler.entered.wait()
+        serving = {asyncio.current_task(), endpoint._task}
+        for task in asyncio.all_tasks() - serving:  # as asyncio.run does to what is left when a loop ends
+            task.cancel()
+        await asyncio.sleep(0.2)
+        await endpoint.stop()
+
+    try:
+        with caplog.at_level("ERROR", logger="uvicorn.error"):
+            asyncio.run(main())
+        client.settimeout(10)
+        answer = client.recv(4096)
+    finally:
+        client.close()
+        endpoint.close_socket()
+    assert not [record for record in caplog.records if "Exception in ASGI application" in record.getMessage()]
+    assert answer.startswith(b"HTTP/1.1 503")

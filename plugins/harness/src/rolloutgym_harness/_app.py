@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import re
 from collections.abc import Callable, Iterator
@@ -172,6 +174,36 @@ class _McpRoute:
             )
             return
         await manager.handle_request(scope, receive, send)
+
+
+class QuietOnCancel:
+    """The endpoint's app as uvicorn serves it: a request still in flight when the endpoint stops
+    (the episode ended, its loop is closing, its MCP server was removed under an open stream, a
+    harness killed mid-call) is cancelled; it then ends with a 503 (or the end of the response it
+    started) instead of uvicorn's ``Exception in ASGI application`` traceback on the log."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Any) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except asyncio.CancelledError:
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # the client may be gone already
+                if not started:
+                    headers = [(b"content-type", b"text/plain")]
+                    await send({"type": "http.response.start", "status": 503, "headers": headers})
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
 
 
 def build_app(endpoint: Any) -> Starlette:

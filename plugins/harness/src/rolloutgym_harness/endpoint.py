@@ -335,7 +335,10 @@ class InterceptionEndpoint(ModelCalls):
             unix.bind(self.unix_socket)
             self._unix = unix
             sockets.append(unix)
-        config = uvicorn.Config(self.app(), log_level="warning", access_log=False, lifespan="off")
+        from ._app import QuietOnCancel
+
+        app = QuietOnCancel(self.app())  # a request cut by the endpoint's stop ends without a traceback
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._task = asyncio.create_task(self._server.serve(sockets=sockets))
