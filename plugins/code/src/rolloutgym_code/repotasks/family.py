@@ -54,7 +54,11 @@ def catalogue() -> list[dict[str, Any]]:
 
 
 def _cache_root(entries: list[dict[str, Any]]) -> Path:
-    digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode("utf-8")).hexdigest()[:16]
+    """A folder named by the content of the catalogue and of every archive."""
+    digest = hashlib.sha256(json.dumps(entries, sort_keys=True).encode("utf-8"))
+    for entry in entries:
+        digest.update(_data_dir().joinpath(entry["archive"]).read_bytes())
+    digest = digest.hexdigest()[:16]
     base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
     return base / "rolloutgym" / FAMILY / digest
 
@@ -167,15 +171,40 @@ def build_family(sources: list[dict[str, Any]], out: Path, *, sdists: Path | Non
     return entries
 
 
+def refresh_support(archive: Path) -> None:
+    """Put the current ``tests/grade.py`` and ``tests/support/rg_report.py`` into every task of
+    ``archive`` (the verifier's code is the same for every task; the tasks' data stay as they are)."""
+    from .runner import reporter_source
+
+    grade = package_files("rolloutgym_code.repotasks").joinpath("data/grade.py").read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory() as temporary:
+        folder = Path(temporary) / "tasks"
+        with tarfile.open(archive, "r:xz") as tar:
+            tar.extractall(folder, filter="data")
+        for task in folder.iterdir():
+            if (task / "tests" / "grade.py").is_file():
+                (task / "tests" / "grade.py").write_text(grade, encoding="utf-8")
+                (task / "tests" / "support" / "rg_report.py").write_text(reporter_source(), encoding="utf-8")
+        _pack(folder, archive)
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m rolloutgym_code.repotasks.family")
-    parser.add_argument("command", choices=["build"])
-    parser.add_argument("--sources", type=Path, required=True, help="JSON list: name, version, kind, split")
+    parser.add_argument(
+        "command", choices=["build", "refresh"], help="refresh: the verifier's code in --out's archives"
+    )
+    parser.add_argument("--sources", type=Path, help="JSON list: name, version, kind, split (build)")
     parser.add_argument("--out", type=Path, required=True, help="where packages.json and the archives go")
     parser.add_argument("--sdists", type=Path, help="a folder of downloaded sdists (else pip downloads them)")
     parser.add_argument("--seed", type=int, default=0)
     arguments = parser.parse_args(argv)
     arguments.out.mkdir(parents=True, exist_ok=True)
+    if arguments.command == "refresh":
+        for archive in sorted(arguments.out.glob("*.tar.xz")):
+            refresh_support(archive)
+        return
+    if arguments.sources is None:
+        parser.error("build needs --sources")
     sources = json.loads(arguments.sources.read_text(encoding="utf-8"))
     build_family(sources, arguments.out, sdists=arguments.sdists, seed=arguments.seed)
 

@@ -71,10 +71,18 @@ def main():
         HOME=scratch,
     )
     command = [sys.executable, "-m", "pytest", *spec["pytest_flags"], f"--rootdir={repo}", *spec["hidden_files"]]
-    try:
-        subprocess.run(command, cwd=repo, env=environment, timeout=spec["timeout"], check=False)
+    try:  # pytest's own output holds timings: the summary below is printed instead (the same run, the same text)
+        subprocess.run(
+            command,
+            cwd=repo,
+            env=environment,
+            timeout=spec["timeout"],
+            check=False,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
     except subprocess.TimeoutExpired:
-        pass
+        print(f"the tests ran past {spec['timeout']:.0f} s")
     outcomes = {}
     if os.path.isfile(report) and not os.path.islink(report):
         with open(report, encoding="utf-8") as handle:
@@ -94,7 +102,8 @@ def main():
         f"hidden tests: {len(passed)}/{len(expected)} pass; the bug's tests: {len(fixed)}/{len(spec['fail_to_pass'])}"
     )
     for test in [test for test in expected if test not in passed][:10]:
-        print(f"- {test}: {outcomes.get(test, ['did not run'])[0]}")
+        outcome, message = (outcomes.get(test) or ["did not run", ""])[:2]
+        print(f"- {test}: {outcome}" + (f": {message}" if message else ""))
 
 
 if __name__ == "__main__":
