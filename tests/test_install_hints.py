@@ -13,12 +13,14 @@ declared by that project, and each ``./plugins/NAME`` / ``./packages/NAME`` fold
 from __future__ import annotations
 
 import ast
+import importlib.util
 import re
 import shlex
 import subprocess
 import sys
 import tomllib
 from pathlib import Path
+from typing import Any
 
 import pytest
 from rolloutgym.install_hints import checkout_root, pip_install
@@ -139,13 +141,14 @@ def test_every_hint_for_our_packages_is_built_by_pip_install() -> None:
     calls = [(where, line, args) for where, tree in trees for line, args in pip_install_calls(tree)]
     assert len(calls) >= 15  # the calls are really read
     for where, line, (distribution, *extras) in calls:
-        if distribution == "?":  # the registry's hint, from KNOWN_PLUGINS (below)
+        if distribution == "?":  # the registry's hint, from the plugins' metadata (below)
             continue
         assert distribution in known, f"{where}:{line}: pip_install names {distribution}, no project of this repository"
         assert set(extras) <= known[distribution][1], f"{where}:{line}: {distribution} has no extra {extras}"
-    from rolloutgym.registry._hints import KNOWN_PLUGINS
+    from rolloutgym.registry._hints import known_plugins
 
-    assert set(KNOWN_PLUGINS.values()) <= set(known), set(KNOWN_PLUGINS.values()) - set(known)
+    named = {distribution for names in known_plugins().values() for distribution in names.values()}
+    assert named <= set(known), named - set(known)
 
 
 def test_the_literal_check_catches_a_spelled_hint() -> None:
@@ -186,6 +189,70 @@ def test_a_hint_names_a_folder_that_exists_from_where_the_user_stands(
         assert set(filter(None, wanted.rstrip("]").split(","))) == set(extras) <= declared, command
         assert folder.startswith(("./", "../")) == (cwd != tmp_path), command  # relative inside the checkout only
     assert _built_in(ROOT, "rolloutgym-code", "humaneval") == "pip install './plugins/code[humaneval]'"
+
+
+def _known_plugins_script() -> Any:
+    spec = importlib.util.spec_from_file_location("known_plugins", ROOT / "scripts" / "known_plugins.py")
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_table_of_uninstalled_plugins_is_generated_from_every_plugin() -> None:
+    """data/known_plugins.json is what scripts/known_plugins.py makes of plugins/*/pyproject.toml today."""
+    script = _known_plugins_script()
+    assert script.TABLE.read_text(encoding="utf-8") == script.render(), (
+        "the core's table of plugins is out of date: run python scripts/known_plugins.py"
+    )
+    from rolloutgym.registry._hints import known_plugins
+
+    assert known_plugins()["envs"]["tau2"] == "rolloutgym-benchmarks" and known_plugins()["policies"]["hf"]
+
+
+def test_every_plugin_declares_exactly_what_it_registers() -> None:
+    """The names a plugin's pyproject declares (rolloutgym.envs/.policies/.templates) are those it registers."""
+    from rolloutgym.registry import Registry
+
+    registry = Registry()
+    registered: dict[tuple[str, str], set[str]] = {}
+    named = [
+        *(("envs", entry.spec.namespace, entry) for entry in registry.env_specs().values()),
+        *(("policies", name, entry) for name, entry in registry.policy_specs().items()),
+        *(("templates", name, entry) for name, entry in registry.template_specs().items()),
+    ]
+    for kind, name, entry in named:
+        registered.setdefault((entry.plugin.distribution or "", kind), set()).add(name)
+    script = _known_plugins_script()
+    for plugin in sorted((ROOT / "plugins").glob("*/pyproject.toml")):
+        project = tomllib.loads(plugin.read_text(encoding="utf-8"))["project"]
+        declared = project.get("entry-points", {})
+        for kind, group in script.GROUPS.items():
+            wanted = registered.get((project["name"], kind), set())
+            assert set(declared.get(group, {})) == wanted, (
+                f"{plugin.parent.name}: pyproject declares {kind} {sorted(declared.get(group, {}))} in "
+                f'[project.entry-points."{group}"] but the plugin registers {sorted(wanted)}: declare each one, '
+                "then run python scripts/known_plugins.py"
+            )
+
+
+@pytest.mark.parametrize(
+    ("name", "distribution"),
+    [
+        ("harness", "rolloutgym-harness"),
+        ("tau2", "rolloutgym-benchmarks"),
+        ("agentdojo", "rolloutgym-benchmarks"),
+        ("ifeval", "rolloutgym-benchmarks"),
+        ("scienceworld", "rolloutgym-benchmarks"),
+    ],
+)
+def test_the_hint_names_every_plugin_even_uninstalled(name: str, distribution: str) -> None:
+    """The five the hand-written table missed (issue 46), read from the generated table as if nothing were installed."""
+    from rolloutgym.registry import Registry, _hints
+
+    assert _hints.known_plugins()["envs" if name != "harness" else "policies"][name] == distribution
+    core_only = Registry(load_entry_points=False)
+    assert core_only.install_hint(name) == f"Install it with: {pip_install(distribution)}"
 
 
 def test_the_missing_plugin_message_carries_the_hint() -> None:

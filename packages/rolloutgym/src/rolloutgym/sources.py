@@ -270,7 +270,7 @@ def make_env(
     if isinstance(source, str):
         source = EnvSource(source)
     registry = registry if registry is not None else get_registry()
-    if source.reference not in registry.env_specs() and source.is_file:  # an id needs no look at the disk
+    if not registry.has_env(source.reference) and source.is_file:  # an id needs no look at the disk
         return resolve_env(source, registry).open(task, asynchronous=asynchronous)
     if asynchronous:
         return registry.make_async(source.reference, task=task, **source.kwargs)

@@ -30,16 +30,12 @@ from typing import Any
 from rolloutgym_protocol import Score, SingleTurnEnv, spaces
 from rolloutgym_protocol.errors import ConfigError
 
+from ._ifeval_catalogue import INSTALL_HINT, PACKAGE, package_version
 from ._ifeval_tasks import CHECKERS, FLOOR_WORDS, FLOORED, TEST_TOPICS, TOPICS, WORD_FLOOR, build
 from ._ifeval_training import UNTRAINABLE, on_topic
-from ._loading import installed_version
 
 __all__ = ["IFEvalEnv", "IFEvalTask", "grade", "load_tasks", "make_env", "package_verdict", "package_version"]
 
-PACKAGE = "if-verifiable"
-PINNED = "0.1.2"
-LICENCE = "Apache-2.0 (if-verifiable and IFEval's checkers); the prompts are rolloutgym's own (MIT)"
-INSTALL_HINT = f"install the ifeval extra of rolloutgym-benchmarks (pip install {PACKAGE}=={PINNED})"
 SIZE = len(TOPICS) * len(CHECKERS)
 _SEED_LOCK = threading.Lock()
 OPTIONS = ("My answer is yes.", "My answer is no.", "My answer is maybe.")
@@ -65,10 +61,6 @@ class IFEvalTask:
 
     def __str__(self) -> str:
         return self.id
-
-
-def package_version() -> str | None:
-    return installed_version(PACKAGE)
 
 
 def _task(index: int) -> IFEvalTask:

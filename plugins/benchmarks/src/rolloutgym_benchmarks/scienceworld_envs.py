@@ -25,33 +25,26 @@ from __future__ import annotations
 
 import atexit
 import importlib.util
-import json
 import shutil
 import threading
 from dataclasses import dataclass
-from importlib import resources
 from typing import Any
 
 import gymnasium as gym
 from rolloutgym_protocol import Score, spaces
 from rolloutgym_protocol.errors import ConfigError
 
-from ._loading import installed_version
+from ._scienceworld_catalogue import (
+    CATALOGUE,
+    INSTALL_HINT,
+    PACKAGE,
+    SPLITS,
+    STEP_LIMIT,
+    loader_name,
+    package_version,
+)
 
 __all__ = ["CATALOGUE", "ScienceWorldEnv", "ScienceWorldTask", "load_tasks", "make_env", "package_version"]
-
-PACKAGE = "scienceworld"
-PINNED = "1.2.3"
-LICENCE = "Apache-2.0"
-STEP_LIMIT = 100  # ScienceWorldEnv's envStepLimit default
-INSTALL_HINT = (
-    f"install the scienceworld extra of rolloutgym-benchmarks (pip install {PACKAGE}=={PINNED}) and Java 17 "
-    "(Debian: apt-get install openjdk-17-jre-headless)"
-)
-SPLITS = ("train", "dev", "test")
-CATALOGUE: dict[str, dict[str, Any]] = json.loads(
-    resources.files(__package__).joinpath("data/scienceworld_tasks.json").read_text(encoding="utf-8")
-)["tasks"]
 
 
 @dataclass(frozen=True)
@@ -67,10 +60,6 @@ class ScienceWorldTask:
         return self.id
 
 
-def package_version() -> str | None:
-    return installed_version(PACKAGE)
-
-
 def load_tasks(task_name: str) -> list[ScienceWorldTask]:
     """Every variation of ``task_name``, with the package's split of each."""
     if task_name not in CATALOGUE:
@@ -81,10 +70,6 @@ def load_tasks(task_name: str) -> list[ScienceWorldTask]:
         ScienceWorldTask(f"{task_name}/{variation}", task_name, variation, split_of[variation])
         for variation in sorted(split_of)
     ]
-
-
-def loader_name(task_name: str) -> str:
-    return "tasks_" + task_name.replace("-", "_")
 
 
 def _loader(task_name: str) -> Any:

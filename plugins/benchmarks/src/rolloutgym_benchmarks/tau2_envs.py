@@ -39,12 +39,22 @@ from ._tau2_attribution import attribute_tau2
 from ._tau2_training import DUMP_CHARS, dumped_tool_output, untrainable_reason
 from ._tau2_user import device_calls, user_section
 from ._tool_bounds import parse_arguments
-from .tau2_tasks import _BASES, DOMAINS, PACKAGE, Tau2Task, _tasks, _tau2, cached_domain, load_tasks, package_version
+from .tau2_tasks import (
+    _BASES,
+    DOMAINS,
+    MAX_REPLIES,
+    PACKAGE,
+    Tau2Task,
+    _tasks,
+    _tau2,
+    cached_domain,
+    load_tasks,
+    package_version,
+)
 
 __all__ = ["MAX_REPLIES", "STOP", "Tau2Env", "evaluate_trajectory", "make_env"]
 
 STOP = "###STOP###"
-MAX_REPLIES = 60  # agent replies (tool calls or messages) per episode; tau2 stops at 200 messages
 _AGENT_NOTE = (
     "\n\nTo write to the user, reply without tool calls; the user's answer comes back as the next message. "
     f"To end the conversation yourself, write {STOP}."

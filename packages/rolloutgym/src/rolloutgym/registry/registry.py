@@ -3,7 +3,9 @@
 It answers lookups (specs, task indexes, imported factories) and caches them, and holds the
 one builder of a registered env (:meth:`Registry.env_builder`, used by :mod:`rolloutgym.sources`
 and by ``make``/``make_async``/``load``) and the one tagger (:func:`tag_env`).
-Listing reads spec objects only; an environment's module is imported at ``make()``.
+Listing reads spec objects only; an environment's module is imported at ``make()``. A lookup
+of ``ns/name-vN`` calls only the spec functions of the plugin that declares ``ns`` (entry point
+group ``rolloutgym.envs``, :mod:`._namespaces`).
 """
 
 from __future__ import annotations
@@ -38,7 +40,8 @@ from rolloutgym_protocol.specs import (
 )
 
 from ._build import adapt_env, import_entry_point, tag_env
-from ._hints import KNOWN_PLUGINS, env_not_found_message, install_hint
+from ._hints import env_not_found_message, install_hint, provider_of
+from ._namespaces import EnvSource, declared_sources, declaring_distributions, is_declaring
 from ._plugins import PluginInfo, core_plugins, discover_plugins, warn_unmarked_hooks
 from ._policy_refs import ACCEPTED_FORMS, normal_policy_reference, unknown_provider
 from ._tasks import TaskIndex, task_split
@@ -85,6 +88,9 @@ class Registry:
         found = (core_plugins() if self.core else []) + (discover_plugins() if load_entry_points else [])
         for info in found:
             self._add(info)
+        # Who declares which env namespace: read from metadata, nothing imported (issue 46).
+        self._env_sources = declared_sources(self.plugins, core=self.core, entry_points_too=load_entry_points)
+        self._declaring = declaring_distributions(self._env_sources)
 
     def _add(self, info: PluginInfo) -> None:
         if info.module is not None:
@@ -132,8 +138,10 @@ class Registry:
         """Plugins with hook implementations that match no hookspec: ``{plugin name: [warning, ...]}``."""
         return {info.name: list(info.warnings) for info in self.plugins if info.warnings}
 
-    def call_hook(self, hook_name: str, **kwargs: Any) -> list[tuple[PluginInfo, Any]]:
-        """Call hook ``hook_name`` through pluggy, each implementation on its own.
+    def call_hook(
+        self, hook_name: str, *, only: Callable[[PluginInfo], bool] | None = None, **kwargs: Any
+    ) -> list[tuple[PluginInfo, Any]]:
+        """Call hook ``hook_name`` through pluggy, each implementation on its own (``only``: of these plugins).
 
         Returns ``(plugin, result)`` per implementation in pluggy's call order. An
         implementation that raises marks its plugin ``failed`` (with the error) and the
@@ -143,7 +151,7 @@ class Registry:
         results: list[tuple[PluginInfo, Any]] = []
         for implementation in reversed(caller.get_hookimpls()):  # pluggy calls the last registered first
             info = self._by_name.get(implementation.plugin_name)
-            if info is None or info.status != "loaded":
+            if info is None or info.status != "loaded" or (only is not None and not only(info)):
                 continue
             try:
                 result = implementation.function(*(kwargs[name] for name in implementation.argnames))
@@ -158,10 +166,16 @@ class Registry:
 
     def _collect(self, hook_name: str, spec_type: type, key: Callable[[Any], str]) -> dict[str, Registered]:
         cached = self._cache.get(hook_name)
-        if cached is not None:
-            return cached
+        if cached is None:
+            cached = self._cache[hook_name] = self._tabulate(hook_name, spec_type, key, self.call_hook(hook_name))
+        return cached
+
+    def _tabulate(
+        self, hook_name: str, spec_type: type, key: Callable[[Any], str], pairs: list[tuple[PluginInfo, Any]]
+    ) -> dict[str, Registered]:
+        """``{key: Registered}`` of what plugins returned, in plugin order; a wrong type fails its plugin."""
         collected: dict[str, Registered] = {}
-        for info, returned in sorted(self.call_hook(hook_name), key=lambda pair: self.plugins.index(pair[0])):
+        for info, returned in sorted(pairs, key=lambda pair: self.plugins.index(pair[0])):
             specs = list(returned or ())
             wrong = [spec for spec in specs if not isinstance(spec, spec_type)]
             if wrong:
@@ -175,12 +189,52 @@ class Registry:
                     info.error = (info.error or "") + f" duplicate {name!r} (already registered by {other.describe()});"
                     continue
                 collected[name] = Registered(spec, info)
-        self._cache[hook_name] = collected
         return collected
 
     def env_specs(self) -> dict[str, Registered]:
-        """Every registered environment, by id."""
-        return self._collect("rolloutgym_envs", EnvSpec, lambda spec: spec.id)
+        """Every registered environment, by id: every declared namespace, and the plugins that declare none."""
+        cached = self._cache.get("rolloutgym_envs")
+        if cached is None:
+            cached = self._cache["rolloutgym_envs"] = self._env_table(self._env_sources)
+        return cached
+
+    def namespace_env_specs(self, namespace: str) -> dict[str, Registered]:
+        """The environments of ``namespace``, by id. Of the plugins that declare namespaces (entry point group
+        ``rolloutgym.envs``) only those declaring ``namespace`` are asked; plugins that declare none always are."""
+        table = self._cache.get("rolloutgym_envs")
+        if table is None:
+            table = self._cache.get(f"rolloutgym_envs:{namespace}")
+        if table is None:
+            sources = [source for source in self._env_sources if namespace in source.namespaces]
+            table = self._cache[f"rolloutgym_envs:{namespace}"] = self._env_table(sources)
+        return {env_id: entry for env_id, entry in table.items() if entry.spec.namespace == namespace}
+
+    def has_env(self, env_id: str) -> bool:
+        """Whether ``env_id`` is a registered id (exactly), asking only the plugin that declares its namespace."""
+        return env_id in self.namespace_env_specs(env_id.partition("/")[0])
+
+    def _env_table(self, sources: list[EnvSource]) -> dict[str, Registered]:
+        pairs: list[tuple[PluginInfo, Any]] = []
+        for source in sources:
+            try:
+                pairs.append((source.plugin, source.load()))
+            except Exception as exc:  # noqa: BLE001 - report, keep the other plugins
+                source.plugin.status = "failed"
+                source.plugin.error = f"env specs '{source.value}' raised {type(exc).__name__}: {exc}"
+        # Plugins that declare no namespace (registered the old way): their rolloutgym_envs hooks, as before.
+        pairs += self.call_hook("rolloutgym_envs", only=lambda info: not is_declaring(info, self._declaring))
+        table = self._tabulate("rolloutgym_envs", EnvSpec, lambda spec: spec.id, pairs)
+        for source in sources:
+            undeclared = sorted({entry.spec.namespace for entry in table.values() if entry.plugin is source.plugin})
+            undeclared = [name for name in undeclared if not any(name in other.namespaces for other in sources)]
+            if undeclared and source.plugin.distribution:
+                warning = (
+                    f"registers namespace(s) {', '.join(undeclared)} that it does not declare, so lookups of "
+                    f'them import every plugin: add them to [project.entry-points."rolloutgym.envs"]'
+                )
+                if warning not in source.plugin.warnings:
+                    source.plugin.warnings.append(warning)
+        return table
 
     def policy_specs(self) -> dict[str, Registered]:
         """Every registered policy provider, by name."""
@@ -214,10 +268,8 @@ class Registry:
 
     def envs(self, namespace: str | None = None) -> list[EnvSpec]:
         """Environment specs, sorted by id, optionally for one namespace."""
-        specs = [entry.spec for entry in self.env_specs().values()]
-        if namespace is not None:
-            specs = [spec for spec in specs if spec.namespace == namespace]
-        return sorted(specs, key=lambda spec: spec.id)
+        table = self.env_specs() if namespace is None else self.namespace_env_specs(namespace)
+        return sorted((entry.spec for entry in table.values()), key=lambda spec: spec.id)
 
     def adopt(self, resolved: Any) -> str:
         """Make an env file's env (a :class:`~rolloutgym.sources.ResolvedEnv`) known by its id here.
@@ -249,24 +301,26 @@ class Registry:
         """Find an env by id; ``namespace/name`` without a version resolves to the newest."""
         if env_id in self._adopted:
             return self._adopted_entry(env_id)
-        registered = self.env_specs()
-        if env_id in registered:
-            return registered[env_id]
         try:
             namespace, name, version = parse_env_id(env_id)
         except SpecError:
             namespace, name, version = env_id.partition("/")[0], "", None
-        if version is None and name:
+        # The plugin that declares the namespace first; everything only when that misses.
+        for table in (lambda: self.namespace_env_specs(namespace), self.env_specs):
+            registered = table()
+            if env_id in registered:
+                return registered[env_id]
             candidates = [
                 entry for entry in registered.values() if entry.spec.namespace == namespace and entry.spec.name == name
             ]
-            if candidates:
+            if version is None and name and candidates:
                 return max(candidates, key=lambda entry: entry.spec.version)
         raise EnvNotFound(env_not_found_message(self, env_id, namespace))
 
-    def install_hint(self, name: str) -> str:
-        """How to get the plugin that provides ``name`` (see :func:`rolloutgym.registry._hints.install_hint`)."""
-        return install_hint(self.plugins, name)
+    def install_hint(self, name: str, kind: str | None = None) -> str:
+        """How to get the plugin that provides ``name`` (``kind``: "envs", "policies" or "templates"; see
+        :func:`rolloutgym.registry._hints.install_hint`)."""
+        return install_hint(self.plugins, name, kind)
 
     def task_index(self, env_id: str) -> TaskIndex:
         """The env's tasks with their ids, for O(1) lookups; loaded once per registry."""
@@ -402,7 +456,7 @@ class Registry:
         provider, _, model = normal_policy_reference(reference, registered).partition(":")
         if provider not in registered:
             unknown = unknown_provider(reference, provider)
-            if unknown is not None and provider.partition("/")[0] not in KNOWN_PLUGINS:
+            if unknown is not None and provider_of(provider.partition("/")[0], "policies") is None:
                 raise unknown
             if unknown is not None:  # openai/gpt-4o-mini without the openai plugin: install it, write openai:...
                 provider, _, model = provider.partition("/")
@@ -411,8 +465,8 @@ class Registry:
                 f"no policy provider '{provider}'.{did_you_mean(provider, names)} "
                 f"Installed providers: {', '.join(names) or 'none'}. Accepted forms: {ACCEPTED_FORMS}."
             )
-            if provider in KNOWN_PLUGINS:
-                message += f" '{provider}' comes from '{KNOWN_PLUGINS[provider]}'. {self.install_hint(provider)}"
+            if (distribution := provider_of(provider, "policies")) is not None:
+                message += f" '{provider}' comes from '{distribution}'. {self.install_hint(provider, 'policies')}"
             raise PolicyNotFound(message)
         spec: PolicySpec = registered[provider].spec
         if spec.requires_model and not model:
@@ -424,8 +478,9 @@ class Registry:
         if name not in table:
             names = sorted(table)
             message = f"no {kind} '{name}'.{did_you_mean(name, names)} Available: {', '.join(names) or 'none'}."
-            if name in KNOWN_PLUGINS:
-                message += f" '{name}' comes from '{KNOWN_PLUGINS[name]}'. {self.install_hint(name)}"
+            hinted = "templates" if kind == "template" else None
+            if hinted and (distribution := provider_of(name, hinted)) is not None:
+                message += f" '{name}' comes from '{distribution}'. {self.install_hint(name, hinted)}"
             raise error(message)
         return table[name].spec
 
