@@ -225,3 +225,11 @@ def test_the_one_service_it_may_reach_gets_the_hosts_key_which_the_sandbox_never
 def test_the_proxy_reaches_no_other_host(probed: dict, route: str) -> None:
     # 400 from the proxy, or 501 from the configured upstream (it answers POST only): never another host
     assert probed["results"][route][1][0] in (400, 501), probed["results"][route]
+
+
+def test_stop_ends_the_sandbox_and_what_it_started(tmp_path: Path) -> None:
+    script = "sleep 600 & sleep 600; echo never >> done.txt"
+    ended = run_isolated(
+        ["/bin/sh", "-c", script], Isolation(writable=tmp_path / "work", python=False), stop=lambda: True
+    )
+    assert ended.returncode != 0 and not (tmp_path / "work" / "done.txt").exists()

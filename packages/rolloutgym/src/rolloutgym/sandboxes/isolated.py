@@ -33,7 +33,9 @@ import shutil
 import stat
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -285,10 +287,12 @@ def run_isolated(
     input: bytes | None = None,
     pass_fds: Sequence[int] = (),
     timeout: float | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> IsolatedResult:
     """Run ``argv`` isolated (:class:`Isolation`) and wait for it; its stdout is discarded, ``pass_fds`` are
     inherited (a pipe for results), stderr's last 4,000 characters come back. A missing tool is a
-    :class:`SandboxInfraError` naming the fix; ``timeout`` passed kills the whole sandbox."""
+    :class:`SandboxInfraError` naming the fix; ``timeout`` passed, or ``stop()`` true (asked every half
+    second), kills the whole sandbox."""
     os.makedirs(isolation.writable, exist_ok=True)
     uid = _uid()
     command = isolated_argv(argv, isolation, uid)
@@ -305,13 +309,33 @@ def run_isolated(
             pass_fds=tuple(pass_fds),
             start_new_session=True,
         )
-        try:
-            process.communicate(input, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        if input is not None:
+            threading.Thread(target=_feed, args=(process, input), daemon=True).start()
+        _wait(process, timeout, stop)
         stderr.seek(0, os.SEEK_END)
         stderr.seek(max(0, stderr.tell() - 4000))
         tail = stderr.read().decode("utf-8", errors="replace")
     stderr_path.unlink(missing_ok=True)
     return IsolatedResult(process.returncode, tail)
+
+
+def _feed(process: subprocess.Popen[bytes], data: bytes) -> None:
+    assert process.stdin is not None
+    try:
+        process.stdin.write(data)
+        process.stdin.close()
+    except OSError:
+        pass  # it ended before reading all of it
+
+
+def _wait(process: subprocess.Popen[bytes], timeout: float | None, stop: Callable[[], bool] | None) -> None:
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        try:
+            process.wait(timeout=0.5)
+            return
+        except subprocess.TimeoutExpired:
+            if (deadline is not None and time.monotonic() > deadline) or (stop is not None and stop()):
+                process.kill()  # bubblewrap; --die-with-parent and the PID namespace end everything inside
+                process.wait()
+                return
