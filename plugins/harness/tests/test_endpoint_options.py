@@ -316,3 +316,34 @@ def test_count_tokens_is_the_rendered_prompt(endpoint: InterceptionEndpoint, scr
 def test_rerender_holds_for_calls_with_options(endpoint: InterceptionEndpoint) -> None:
     calls = [call for session in endpoint.sessions.values() for call in session.calls]
     assert calls and check_rerender(RENDERER, [call for call in calls if call.choice == 0 and not call.problems]) == []
+
+
+def test_n_then_the_harness_continues_its_second_choice() -> None:
+    """A harness asks for ``n=2`` and goes on with the second choice: that call extends the second
+    choice's context (no new segment); the trajectory gives the sibling choice its whole prompt and
+    the continuation only its new tokens; the lineages are [0] and [1, 2]."""
+    from rolloutgym_harness.lineages import link_calls
+
+    sampler = ScriptedSampler(RENDERER.encode, lambda prompt, index: f"choice{index}", end_token_id=CharRenderer.END)
+    with InterceptionEndpoint(TokenPolicy(sampler, RENDERER, max_tokens=50, name="scripted")) as served:
+        client = _openai(served, "pick")
+        first = client.chat.completions.create(model="m", messages=USER, n=2)
+        picked = first.choices[1].message.content
+        assert [choice.message.content for choice in first.choices] == ["choice0", "choice1"]
+        more = [*USER, {"role": "assistant", "content": picked}, {"role": "user", "content": "more"}]
+        client.chat.completions.create(model="m", messages=more)
+        session = served.session("pick")
+        calls = session.calls
+        assert [(call.choice, call.extends, call.new_segment) for call in calls] == [
+            (0, False, False),
+            (1, False, False),
+            (0, True, False),
+        ]
+        assert session.segments == 1 and check_rerender(RENDERER, calls) == []
+        steps = session.trajectory().steps
+    assert steps[1].observation_tokens == tuple(calls[1].prompt_token_ids)  # a sibling: its whole prompt
+    assert steps[1].policy_info["choice"] == 1
+    base = calls[1].prompt_token_ids + calls[1].completion_token_ids
+    assert list(steps[2].observation_tokens) == calls[2].prompt_token_ids[len(base) :]
+    assert calls[2].prompt_token_ids[: len(base)] == base
+    assert link_calls(calls) == [None, None, 1]

@@ -126,8 +126,8 @@ class ModelCalls:
             prompt = list(context) + list(tail)
         else:
             prompt = list(renderer.render_prompt(request.messages, request.tools))
-        context = session.context
-        extends = context is not None and prompt[: len(context)] == context
+        contexts = [context for context in (session.context, *session.choices) if context is not None]
+        extends = any(prompt[: len(context)] == context for context in contexts)  # n > 1: any choice
         return prompt, extends, canonical
 
     def _control_pattern(self) -> re.Pattern[str] | None:
@@ -220,7 +220,10 @@ class ModelCalls:
             key = json.dumps(request.tools, sort_keys=True)
             session.branches.append(([*canonical, _canonical(action)], prompt + list(tokens), key, tokens))
             del session.branches[: -self.kept_branches]
+            if choice > 0:
+                session.choices.append(prompt + list(tokens))
             if choice == 0:
+                session.choices = []
                 first = session.context is None
                 new_segment = not first and not extends
                 action = {"role": "assistant", "content": reply.content}

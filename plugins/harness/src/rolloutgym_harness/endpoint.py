@@ -262,7 +262,7 @@ class InterceptionEndpoint(ModelCalls):
             tool_calls=reply.tool_calls,
             segment=max(session.segments - 1, 0),
             new_segment=bool(facts["new_segment"]) and choice == 0,
-            extends=bool(facts["extends"]),
+            extends=bool(facts["extends"]) and choice == 0,  # the other choices are its siblings
             seconds=seconds,
             upstream=dict(facts["upstreams"][choice]) if "upstreams" in facts else {},
             choice=choice,

@@ -71,6 +71,8 @@ class EndpointSession:
     tools_key: str = ""
     last_completion: tuple[int, ...] = ()
     segments: int = 0
+    # the other choices' prompt + completion of the latest call with n > 1: the next call may continue any
+    choices: list[list[int]] = field(default_factory=list)
     # recent calls a new call may continue: (canonical messages + reply, prompt + completion, tools key, completion)
     branches: list[tuple[list[str], list[int], str, tuple[int, ...]]] = field(default_factory=list)
     lock: asyncio.Lock = field(default_factory=asyncio.Lock)
@@ -80,21 +82,33 @@ class EndpointSession:
 
         A call whose prompt does not extend the previous context starts a new segment: its
         step's ``observation_tokens`` are its whole prompt and ``policy_info`` says
-        ``retokenization_mismatch`` (the convention of :class:`~rolloutgym.llm.ChatPolicy`).
+        ``retokenization_mismatch`` (the convention of :class:`~rolloutgym.llm.ChatPolicy`). The
+        other choices of a call with ``n > 1`` are siblings of its first: their observation tokens
+        are their whole prompt (``policy_info["choice"]``); the next call continues whichever
+        choice its prompt extends.
         """
         steps = []
-        context: list[int] = []
+        # the contexts (prompt + completion) of the latest call's choices: a call extends one of them
+        previous: list[list[int]] = []
+        current: list[list[int]] = []
         for position, call in enumerate(self.calls):
             prompt = call.prompt_token_ids
             observation_tokens = None
+            if call.choice == 0:
+                previous, current = current or previous, []
             if prompt is not None:
-                observation_tokens = tuple(prompt[len(context) :]) if call.extends else tuple(prompt)
-                context = list(prompt) + list(call.completion_token_ids or ())
+                observation_tokens = tuple(prompt)  # a new segment, or a sibling choice: its whole prompt
+                if call.extends:
+                    bases = [base for base in previous if prompt[: len(base)] == base]
+                    if bases:
+                        observation_tokens = tuple(prompt[len(max(bases, key=len)) :])
+                current.append(list(prompt) + list(call.completion_token_ids or ()))
             info = {
                 "turn": position + 1,
                 "api": call.api,
                 "text": call.text,
                 "segment": call.segment,
+                "choice": call.choice,
                 "retokenization_mismatch": call.new_segment,
                 "requested": call.requested,
                 "params": call.params,
