@@ -33,6 +33,20 @@ def test_info_accepts_an_env_file_like_run(tmp_path: Path) -> None:
     assert "oracle" in shown.stdout.split("policies:")[1]
 
 
+def test_play_accepts_an_env_file_like_run_and_info() -> None:
+    """``play FILE`` plays the env file that ``run FILE`` and ``info FILE`` read (issue 46: it refused it)."""
+    played = subprocess.run(
+        [sys.executable, "-m", "rolloutgym", "play", str(REFUND)],
+        input="I cannot help with that\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert played.returncode == 0, played.stderr
+    assert "Refund order O-1" in played.stdout and "episode over after 1 steps" in played.stdout
+    assert "missing refund for order_id" in played.stdout  # graded by the file's own checks
+
+
 def test_info_on_a_file_env_id_points_at_the_path() -> None:
     shown = cli("info", "file/refund-agent-v0")
     assert shown.returncode != 0 and "Traceback" not in shown.stderr

@@ -275,7 +275,10 @@ async def _run_with_progress(config: Any, *, show: bool) -> Any:
 
 @app.command("play")
 def play_command(
-    env: str = typer.Argument(..., help="Environment id, e.g. toy/guess-v0."),
+    env: str = typer.Argument(
+        ...,
+        help="Environment id (e.g. toy/guess-v0), env file path (my_env.py) or served env URL: whatever 'run' accepts.",
+    ),
     task: Optional[str] = typer.Option(None, "--task", help="Task id or index (default: the first)."),
     seed: Optional[int] = typer.Option(None, "--seed"),
     max_steps: Optional[int] = typer.Option(None, "--max-steps"),
@@ -284,16 +287,16 @@ def play_command(
     from ..builtin.policies import HumanPolicy
     from ..registry import get_registry
     from ..rollouts import arollout
+    from ..sources import EnvSource, resolve_env
 
-    registry = get_registry()
-    spec = registry.resolve_env(env).spec
+    resolved = resolve_env(EnvSource(env), get_registry())  # an id, an env file or a URL, as `run` reads it
     chosen: Any = None if task is None else (int(task) if task.lstrip("-").isdigit() else task)
     policy = HumanPolicy()
 
     async def episode() -> Any:
-        environment = registry.make(spec.id, task=chosen)
+        environment = resolved.open(chosen)
         try:
-            return await arollout(environment, policy, seed=seed, max_steps=max_steps or spec.max_steps)
+            return await arollout(environment, policy, seed=seed, max_steps=max_steps or resolved.max_steps)
         finally:
             closing = environment.close()
             if asyncio.iscoroutine(closing):
