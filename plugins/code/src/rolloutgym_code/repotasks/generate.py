@@ -54,6 +54,7 @@ class Generation:
     tried: int = 0
     rejected: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    sandbox_cpu_seconds: float = 0.0  # the test runs' CPU in the sandbox (pytest's processes)
     excluded_files: dict[str, str] = field(default_factory=dict)
 
 
@@ -168,6 +169,7 @@ def generate_bugs(
         first = runner.run_tests(project.tests, timeout=suite_timeout, trace=True)
         _refuse_baseline(project, first)
         second = runner.run_tests(project.tests, timeout=suite_timeout)
+        generation.sandbox_cpu_seconds += first.cpu_seconds + second.cpu_seconds
         generation.baseline_seconds = second.seconds
         _usable_files(project, first, second, generation)
         say(
@@ -227,6 +229,7 @@ def _evaluate(
     files = sorted({_file_of(test) for test in covering})
     buggy = apply_mutation(generation.project.files[path], mutation)
     run = runner.run_tests(files, timeout=3 * suite_seconds + 20, changed={path: buggy})
+    generation.sandbox_cpu_seconds += run.cpu_seconds
     if run.import_failed:
         return None, "module does not import"
     if run.problem:

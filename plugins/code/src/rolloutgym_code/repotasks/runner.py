@@ -55,6 +55,7 @@ class TestOutcomes:
     outcomes: Mapping[str, tuple[str, str]]
     seconds: float
     calls: Mapping[str, frozenset[tuple[str, int]]] = field(default_factory=dict)
+    cpu_seconds: float = 0.0  # pytest's process in the sandbox
     import_failed: bool = False
     problem: str | None = None
 
@@ -128,12 +129,13 @@ class ProjectRunner:
         if data is None:
             return TestOutcomes({}, seconds, problem=(result.output or "pytest wrote no report").strip()[:200])
         raw = json.loads(data.decode("utf-8"))
+        cpu = float(raw.pop("__cpu__", 0.0))
         calls = {
             str(test): frozenset((str(path), int(line)) for path, line in found)
             for test, found in raw.pop("__calls__", {}).items()
         }
         outcomes = {str(test): (str(value[0]), str(value[1])) for test, value in raw.items()}
-        return TestOutcomes(outcomes, seconds, calls)
+        return TestOutcomes(outcomes, seconds, calls, cpu)
 
     def close(self) -> None:
         self._box.destroy()

@@ -4,7 +4,8 @@ Stdlib only: it runs with the sandbox's own pytest (``-p rg_report``). Outcomes:
 ``failed``, ``error`` (setup or teardown failed, or a file did not collect) and ``skipped``
 (``xfail`` included); each with the first line of the failure's message. With ``RG_TRACE``
 set to a folder, it also records which functions under that folder each test called
-(``sys.setprofile``: the file and first line of each code object), under ``__calls__``.
+(``sys.setprofile``: the file and first line of each code object), under ``__calls__``;
+``__cpu__`` is the CPU seconds pytest's process used.
 """
 
 import json
@@ -66,5 +67,11 @@ def pytest_collectreport(report):
 def pytest_sessionfinish(session, exitstatus):
     path = os.environ.get("RG_REPORT")
     if path:
+        import resource
+
+        usage = resource.getrusage(resource.RUSAGE_SELF)
+        data = {**_RESULTS, "__cpu__": usage.ru_utime + usage.ru_stime}
+        if _ROOT:
+            data["__calls__"] = _CALLS
         with open(path, "w", encoding="utf-8") as handle:
-            json.dump({**_RESULTS, "__calls__": _CALLS} if _ROOT else _RESULTS, handle)
+            json.dump(data, handle)
