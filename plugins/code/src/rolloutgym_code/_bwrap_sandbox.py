@@ -35,8 +35,11 @@ class BubblewrapSandbox(NamespaceSandbox):
         real = os.path.realpath(self.python)
         if real.startswith("/usr/"):
             return []
-        prefix = str(Path(real).parent.parent)
-        return ["--ro-bind", prefix, prefix]
+        prefix = Path(real).parent.parent
+        # bubblewrap makes a bind's missing parent folders mode 700: the sandbox's uid could not reach the prefix
+        parents = [str(parent) for parent in reversed(prefix.parents) if str(parent) != "/"]
+        made = [argument for parent in parents for argument in ("--perms", "0755", "--dir", parent)]
+        return [*made, "--ro-bind", str(prefix), str(prefix)]
 
     def _launcher(self, scratch: str, limits: SandboxLimits, collect: Sequence[str]) -> list[str]:
         work = os.path.join(scratch, "work")

