@@ -68,6 +68,24 @@ def through_endpoint(calls: int) -> float:
         return (time.clock_gettime(clock) - started) / calls
 
 
+def through_endpoint_h11(calls: int) -> float:
+    """The same, with uvicorn's pure-Python h11 parser forced (what served every call before
+    ``httptools`` was a dependency): the parser's share of the endpoint's cost, in the same run."""
+    import uvicorn
+
+    original = uvicorn.Config.__init__
+
+    def h11_config(self: uvicorn.Config, *args: object, **kwargs: object) -> None:
+        kwargs["http"] = "h11"
+        original(self, *args, **kwargs)  # type: ignore[arg-type]
+
+    uvicorn.Config.__init__ = h11_config  # type: ignore[method-assign]
+    try:
+        return through_endpoint(calls)
+    finally:
+        uvicorn.Config.__init__ = original  # type: ignore[method-assign]
+
+
 async def harness_episodes(episodes: int) -> tuple[float, float]:
     folder = tempfile.mkdtemp(prefix="rolloutgym-bench-")
     body = Path(folder) / "body.json"
@@ -102,6 +120,8 @@ def main() -> None:
     served = through_endpoint(options.calls)
     print(f"direct sampler call: {base * 1e3:.3f} ms CPU; through the endpoint: {served * 1e3:.3f} ms CPU")
     print(f"endpoint adds {(served - base) * 1e3:.3f} ms CPU per call (target <= 1 ms); ratio {served / base:.1f}x")
+    h11 = through_endpoint_h11(options.calls)
+    print(f"with uvicorn's h11 parser instead of httptools: {h11 * 1e3:.3f} ms CPU ({h11 / served:.2f}x)")
     rate, memory = asyncio.run(harness_episodes(options.episodes))
     print(
         f"{options.episodes} concurrent command-harness episodes: {rate:.1f} episodes/s, "

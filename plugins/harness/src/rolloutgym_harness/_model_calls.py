@@ -102,13 +102,14 @@ class ModelCalls:
             seed=merged.get("seed"),
         )
 
-    def _prompt(self, session: EndpointSession, request: wire.Request) -> tuple[list[int], bool, list[str]]:
+    def _prompt(
+        self, session: EndpointSession, request: wire.Request, tools_key: str
+    ) -> tuple[list[int], bool, list[str]]:
         """The prompt: the recorded tokens of the longest earlier call whose conversation this one
         extends, continued with the new messages (so interleaved calls, a title generator or a
         sub-agent, do not break the main conversation's exact tokens), else the messages rendered."""
         renderer = self.policy.renderer
         canonical = [_canonical(message) for message in request.messages]
-        tools_key = json.dumps(request.tools, sort_keys=True)
         best = None
         for branch in reversed(session.branches):
             history, _, key, _ = branch
@@ -197,7 +198,8 @@ class ModelCalls:
             request = replace(request, tools=[])
         messages, neutralised = self._neutralised(request.messages)
         request = replace(request, messages=messages)
-        prompt, extends, canonical = self._prompt(session, request)
+        tools_key = json.dumps(request.tools, sort_keys=True)  # once per call: a CLI's tools are ~100 kB
+        prompt, extends, canonical = self._prompt(session, request, tools_key)
         prefill = self._prefill(request)
         if prefill:
             prompt = prompt + list(policy.renderer.encode(prefill))
@@ -217,21 +219,19 @@ class ModelCalls:
             action = {"role": "assistant", "content": reply.content}
             if reply.tool_calls:
                 action["tool_calls"] = reply.tool_calls
-            key = json.dumps(request.tools, sort_keys=True)
-            session.branches.append(([*canonical, _canonical(action)], prompt + list(tokens), key, tokens))
+            history = [*canonical, _canonical(action)]
+            context = prompt + list(tokens)
+            session.branches.append((history, context, tools_key, tokens))
             del session.branches[: -self.kept_branches]
             if choice > 0:
-                session.choices.append(prompt + list(tokens))
+                session.choices.append(context)
             if choice == 0:
                 session.choices = []
                 first = session.context is None
                 new_segment = not first and not extends
-                action = {"role": "assistant", "content": reply.content}
-                if reply.tool_calls:
-                    action["tool_calls"] = reply.tool_calls
-                session.context = prompt + list(tokens)
-                session.history = [*canonical, _canonical(action)]
-                session.tools_key = json.dumps(request.tools, sort_keys=True)
+                session.context = list(context)
+                session.history = list(history)
+                session.tools_key = tools_key
                 session.last_completion = tokens
         facts = {"extends": extends, "new_segment": new_segment, "text": texts[0], "texts": texts}
         return replies, {

@@ -338,7 +338,8 @@ class InterceptionEndpoint(ModelCalls):
         from ._app import QuietOnCancel
 
         app = QuietOnCancel(self.app())  # a request cut by the endpoint's stop ends without a traceback
-        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off")
+        # 127.0.0.1, no proxy in front: no proxy-header middleware per request
+        config = uvicorn.Config(app, log_level="warning", access_log=False, lifespan="off", proxy_headers=False)
         self._server = uvicorn.Server(config)
         self._server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
         self._task = asyncio.create_task(self._server.serve(sockets=sockets))
