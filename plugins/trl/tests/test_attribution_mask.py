@@ -15,6 +15,7 @@ import pytest
 from rolloutgym_protocol.errors import ConfigError
 from rolloutgym_trl import RolloutFunction
 from rolloutgym_trl._attribution import checked_parties
+from rolloutgym_trl.rollout import episode_figures
 from rolloutgym_trl.rollout_fields import _fields
 
 pytest.importorskip("rolloutgym_workflow")
@@ -72,6 +73,9 @@ def test_user_attributed_failures_are_masked_by_default_and_kept_on_request() ->
         assert (fields["env_reward"][index] is None) == (party == "user")
         assert fields["env_score"][index]["value"] == 0.0  # the score itself is still there to read
     assert not any(any(fields["env_mask"][index]) for index in group.masked)
+    figures = episode_figures(groups)  # what trackers plot: each Score component's mean, each stop reason's share
+    assert figures["rolloutgym/reward/state"] == 0.0
+    assert sum(value for name, value in figures.items() if name.startswith("rolloutgym/stop/")) == 1.0
     _, kept = _play(mask_attributed=())
     assert kept[0].masked == set() and None not in kept[0].rewards
 

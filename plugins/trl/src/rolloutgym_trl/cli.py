@@ -23,6 +23,12 @@ train_app = typer.Typer(
 )
 
 
+_REPORT_TO_HELP = (
+    "Send the trainer's and the env's metrics to trackers: tensorboard, mlflow, wandb (comma-separated; "
+    "configured by their usual environment variables, e.g. MLFLOW_TRACKING_URI, WANDB_MODE=offline)."
+)
+
+
 def register(cli: Any) -> None:
     """Add the ``train`` group to the ``rolloutgym`` typer app."""
     cli.add_typer(train_app, name="train")
@@ -173,42 +179,28 @@ def grpo(
         help="Leave out of training the episodes whose score is attributed to these parties "
         "(user, env, grader; 'none': train on all).",
     ),
+    report_to: str = typer.Option("none", "--report-to", help=_REPORT_TO_HELP),
 ) -> None:
     """Online RL: GRPO (TRL's GRPOTrainer) on the env's tasks; prints the reward per step and
     before/after pass rates."""
+    options = dict(locals())
     from .grpo import train_grpo
 
-    result = train_grpo(
-        envs,
-        model,
-        out=out,
-        steps=steps,
-        num_generations=num_generations,
-        prompts_per_step=prompts_per_step,
-        max_tokens=max_tokens,
-        max_turns=max_turns,
-        learning_rate=learning_rate,
-        beta=beta,
-        temperature=temperature,
-        seed=seed,
-        split=None if split == "all" else split,
-        mode=mode,
-        lora=lora,
-        env_kwargs=_key_values(env_args, "--env-arg"),
-        log_path=log,
-        evaluate=evaluate,
-        eval_rollouts=eval_rollouts,
-        eval_limit=eval_limit,
-        threads=threads,
-        trainer_overrides=_key_values(trainer_args, "--trainer-arg"),
-        chat_template=chat_template,
-        on_log=_print_step(steps),
-        dynamic_sampling=dynamic_sampling,
-        select_tasks=select_tasks,
-        micro_batch=micro_batch or None,
-        mask_attributed=mask_attributed,
-    )
-    _report(result)
+    _report(train_grpo(options.pop("envs"), options.pop("model"), **_grpo_arguments(options)))
+
+
+def _grpo_arguments(options: dict[str, Any]) -> dict[str, Any]:
+    """``train grpo``'s options as :func:`~rolloutgym_trl.train_grpo`'s keyword arguments."""
+    split, env_args, trainer_args = options.pop("split"), options.pop("env_args"), options.pop("trainer_args")
+    renamed = {
+        "split": None if split == "all" else split,
+        "env_kwargs": _key_values(env_args, "--env-arg"),
+        "log_path": options.pop("log"),
+        "trainer_overrides": _key_values(trainer_args, "--trainer-arg"),
+        "on_log": _print_step(options["steps"]),
+        "micro_batch": options.pop("micro_batch") or None,
+    }
+    return {**options, **renamed}
 
 
 def _offline_parameters(
@@ -260,6 +252,7 @@ def _offline_parameters(
             "eval_limit", int | None, typer.Option(None, "--eval-limit", help="Evaluate on at most this many tasks.")
         ),
         _parameter("threads", int | None, typer.Option(None, "--threads", help="torch CPU threads.")),
+        _parameter("report_to", str, typer.Option("none", "--report-to", help=_REPORT_TO_HELP)),
         _parameter(
             "tool_schemas",
             str,
@@ -284,13 +277,16 @@ def _offline_command(kind: str, help_text: str, **parameters: Any) -> None:
         from . import offline
 
         train = getattr(offline, f"train_{kind}")
+        from .tracking import report_to_options
+
         runs, model, steps = options.pop("runs"), options.pop("model"), options["steps"]
+        tracking = report_to_options(options.pop("report_to"), options["out"])
         result = train(
             runs,
             model,
             log_path=options.pop("log"),
             policy_options=_key_values(options.pop("policy_args"), "--policy-arg"),
-            trainer_overrides=_key_values(options.pop("trainer_args"), "--trainer-arg"),
+            trainer_overrides={**tracking, **_key_values(options.pop("trainer_args"), "--trainer-arg")},
             on_log=_print_step(steps),
             **options,
         )

@@ -33,6 +33,7 @@ from ._training import (
     make_config,
 )
 from .evaluate import PolicyEvaluation, evaluate_policy
+from .tracking import report_to_options
 
 __all__ = ["grpo_config", "train_grpo"]
 
@@ -153,6 +154,7 @@ def train_grpo(
     micro_batch: int | None = None,
     callbacks: Sequence[Any] = (),
     mask_attributed: str | Sequence[str] = ("user", "env", "grader"),
+    report_to: str | Sequence[str] | None = None,
 ) -> TrainResult:
     """Train ``model`` with GRPO on the tasks of ``env_ids`` and return the curves and comparison.
 
@@ -188,6 +190,8 @@ def train_grpo(
         callbacks: extra ``transformers.TrainerCallback`` objects for the trainer.
         mask_attributed: parties whose episodes are left out of training (``rollout_func`` mode;
             :class:`~rolloutgym_trl.RolloutFunction`); ``()`` or ``"none"``: none.
+        report_to: trackers for the trainer's and the env's metrics (``"tensorboard"``,
+            ``"mlflow"``, ``"wandb"``, comma-separated; :mod:`rolloutgym_trl.tracking`).
     """
     return _run_grpo(SimpleNamespace(**locals()))
 
@@ -215,7 +219,7 @@ def _run_grpo(o: SimpleNamespace) -> TrainResult:
         max_tokens=o.max_tokens,
         beta=o.beta,
         temperature=o.temperature,
-        overrides=o.trainer_overrides,
+        overrides={**report_to_options(o.report_to, out_dir), **(o.trainer_overrides or {})},
         micro_batch=o.micro_batch,
     )
     header = {"trainer": "grpo", "mode": o.mode, "model": o.model, "env_ids": ids, "split": o.split, **schedule}

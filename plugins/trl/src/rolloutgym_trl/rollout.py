@@ -95,6 +95,25 @@ class _Group:
         ]
 
 
+def episode_figures(groups: Sequence[_Group]) -> dict[str, float]:
+    """The call's episodes in figures trackers plot: the mean of each Score component
+    (``rolloutgym/reward/NAME``) and the share of each stop reason (``rolloutgym/stop/REASON``)."""
+    components: dict[str, list[float]] = {}
+    stops: Counter[str] = Counter()
+    episodes = 0
+    for group in groups:
+        for trajectory, score in zip(group.members, group.scores, strict=True):
+            if trajectory is None or score is None:
+                continue
+            episodes += 1
+            stops[str(trajectory.stop_reason)] += 1
+            for name, child in score.components.items():
+                components.setdefault(name, []).append(float(child.value))
+    figures = {f"rolloutgym/reward/{name}": sum(values) / len(values) for name, values in components.items()}
+    figures.update({f"rolloutgym/stop/{reason}": count / episodes for reason, count in stops.items()})
+    return figures
+
+
 def _runs(keys: Sequence[str]) -> list[tuple[str, int]]:
     """Consecutive equal keys (TRL repeats each prompt ``num_generations`` times): one group each."""
     runs: list[tuple[str, int]] = []
@@ -371,6 +390,7 @@ class RolloutFunction:
             "rolloutgym/rollout_seconds": time.perf_counter() - started,
             "rolloutgym/masked_attributed": float(sum(len(group.masked) for group in groups)),
             **{f"rolloutgym/attribution/{party}": float(count) for party, count in self._attributed.items()},
+            **episode_figures(groups),
         }
         pad = trainer.processing_class.pad_token_id
         pad = int(pad if pad is not None else trainer.processing_class.eos_token_id)

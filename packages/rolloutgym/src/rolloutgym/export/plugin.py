@@ -30,6 +30,12 @@ def rolloutgym_exporters() -> list[ExporterSpec]:
             extension="",
         ),
         ExporterSpec(
+            "otel",
+            "rolloutgym.export.traces:export_otel",
+            "OpenTelemetry traces (OTLP/JSON, one request per task group): a span per episode and per step.",
+            extension=".otlp.jsonl",
+        ),
+        ExporterSpec(
             "tinker",
             "rolloutgym.export.tokens:export_tinker",
             "Tinker Datum records (model_input + loss_fn_inputs) for RL or SFT.",
