@@ -103,6 +103,8 @@ class Score:
             return value
         if value is None:
             raise TypeError("a score value must be a number or a Score, got None")
+        if cls is Score:  # a bare number: the shared immutable Score of that value (see _plain)
+            return cls._plain(float(value))
         return cls(float(value))
 
     @classmethod
@@ -123,7 +125,14 @@ class Score:
         """A JSON-ready dict: ``value``, ``components``, ``metadata`` and ``feedback`` when set."""
         data: dict[str, Any] = {
             "value": self.value,
-            "components": {strict_text(name): child.to_dict() for name, child in self.components.items()},
+            "components": {
+                strict_text(name): child.to_dict()
+                if type(child) is not Score or child.components or child.metadata or child.feedback is not None
+                else {"value": child.value, "components": {}, "metadata": {}}  # a bare number's dict, inline
+                for name, child in self.components.items()
+            }
+            if self.components
+            else {},
             "metadata": to_jsonable(self.metadata) if self.metadata else {},
         }
         if self.feedback is not None:
