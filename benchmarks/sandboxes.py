@@ -5,7 +5,12 @@ the load average is printed before and after):
 
 1. **create -> exec -> destroy** of one trivial command (``python3 -c pass``), ``--cycles``
    times, p50 and p99: bubblewrap (one ``run``), docker cold (create + start + exec + remove),
-   docker from a warm pool (``pool_size`` ready containers, refilled behind).
+   docker from a warm pool (``pool_size`` ready containers, refilled behind), each docker line
+   twice: commands through the exec agent in the container (the default) and through the
+   engine's exec (``agent=False``, the baseline). The warm lines also give the **episode start**
+   (create from the pool + the first command, what an episode waits for; destroy happens
+   after its reward) and pause ``--pace`` seconds between cycles, as episodes would, so the
+   pool refills (``--pace 0``: back to back, the pool drains and most cycles start cold).
 2. **N concurrent sandboxes** (``--concurrent``, 64): all created (``--workers`` at a time),
    each runs a command, the engine's memory figure per container, failures; then all removed.
 3. **A Harbor task end to end** (build cached, oracle): the same task (a variant of
@@ -65,19 +70,42 @@ def cycle_bwrap(cycles: int) -> list[float]:
     return samples
 
 
-def cycle_docker(provider: DockerProvider, cycles: int) -> tuple[list[float], dict[str, list[float]]]:
+def cycle_docker(
+    provider: DockerProvider, cycles: int, pace: float = 0.0
+) -> tuple[list[float], list[float], dict[str, list[float]]]:
+    """``(create->exec->destroy seconds, create->first exec seconds, stage seconds)`` per cycle."""
     samples: list[float] = []
+    starts: list[float] = []
     stages: dict[str, list[float]] = {}
     for _ in range(cycles):
+        time.sleep(pace)
         started = time.perf_counter()
         box = provider.create(image=BASE_IMAGE, workdir="/app", limits=LIMITS)
         result = box.exec(COMMAND, timeout=30)
+        starts.append(time.perf_counter() - started)
         box.destroy()
         samples.append(time.perf_counter() - started)
         assert result.ok, result.output
         for stage, seconds in box.stages.items():
             stages.setdefault(stage, []).append(seconds)
-    return samples, stages
+    return samples, starts, stages
+
+
+def cycles_docker(host: str, agent: bool, arguments: argparse.Namespace, bwrap: float) -> None:
+    how = "exec agent" if agent else "engine exec"
+    with DockerProvider(host, agent=agent) as cold:
+        samples, _, stages = cycle_docker(cold, arguments.cycles)
+        line(f"docker cold, {how}", samples, bwrap)
+        for stage, seconds in stages.items():
+            print(f"    stage {stage:<12} p50 {statistics.median(seconds) * 1000:8.1f} ms")
+    with DockerProvider(host, pool_size=arguments.pool, reap=False, agent=agent) as warm:
+        warm.warm(image=BASE_IMAGE, workdir="/app", limits=LIMITS)
+        samples, starts, stages = cycle_docker(warm, arguments.cycles, arguments.pace)
+        line(f"docker warm ({arguments.pool}), {how}", samples, bwrap)
+        line("    episode start (warm)", starts, bwrap)
+        for stage in ("first_exec", "destroy"):
+            print(f"    stage {stage:<12} p50 {statistics.median(stages[stage]) * 1000:8.1f} ms")
+        print(f"    cycles served from the pool: {len(stages.get('pool_age', []))} of {arguments.cycles}")
 
 
 def concurrent(provider: DockerProvider, count: int, workers: int) -> None:
@@ -156,20 +184,14 @@ def main() -> None:
     parser.add_argument("--concurrent", type=int, default=64)
     parser.add_argument("--workers", type=int, default=8)
     parser.add_argument("--pool", type=int, default=4)
+    parser.add_argument("--pace", type=float, default=1.0, help="seconds between warm cycles (an episode's length)")
     parser.add_argument("--episodes", type=int, default=5)
     arguments = parser.parse_args()
     print(f"load average before: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
     with tempfile.TemporaryDirectory() as folder, PodmanService.start(Path(folder) / "podman") as service:
         bwrap = line("bubblewrap run", cycle_bwrap(arguments.cycles))
-        with DockerProvider(service.host) as cold:
-            samples, stages = cycle_docker(cold, arguments.cycles)
-            line("docker cold", samples, bwrap)
-            for stage, seconds in stages.items():
-                print(f"    stage {stage:<12} p50 {statistics.median(seconds) * 1000:8.1f} ms")
-        with DockerProvider(service.host, pool_size=arguments.pool, reap=False) as warm:
-            warm.warm(image=BASE_IMAGE, workdir="/app", limits=LIMITS)
-            samples, _ = cycle_docker(warm, arguments.cycles)
-            line(f"docker warm pool ({arguments.pool})", samples, bwrap)
+        for agent in (False, True):
+            cycles_docker(service.host, agent, arguments, bwrap)
         with DockerProvider(service.host, reap=False) as many:
             concurrent(many, arguments.concurrent, arguments.workers)
         task = harbor_task(Path(folder))

@@ -9,7 +9,9 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
+from pathlib import Path
 
 import pytest
 from rolloutgym.sandboxes import BuildContext, ResourceLimits, SandboxInfraError, get_provider
@@ -94,7 +96,32 @@ def test_the_deadline_kills_the_command_and_its_children(box):
     result = box.exec("sleep 60 & sleep 60; echo never", timeout=1.5)
     assert result.timed_out and "never" not in result.output
     running = box.exec("cat /proc/[0-9]*/cmdline 2>/dev/null | tr '\\0' ' '", timeout=30).output
-    assert "sleep infinity" in running and "sleep 60" not in running
+    assert "/.rolloutgym/agent.py" in running and "sleep 60" not in running  # pid 1, the exec agent, lives on
+
+
+def test_the_agent_is_out_of_the_users_reach_and_commands_skip_the_engine(box):
+    assert box._agent is not None  # the base image has Python: commands go through the agent
+    result = box.exec(
+        "ls /.rolloutgym; echo 'print(1)' > /app/x.py; cat | python3 -", stdin=b"print(6 * 7)", timeout=30
+    )
+    assert "Permission denied" in result.output and result.output.endswith("42\n")
+    assert box.exec("id -u", user="root", timeout=30).output == "0\n"
+    assert box.exec(["no-such-command"], timeout=30).exit_code == 127
+
+
+def test_without_the_agent_commands_go_through_the_engine(service):
+    limits = ResourceLimits(memory_bytes=256 << 20, disk_bytes=32 << 20)
+    with (
+        DockerProvider(service.host, agent=False, reap=False) as plain,
+        plain.create(image=BASE_IMAGE, workdir="/app", limits=limits) as made,
+    ):
+        assert made._agent is None
+        assert made.exec(["sh", "-c", "cat; id -u"], stdin=b"in ", timeout=30).output == "in 1000\n"
+        made.exec("ln -s /etc/passwd /app/link; echo x > /app/x.txt", timeout=30)
+        assert made.read_files(["/app/x.txt", "/app/link"]) == {"/app/x.txt": b"x\n"}
+        result = made.exec("sleep 60 & sleep 60", timeout=1.5)
+        assert result.timed_out
+        assert "sleep 60" not in made.exec("cat /proc/[0-9]*/cmdline | tr '\\0' ' '", timeout=30).output
 
 
 def test_a_snapshot_carries_the_working_folder_into_a_new_sandbox(provider, box):
@@ -170,7 +197,10 @@ def test_the_reaper_removes_what_a_killed_run_left(service, tmp_path):
         os.kill(child.pid, signal.SIGKILL)
     listed = subprocess.run(["podman", "ps", "-a", "-q", "--no-trunc"], capture_output=True, text=True).stdout
     assert container and container in listed
+    folders = list(Path(tempfile.gettempdir()).glob(f"rolloutgym-agent-*-{child.pid}-*"))
+    assert folders  # the exec agents' host folders of the killed run
     with DockerProvider(service.host) as fresh:
         fresh.check()  # the reaper runs when a provider starts
     listed = subprocess.run(["podman", "ps", "-a", "-q", "--no-trunc"], capture_output=True, text=True).stdout
     assert container not in listed
+    assert not any(folder.exists() for folder in folders)

@@ -111,16 +111,25 @@ class EngineClient:
         return self._http.stream(method, path, timeout=timeout, **kwargs)
 
     def ping(self) -> None:
-        if self.host.startswith("unix://"):  # connect by hand first: httpcore 1.0 leaks the socket of a failed one
-            import socket
-
-            with socket.socket(socket.AF_UNIX) as probe:
-                probe.settimeout(10)
-                try:
-                    probe.connect(self.host[len("unix://") :])
-                except OSError as exc:
-                    raise SandboxInfraError(f"{self.fix_hint()} ({exc.strerror or type(exc).__name__})") from None
+        problem = self.unreachable()
+        if problem:
+            raise SandboxInfraError(f"{self.fix_hint()} ({problem})")
         self.request("GET", "/_ping")
+
+    def unreachable(self) -> str | None:
+        """Why the engine's unix socket refuses a connection (None: it accepts one, or the host is TCP).
+        Connected by hand: httpcore 1.0 leaks the socket of a failed connection."""
+        if not self.host.startswith("unix://"):
+            return None
+        import socket
+
+        with socket.socket(socket.AF_UNIX) as probe:
+            probe.settimeout(10)
+            try:
+                probe.connect(self.host[len("unix://") :])
+            except OSError as exc:
+                return exc.strerror or type(exc).__name__
+        return None
 
     def image_exists(self, reference: str) -> bool:
         return self.image_id(reference) is not None

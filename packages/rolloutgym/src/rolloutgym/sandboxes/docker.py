@@ -20,19 +20,33 @@ What a sandbox gets (by construction, held by the engine, not by the agent's goo
 * **Labels** on every container, build and snapshot (``io.rolloutgym.sandbox`` and the owning
   process): the reaper, run when a provider starts, removes what runs killed with ``kill -9``
   left behind.
+
+**Fast commands** (``agent=True``, the default on a local engine): a container's pid 1 is a
+small exec agent (:mod:`._box_agent`, stdlib Python, run as root, dropping to the sandbox's
+user for every command) listening on a unix socket in a host folder of the container's own,
+bind-mounted at ``/.rolloutgym`` (root's, mode 0700: the sandbox's user cannot reach it). A
+command is then one connection and a fork, not an engine exec (a ``runc exec`` and a monitor
+process each). Where the image has no Python 3.9+, or the engine runs elsewhere (``tcp://``),
+commands go through the engine's exec as before. ``destroy`` stops every process of the
+sandbox at once (the agent kills them and exits) and the engine removes the container behind
+(``close`` waits for those removals).
 """
 
 from __future__ import annotations
 
 import os
-import resource
+import posixpath
+import queue
 import secrets
 import threading
 import time
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
+from ._agent import AgentFolders, AgentGone, call, wait_ready
 from ._build import build_image, parse_image_map
+from ._container import create_body, engine_exec, ids, rebase, run_setup, text
 from ._contract import (
     LABEL,
     BuildContext,
@@ -43,7 +57,7 @@ from ._contract import (
     SandboxProvider,
 )
 from ._docker_files import read_archive_files
-from ._engine import EngineClient, EngineError, demultiplex, tar_of
+from ._engine import EngineClient, EngineError, tar_of
 from ._owner import owner_alive, owner_label
 from ._pool import WarmPool
 
@@ -51,8 +65,7 @@ __all__ = ["DockerProvider", "DockerSandbox"]
 
 DEFAULT_USER = "1000:1000"
 SNAPSHOT_REPOSITORY = "localhost/rolloutgym-snapshot"
-# RLIMIT_NPROC counts the uid's processes host-wide; the pids cgroup is the per-sandbox bound.
-_NPROC = min(16384, resource.getrlimit(resource.RLIMIT_NPROC)[1] if hasattr(resource, "RLIMIT_NPROC") else 16384)
+AGENT_WAIT = 30.0  # seconds a new container's agent may take to answer (Python's start on a busy machine)
 
 
 class DockerProvider(SandboxProvider):
@@ -67,6 +80,8 @@ class DockerProvider(SandboxProvider):
             skips create and start.
         pool_idle: seconds a pooled container may wait before it is removed.
         reap: remove leftovers of dead runs (by label) when the provider starts.
+        agent: run commands through the exec agent in each container (a local engine only;
+            ``False``: the engine's exec for every command).
     """
 
     name = "docker"
@@ -81,6 +96,7 @@ class DockerProvider(SandboxProvider):
         pool_size: int = 0,
         pool_idle: float = 300.0,
         reap: bool = True,
+        agent: bool = True,
     ) -> None:
         self.engine = EngineClient(host)
         self.image_map = parse_image_map(image_map)
@@ -92,6 +108,14 @@ class DockerProvider(SandboxProvider):
         self._overlays: dict[str, dict[str, bytes]] = {}  # snapshot image -> tmpfs folder -> its tar
         self._live: set[DockerSandbox] = set()  # destroyed by close() if their owners did not (Ctrl-C, exit)
         self._lock = threading.Lock()
+        local = self.engine.host.startswith("unix://")
+        self._agents = AgentFolders(self.owner) if agent and local else None
+        self._agent_on = self._agents is not None
+        self._images: set[str] = set()  # images known to be on the engine (not asked again)
+        self._folders: dict[str, Path] = {}  # container -> its agent's host folder
+        self._sockets: dict[str, Path] = {}  # container -> its agent's socket, once it answers
+        self._removals: queue.Queue[str | None] = queue.Queue()
+        self._remover: threading.Thread | None = None
 
     def check(self) -> None:
         if self._checked:
@@ -114,12 +138,15 @@ class DockerProvider(SandboxProvider):
         if not image:
             raise SandboxInfraError("the docker provider needs an image or a build context to create a sandbox")
         image = self.image_map.get(image, image)
+        if image in self._images:
+            return image
         if not self.engine.image_exists(image):
             raise SandboxInfraError(
                 f"the image {image!r} is not on the engine at {self.engine.host} and nothing is pulled offline: "
                 f"map it to a local image with --image-map {image}=localhost/rolloutgym/bookworm-python "
                 "(scripts/build_base_images.sh builds that one), or pull it first"
             )
+        self._images.add(image)
         return image
 
     # -- sandboxes ----------------------------------------------------------------------
@@ -205,33 +232,79 @@ class DockerProvider(SandboxProvider):
         """Create and start one container with ``settings``; ``(id, stage seconds)``."""
         timings: dict[str, float] = {}
         started = time.perf_counter()
-        body = _create_body(settings, self.owner)
         name = f"rolloutgym-{secrets.token_hex(6)}"
-        created = self.engine.request("POST", "/containers/create", params={"name": name}, json=body)
+        folder = self._agents.make(name) if self._agents is not None and self._agent_on else None
+        body = create_body(settings, self.owner, folder)
+        try:
+            created = self.engine.request("POST", "/containers/create", params={"name": name}, json=body)
+        except BaseException:
+            if folder is not None:
+                AgentFolders.remove(folder)
+            raise
         container = str(created["Id"])
+        if folder is not None:
+            with self._lock:
+                self._folders[container] = folder
         timings["create"] = time.perf_counter() - started
         started = time.perf_counter()
         try:
             self.engine.request("POST", f"/containers/{container}/start")
-            if settings["user"] not in ("root", "0", "0:0") and settings["workdir"] != "/":
-                _run_setup(self.engine, container, ["chown", "-R", settings["user"], settings["workdir"]])
+            self._set_up(container, folder, settings)
         except BaseException:
             self._remove(container)
             raise
         timings["start"] = time.perf_counter() - started
         return container, timings
 
+    def _set_up(self, container: str, folder: Path | None, settings: Mapping[str, Any]) -> None:
+        """Wait for the container's agent (else use the engine's exec) and hand the working folder to the user."""
+        if folder is not None and wait_ready(folder, AGENT_WAIT):
+            with self._lock:
+                self._sockets[container] = folder / "agent.sock"
+        elif folder is not None and not (folder / "no-agent").exists():
+            self._agent_on = False  # the engine cannot see our folder: no agents from now on
+        chown = ["chown", "-R", settings["user"], settings["workdir"]]
+        if settings["user"] in ("root", "0", "0:0") or settings["workdir"] == "/":
+            return
+        sock = self._sockets.get(container)
+        if sock is None:
+            run_setup(self.engine, container, chown)
+            return
+        header, output = call(sock, {"op": "exec", "argv": chown, "timeout": 60}, timeout=90)
+        if header.get("exit") != 0:
+            raise SandboxInfraError(f"setting up the sandbox failed: {' '.join(chown)}: {text(output)[-300:]}")
+
     def _remove(self, container: str) -> None:
+        with self._lock:
+            folder = self._folders.pop(container, None)
+            self._sockets.pop(container, None)
         try:
             self.engine.remove_container(container)
         except SandboxInfraError:
             pass
+        if folder is not None:
+            AgentFolders.remove(folder)
+
+    def _remove_later(self, container: str) -> None:
+        """Remove the (stopped) container in the provider's remover thread; ``close`` waits for it."""
+        with self._lock:
+            if self._remover is None or not self._remover.is_alive():
+                self._remover = threading.Thread(target=self._remove_queued, daemon=True)
+                self._remover.start()
+        self._removals.put(container)
+
+    def _remove_queued(self) -> None:
+        while (container := self._removals.get()) is not None:
+            if self.engine.unreachable():  # the engine went away (a test's service stopped): the reaper's then
+                continue
+            self._remove(container)
 
     # -- clean-up -----------------------------------------------------------------------
 
     def drop_snapshot(self, reference: str) -> None:
         if reference in self._overlays or reference.startswith(SNAPSHOT_REPOSITORY + ":"):
             self._overlays.pop(reference, None)
+            self._images.discard(reference)
             self.engine.remove_image(reference)
 
     def reap(self) -> int:
@@ -247,7 +320,7 @@ class DockerProvider(SandboxProvider):
             if not owner_alive(owner):
                 self.engine.remove_image(str(image["Id"]))
                 removed += 1
-        return removed
+        return removed + AgentFolders.reap()
 
     def close(self) -> None:
         """Destroy the sandboxes still alive, the pool's and the snapshots' images, and disconnect."""
@@ -256,65 +329,18 @@ class DockerProvider(SandboxProvider):
         for sandbox in live:
             sandbox.destroy()
         self.pool.close()
+        if self._remover is not None:
+            self._removals.put(None)
+            self._remover.join()
         for image in list(self._overlays):
             try:
                 self.engine.remove_image(image)
             except SandboxInfraError:
                 pass
         self._overlays.clear()
+        if self._agents is not None:
+            self._agents.close()
         self.engine.close()
-
-
-def _create_body(settings: Mapping[str, Any], owner: str) -> dict[str, Any]:
-    limits: ResourceLimits = settings["limits"]
-    workdir: str = settings["workdir"]
-    host: dict[str, Any] = {
-        "NanoCpus": int(limits.cpus * 1e9),
-        "Memory": limits.memory_bytes,
-        "MemorySwap": limits.memory_bytes,
-        "PidsLimit": limits.pids,
-        "NetworkMode": "bridge" if settings["network"] else "none",
-        "SecurityOpt": ["no-new-privileges"],
-        "Ulimits": [
-            {"Name": "nofile", "Soft": limits.open_files, "Hard": limits.open_files},
-            {"Name": "nproc", "Soft": _NPROC, "Hard": _NPROC},  # named, or podman adds 1048576 (refused here)
-        ],
-        "Init": False,
-    }
-    # create(mounts=...): host folders bound read-only (issue 42: a harness's endpoint socket folder)
-    if settings.get("mounts"):
-        host["Binds"] = [f"{source}:{target}:ro" for source, target in settings["mounts"].items()]
-    if limits.disk_bytes is not None:
-        size = limits.disk_bytes
-        tmpfs = {"/tmp": f"size={max(size // 4, 1 << 20)},mode=1777", "/var/tmp": "size=16m,mode=1777"}
-        if workdir not in ("/", "/tmp", "/var/tmp"):
-            tmpfs[workdir] = f"size={size}"
-        host.update({"ReadonlyRootfs": True, "Tmpfs": tmpfs})
-    labels = {**settings["labels"], LABEL: "sandbox", f"{LABEL}.owner": owner}
-    environment = {"HOME": "/tmp", **settings["env"]}
-    return {
-        "Image": settings["image"],
-        "Entrypoint": ["sleep"],
-        "Cmd": ["infinity"],
-        "WorkingDir": workdir,
-        "User": settings["user"],
-        "Env": [f"{key}={value}" for key, value in environment.items()],
-        "Labels": labels,
-        "HostConfig": host,
-        "StopSignal": "SIGKILL",  # sleep as pid 1 ignores SIGTERM: removal would wait out a timeout
-        "StopTimeout": 1,
-    }
-
-
-def _run_setup(engine: EngineClient, container: str, command: list[str]) -> None:
-    created = engine.request(
-        "POST", f"/containers/{container}/exec", json={"Cmd": command, "User": "0", "AttachStdout": True}
-    )
-    output = engine.request("POST", f"/exec/{created['Id']}/start", json={"Detach": False, "Tty": False})
-    status = engine.request("GET", f"/exec/{created['Id']}/json").get("ExitCode")
-    if status not in (0, None):
-        text = b"".join(demultiplex(iter([output]))).decode("utf-8", "replace") if isinstance(output, bytes) else ""
-        raise SandboxInfraError(f"setting up the sandbox failed: {' '.join(command)} exited {status}: {text[-300:]}")
 
 
 class DockerSandbox(RunningSandbox):
@@ -329,10 +355,12 @@ class DockerSandbox(RunningSandbox):
         self._settings: Mapping[str, Any] = {}
         self._destroyed = False
         self._execs = 0
+        self._agent: Path | None = None  # the exec agent's socket, where it runs
 
     def attach(self, container: str, settings: Mapping[str, Any], timings: Mapping[str, float]) -> None:
         self.id, self.image, self.workdir = container, settings["image"], settings["workdir"]
         self._settings = settings
+        self._agent = self._provider._sockets.get(container)
         for stage, seconds in timings.items():
             self.stages[stage] = round(seconds, 6)
 
@@ -352,79 +380,52 @@ class DockerSandbox(RunningSandbox):
         max_output_bytes: int = 1 << 20,
     ) -> ExecResult:
         argv = ["/bin/sh", "-c", command] if isinstance(command, str) else list(command)
-        if stdin is not None:
-            name = f"/tmp/.rolloutgym-stdin-{secrets.token_hex(4)}"
-            self.write_files({os.path.basename(name): stdin}, "/tmp", user=user)
-            argv = ["/bin/sh", "-c", f'exec "$0" "$@" < {name}', *argv]
         seconds = max(0.1, float(timeout))
-        argv = ["timeout", "-s", "KILL", f"{seconds:.3f}", *argv]
         stage = "first_exec" if self._execs == 0 else "exec"
         self._execs += 1
         with self.stages.measure(stage) if stage == "first_exec" else _nothing():
-            return self._exec(argv, seconds, env, workdir, user, max_output_bytes)
+            if self._agent is not None:
+                return self._agent_exec(argv, seconds, env, workdir, user, stdin, max_output_bytes)
+            if stdin is not None:
+                name = f"/tmp/.rolloutgym-stdin-{secrets.token_hex(4)}"
+                self.write_files({os.path.basename(name): stdin}, "/tmp", user=user)
+                argv = ["/bin/sh", "-c", f'exec "$0" "$@" < {name}', *argv]
+            body = {
+                "Cmd": ["timeout", "-s", "KILL", f"{seconds:.3f}", *argv],
+                "AttachStdout": True,
+                "AttachStderr": True,
+                "Env": [f"{key}={value}" for key, value in (env or {}).items()],
+                "WorkingDir": workdir or self.workdir,
+                "User": self._user(user),
+            }
+            return engine_exec(self._engine, self.id, body, seconds, max_output_bytes)
 
-    def _exec(
+    def _agent_exec(
         self,
         argv: list[str],
         seconds: float,
         env: Mapping[str, str] | None,
         workdir: str | None,
         user: str | None,
-        max_output_bytes: int,
+        stdin: bytes | None,
+        limit: int,
     ) -> ExecResult:
-        body = {
-            "Cmd": argv,
-            "AttachStdout": True,
-            "AttachStderr": True,
-            "Env": [f"{key}={value}" for key, value in (env or {}).items()],
-            "WorkingDir": workdir or self.workdir,
-            "User": self._user(user),
-        }
+        uid, gid = ids(self._user(user))
+        request = {"op": "exec", "argv": argv, "cwd": workdir or self.workdir, "uid": uid, "gid": gid}
+        request.update({"env": dict(env or {}), "timeout": seconds, "max_output": limit})
         started = time.monotonic()
         try:
-            created = self._engine.request("POST", f"/containers/{self.id}/exec", json=body)
-        except EngineError as exc:
-            raise SandboxInfraError(f"the sandbox {self.id[:12]} is gone or stopped: {exc.engine_message}") from None
-        kept, truncated, gave_up = self._read_output(created["Id"], started, seconds, max_output_bytes)
+            header, output = call(self._agent, request, stdin=stdin or b"", timeout=seconds + 30.0)  # type: ignore[arg-type]
+        except AgentGone as exc:
+            raise SandboxInfraError(f"the sandbox {self.id[:12]} is gone or stopped: {exc}") from None
         duration = time.monotonic() - started
-        if gave_up:
-            self._kill_everything()
-            return ExecResult(-9, _text(kept), timed_out=True, output_truncated=truncated, duration=duration)
-        exit_code = self._engine.request("GET", f"/exec/{created['Id']}/json").get("ExitCode")
-        exit_code = -1 if exit_code is None else int(exit_code)
-        timed_out = exit_code == 137 and duration >= seconds * 0.98
-        return ExecResult(exit_code, _text(kept), timed_out, truncated, duration)
-
-    def _read_output(self, exec_id: str, started: float, seconds: float, limit: int) -> tuple[bytes, bool, bool]:
-        import httpx
-
-        kept, truncated = bytearray(), False
-        deadline = started + seconds + 5.0
-        try:
-            with self._engine.stream(
-                "POST", f"/exec/{exec_id}/start", read_timeout=seconds + 5.0, json={"Detach": False, "Tty": False}
-            ) as response:
-                for payload in demultiplex(response.iter_raw()):
-                    if len(kept) < limit:
-                        kept += payload[: limit - len(kept)]
-                    truncated = truncated or len(kept) >= limit and bool(payload)
-                    if time.monotonic() > deadline:
-                        return bytes(kept), truncated, True
-        except httpx.ReadTimeout:
-            return bytes(kept), truncated, True
-        except (httpx.TransportError, OSError):
-            raise SandboxInfraError(self._engine.fix_hint()) from None
-        return bytes(kept), truncated, False
-
-    def _kill_everything(self) -> None:
-        """Past the deadline with the output still open: kill every process but the sandbox's own."""
-        try:
-            _run_setup(self._engine, self.id, ["kill", "-9", "-1"])
-        except SandboxInfraError:
-            pass
+        truncated = bool(header.get("truncated"))
+        if header.get("timed_out"):
+            return ExecResult(-9, text(output), timed_out=True, output_truncated=truncated, duration=duration)
+        return ExecResult(int(header.get("exit", -1)), text(output), False, truncated, duration)
 
     def write_files(self, files: Mapping[str, bytes], dest: str, *, user: str | None = None) -> None:
-        uid, gid = _ids(self._user(user))
+        uid, gid = ids(self._user(user))
         archive = tar_of(files, prefix=dest, uid=uid, gid=gid)
         try:
             self._engine.request("PUT", f"/containers/{self.id}/archive", params={"path": "/"}, content=archive)
@@ -434,7 +435,18 @@ class DockerSandbox(RunningSandbox):
             ) from None
 
     def read_files(self, paths: Sequence[str], *, max_bytes: int = 16 << 20) -> dict[str, bytes]:
-        return read_archive_files(self._engine, self.id, paths, max_bytes=max_bytes)
+        if self._agent is None:
+            return read_archive_files(self._engine, self.id, paths, max_bytes=max_bytes)
+        normal = {posixpath.normpath(path): path for path in paths}
+        try:
+            header, payload = call(self._agent, {"op": "read", "paths": list(normal), "max_bytes": max_bytes})
+        except AgentGone as exc:
+            raise SandboxInfraError(f"the sandbox {self.id[:12]} is gone or stopped: {exc}") from None
+        found, offset = {}, 0
+        for path, size in header.get("files", []):
+            found[path] = payload[offset : offset + size]
+            offset += size
+        return found
 
     def export_folder(self, path: str) -> bytes:
         """A tar of the folder ``path`` (names relative to its parent, as the engine gives them)."""
@@ -444,7 +456,7 @@ class DockerSandbox(RunningSandbox):
     def import_folder(self, archive: bytes, parent: str) -> None:
         """Unpack a tar from :meth:`export_folder` under ``parent``."""
         self._engine.request(
-            "PUT", f"/containers/{self.id}/archive", params={"path": "/"}, content=_rebase(archive, parent)
+            "PUT", f"/containers/{self.id}/archive", params={"path": "/"}, content=rebase(archive, parent)
         )
 
     def snapshot(self) -> str:
@@ -460,7 +472,7 @@ class DockerSandbox(RunningSandbox):
         if limits.disk_bytes is not None and self.workdir not in ("/", "/tmp", "/var/tmp"):
             raw = self._engine.request("GET", f"/containers/{self.id}/archive", params={"path": self.workdir})
             parent = os.path.dirname(self.workdir)
-            self._provider._overlays[image] = {self.workdir: _rebase(raw, parent)}
+            self._provider._overlays[image] = {self.workdir: rebase(raw, parent)}
         return image
 
     def destroy(self) -> None:
@@ -468,7 +480,10 @@ class DockerSandbox(RunningSandbox):
             return
         self._destroyed = True
         with self.stages.measure("destroy"):
-            self._provider._remove(self.id)
+            if self._agent is not None and _stop_agent(self._agent):
+                self._provider._remove_later(self.id)  # every process is gone; the engine's removal runs behind
+            else:
+                self._provider._remove(self.id)
         with self._provider._lock:
             self._provider._live.discard(self)
 
@@ -481,28 +496,10 @@ class _nothing:
         return None
 
 
-def _text(data: bytes) -> str:
-    return data.decode("utf-8", errors="replace")
-
-
-def _ids(user: str) -> tuple[int, int]:
-    uid, _, gid = user.partition(":")
+def _stop_agent(sock: Path) -> bool:
+    """Have the agent kill every process of its sandbox and exit (the container stops); whether it did."""
     try:
-        return int(uid), int(gid or uid)
-    except ValueError:
-        return (0, 0) if user == "root" else (1000, 1000)
-
-
-def _rebase(archive: bytes, parent: str) -> bytes:
-    """A tar from ``GET archive`` (names relative to ``parent``) re-rooted at ``/``."""
-    import io
-    import tarfile
-
-    source = tarfile.open(fileobj=io.BytesIO(archive))
-    out = io.BytesIO()
-    with tarfile.open(fileobj=out, mode="w") as target:
-        for member in source.getmembers():
-            data = source.extractfile(member) if member.isfile() else None
-            member.name = f"{parent.strip('/')}/{member.name}".strip("/")
-            target.addfile(member, data)
-    return out.getvalue()
+        call(sock, {"op": "exit"}, timeout=10.0)
+    except AgentGone:
+        return False
+    return True
