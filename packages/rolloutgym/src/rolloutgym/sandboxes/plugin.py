@@ -28,4 +28,14 @@ def rolloutgym_sandboxes() -> list[SandboxProviderSpec]:
             ),
             capabilities=("image", "network"),
         ),
+        SandboxProviderSpec(
+            name="e2b",
+            entry_point="rolloutgym.sandboxes.e2b:E2BProvider",
+            description=(
+                "E2B's sandbox service over its documented wire format (httpx; extra 'e2b'): templates as images, "
+                "a concurrency cap, retries with backoff, quota errors as infrastructure failures. "
+                "E2B_API_KEY, E2B_DOMAIN."
+            ),
+            capabilities=("image", "network"),
+        ),
     ]
