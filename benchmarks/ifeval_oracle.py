@@ -37,12 +37,19 @@ def main() -> None:
             ("other", tasks[(index + 1) % len(tasks)].oracle),
             ("empty", ""),
         ):
-            started = time.perf_counter()
+            # CPU time, and the two graders take turns going first (the first pays the cold caches).
+            first_ours = cases % 2 == 0
+            if not first_ours:
+                started = time.process_time()
+                theirs = if_verifiable.evaluate_output_for_sample("ifeval", sample, reply)[1].binary_strict == 1.0
+                theirs_time += time.process_time() - started
+            started = time.process_time()
             ours = grade(task, reply).value == 1.0
-            ours_time += time.perf_counter() - started
-            started = time.perf_counter()
-            theirs = if_verifiable.evaluate_output_for_sample("ifeval", sample, reply)[1].binary_strict == 1.0
-            theirs_time += time.perf_counter() - started
+            ours_time += time.process_time() - started
+            if first_ours:
+                started = time.process_time()
+                theirs = if_verifiable.evaluate_output_for_sample("ifeval", sample, reply)[1].binary_strict == 1.0
+                theirs_time += time.process_time() - started
             cases += 1
             agree += ours == theirs
             if ours != theirs:
@@ -60,7 +67,7 @@ def main() -> None:
     for disagreement in disagreements:
         print("  disagreement:", disagreement)
     print(
-        f"grading: env {ours_time / cases * 1000:.2f} ms per reply, "
+        f"grading (CPU time): env {ours_time / cases * 1000:.2f} ms per reply, "
         f"package's evaluator {theirs_time / cases * 1000:.2f} "
         f"ms (ratio {ours_time / theirs_time:.2f}x)"
     )
