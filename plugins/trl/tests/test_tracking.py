@@ -94,5 +94,5 @@ def test_report_to_names_the_tracker_or_the_missing_package(tmp_path: Path, monk
         report_to_options("comet", tmp_path)
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wandb" else real(name, *a))
-    with pytest.raises(ConfigError, match="pip install wandb"):
+    with pytest.raises(ConfigError, match=r"wandb: the tracker library is not installed; .*pip install .*\[wandb\]"):
         report_to_options("wandb", tmp_path)

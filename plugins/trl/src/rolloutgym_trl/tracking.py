@@ -55,9 +55,11 @@ def report_to_options(report_to: str | Sequence[str] | None, out: str | Path) ->
         )
     missing = [name for name in names if importlib.util.find_spec(TRACKERS[name]) is None]
     if missing:
-        packages = " ".join("mlflow-skinny" if name == "mlflow" else name for name in missing)
+        from rolloutgym.install_hints import pip_install
+
+        hints = [pip_install("rolloutgym-trl", "tracking")] if set(missing) - {"wandb"} else []
+        hints += [pip_install("rolloutgym-trl", "wandb")] if "wandb" in missing else []
         raise ConfigError(
-            f"--report-to {','.join(missing)}: the tracker library is not installed; "
-            f"pip install {packages} (or pip install 'rolloutgym-trl[tracking]')"
+            f"--report-to {','.join(missing)}: the tracker library is not installed; {' and '.join(hints)}"
         )
     return {"report_to": names, "run_name": Path(out).name or "rolloutgym"}
