@@ -204,3 +204,20 @@ def test_the_reaper_removes_what_a_killed_run_left(service, tmp_path):
     listed = subprocess.run(["podman", "ps", "-a", "-q", "--no-trunc"], capture_output=True, text=True).stdout
     assert container not in listed
     assert not any(folder.exists() for folder in folders)
+
+
+def test_the_reaper_prunes_old_builds_past_the_kept_ones_but_not_one_in_use(provider, tmp_path):
+    from rolloutgym.sandboxes._build import prune_builds
+
+    mine = f"io.rolloutgym.test={os.getpid()}-{tmp_path.name}"  # only this test's images: the machine's stay
+    images = []
+    for number in (1, 2):
+        (tmp_path / str(number)).mkdir()
+        (tmp_path / str(number) / "Dockerfile").write_text(f"FROM {BASE_IMAGE}\nLABEL {mine} number={number}\n")
+        images.append(provider.build(BuildContext(tmp_path / str(number))))
+    assert prune_builds(provider.engine, keep=0, labels=(mine,)) == 0  # younger than an hour
+    assert prune_builds(provider.engine, keep=1, min_age=0, labels=(mine,)) == 1
+    assert [provider.engine.image_exists(image) for image in images] == [False, True]
+    with provider.create(image=images[1]):
+        assert prune_builds(provider.engine, keep=0, min_age=0, labels=(mine,)) == 0  # in use
+    assert prune_builds(provider.engine, keep=0, min_age=0, labels=(mine,)) == 1

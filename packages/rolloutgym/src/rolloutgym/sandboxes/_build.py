@@ -8,13 +8,14 @@ import io
 import json
 import re
 import tarfile
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from ._contract import LABEL, BuildContext, SandboxInfraError
 from ._engine import EngineClient
 
-__all__ = ["build_image", "map_from_lines", "parse_image_map"]
+__all__ = ["build_image", "map_from_lines", "parse_image_map", "prune_builds"]
 
 BUILD_REPOSITORY = "localhost/rolloutgym-build"
 _FROM = re.compile(r"^(\s*FROM\s+)((?:--\S+\s+)*)(\S+)(.*)$", re.IGNORECASE | re.MULTILINE)
@@ -140,3 +141,24 @@ def _read_build_line(line: str, lines: list[str]) -> str | None:
     if isinstance(text, str):
         lines.extend(part for part in text.splitlines() if part.strip())
     return None
+
+
+def prune_builds(engine: EngineClient, *, keep: int, min_age: float = 3600.0, labels: tuple[str, ...] = ()) -> int:
+    """Remove the images this module built (label ``io.rolloutgym.sandbox=build``, and ``labels``)
+    past the ``keep`` newest and older than ``min_age`` seconds; an image a container still uses is
+    left (no force). The number removed."""
+    wanted = [label.partition("=") for label in labels]  # filtered here: podman answers none for two label filters
+    found = [
+        image
+        for image in engine.list_images(f"{LABEL}=build")
+        if all((image.get("Labels") or {}).get(key) == value for key, _, value in wanted)
+    ]
+    builds = sorted(found, key=lambda image: int(image.get("Created") or 0))
+    now = time.time()
+    removed = 0
+    for image in builds[: max(0, len(builds) - max(0, keep))]:
+        if now - int(image.get("Created") or now) < min_age:
+            continue
+        if engine.remove_image(str(image["Id"]), force=False):
+            removed += 1
+    return removed

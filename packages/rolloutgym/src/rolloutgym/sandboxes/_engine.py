@@ -162,12 +162,15 @@ class EngineClient:
             if exc.status not in (404, 409):
                 raise
 
-    def remove_image(self, image: str) -> None:
+    def remove_image(self, image: str, *, force: bool = True) -> bool:
+        """Remove ``image``; False when it was gone or is in use (409: a container uses it, without ``force``)."""
         try:
-            self.request("DELETE", f"/images/{quote(image, safe='')}", params={"force": "1"})
+            self.request("DELETE", f"/images/{quote(image, safe='')}", params={"force": "1" if force else "0"})
         except EngineError as exc:
             if exc.status not in (404, 409):
                 raise
+            return False
+        return True
 
     def wait_gone(self, container: str, seconds: float = 10.0) -> None:
         deadline = time.monotonic() + seconds

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any
 
 from ._agent import AgentFolders, AgentGone, call, wait_ready
-from ._build import build_image, parse_image_map
+from ._build import build_image, parse_image_map, prune_builds
 from ._container import create_body, engine_exec, ids, rebase, run_setup, text
 from ._contract import (
     LABEL,
@@ -79,7 +79,9 @@ class DockerProvider(SandboxProvider):
         pool_size: ready containers kept per image and settings (0: none); a sandbox from the pool
             skips create and start.
         pool_idle: seconds a pooled container may wait before it is removed.
-        reap: remove leftovers of dead runs (by label) when the provider starts.
+        reap: remove leftovers of dead runs (by label) when the provider starts, and the images
+            it built past the ``keep_builds`` newest that are older than an hour and unused.
+        keep_builds: how many built images (``localhost/rolloutgym-build``) the reaper keeps.
         agent: run commands through the exec agent in each container (a local engine only;
             ``False``: the engine's exec for every command).
     """
@@ -96,6 +98,7 @@ class DockerProvider(SandboxProvider):
         pool_size: int = 0,
         pool_idle: float = 300.0,
         reap: bool = True,
+        keep_builds: int = 8,
         agent: bool = True,
     ) -> None:
         self.engine = EngineClient(host)
@@ -104,6 +107,7 @@ class DockerProvider(SandboxProvider):
         self.owner = owner_label()
         self.pool = WarmPool(self._start_container, self._remove, size=int(pool_size), idle=float(pool_idle))
         self._reap_at_start = reap
+        self.keep_builds = int(keep_builds)
         self._checked = False
         self._overlays: dict[str, dict[str, bytes]] = {}  # snapshot image -> tmpfs folder -> its tar
         self._live: set[DockerSandbox] = set()  # destroyed by close() if their owners did not (Ctrl-C, exit)
@@ -308,7 +312,8 @@ class DockerProvider(SandboxProvider):
             self.engine.remove_image(reference)
 
     def reap(self) -> int:
-        """Remove containers and snapshot images labelled by rolloutgym whose owning process is gone."""
+        """Remove containers and snapshot images labelled by rolloutgym whose owning process is gone,
+        the agent folders of dead runs, and built images past ``keep_builds`` (older than an hour, unused)."""
         removed = 0
         for container in self.engine.list_containers(LABEL):
             owner = (container.get("Labels") or {}).get(f"{LABEL}.owner", "")
@@ -320,7 +325,7 @@ class DockerProvider(SandboxProvider):
             if not owner_alive(owner):
                 self.engine.remove_image(str(image["Id"]))
                 removed += 1
-        return removed + AgentFolders.reap()
+        return removed + AgentFolders.reap() + prune_builds(self.engine, keep=self.keep_builds)
 
     def close(self) -> None:
         """Destroy the sandboxes still alive, the pool's and the snapshots' images, and disconnect."""
