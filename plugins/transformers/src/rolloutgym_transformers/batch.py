@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 from rolloutgym.llm import ChatTemplateRenderer, Renderer, Sample, SamplingParams
+from rolloutgym.runner.activity import count_tokens
 from transformers import DynamicCache
 
 if TYPE_CHECKING:
@@ -141,6 +142,7 @@ class TransformersBatchSampler:
                 ]
             picked = log_probabilities.gather(1, torch.tensor(chosen, device=logits.device)[:, None])[:, 0].tolist()
             keep = []
+            count_tokens(len(rows))
             for position, row in enumerate(rows):
                 token = chosen[position]
                 tokens[row].append(token)

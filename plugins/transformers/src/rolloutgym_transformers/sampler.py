@@ -18,6 +18,7 @@ from typing import Any
 
 import torch
 from rolloutgym.llm import Sample, SamplingParams
+from rolloutgym.runner.activity import count_tokens
 
 __all__ = ["TransformersSampler"]
 
@@ -118,6 +119,7 @@ class TransformersSampler:
             logits = output.logits[0, -1].float()
             token = self._pick(logits, params, generator)
             tokens.append(token)
+            count_tokens()  # the run's progress bar shows it: a sign of life on a slow CPU
             logprobs.append(float(torch.log_softmax(logits, dim=-1)[token]))
             if token in stop_ids or (params.stop and self._hits_stop_string(tokens, params.stop, window)):
                 stop_reason = "stop"

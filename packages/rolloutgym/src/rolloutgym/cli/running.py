@@ -234,6 +234,7 @@ async def _run_with_progress(config: Any, *, show: bool) -> Any:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from ..runner import arun
+    from ._tokens_column import TokensColumn
 
     state = {"passes": 0, "trajectories": 0, "errors": 0, "members": 0}
     threshold = config.pass_threshold
@@ -242,6 +243,7 @@ async def _run_with_progress(config: Any, *, show: bool) -> Any:
         BarColumn(),
         MofNCompleteColumn(),
         TextColumn("episodes  pass {task.fields[rate]}  errors {task.fields[errors]}"),
+        TokensColumn(),
         TextColumn("left"),
         TimeRemainingColumn(),
         console=error_console,
