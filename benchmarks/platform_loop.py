@@ -28,7 +28,7 @@
 Run: ``python benchmarks/platform_loop.py [--repeats 3] [--clients 100] [--requests 20] [--database URL]``;
 ``--postgres-temp`` initdbs and starts a private PostgreSQL cluster on 127.0.0.1 in the temp folder
 (:mod:`rolloutgym_testing.postgres`, as the tests do; Debian's ``postgresql`` package) and runs on it
-(needs ``rolloutgym[platform]`` and rolloutgym-workflow). The load average is printed: the
+(needs rolloutgym-platform and rolloutgym-workflow). The load average is printed: the
 figures move with it on a shared machine. ``--quick`` runs a small version (CI smoke test).
 """
 
@@ -55,8 +55,8 @@ from typing import Any  # noqa: E402
 import httpx  # noqa: E402
 import rolloutgym as rg  # noqa: E402
 from rolloutgym import Client  # noqa: E402
-from rolloutgym.platform import db  # noqa: E402
 from rolloutgym.sources import resolve_env  # noqa: E402
+from rolloutgym_platform import db  # noqa: E402
 
 ENVS = ("toy/arith-v0", "workflow/refund-v1")
 
@@ -229,7 +229,7 @@ def bytes_per_trajectories(client: Client, data: Path, database: str | None, tra
 
 
 def listing(client: Client, data: Path, database: str | None, count: int) -> None:
-    from rolloutgym.platform.models import RunRow
+    from rolloutgym_platform.models import RunRow
 
     sessions = db.open_database(data, database)
     with sessions() as session:

@@ -2,7 +2,7 @@
 
 Run by the hatch scripts (``hatch run test`` first runs it with ``--if-needed``, which
 skips the install when nothing changed since the last one) and by tox. Order:
-protocol, core, testing kit, then every plugin folder that has a pyproject.toml, each with
+protocol, core, testing kit, platform, then every plugin folder that has a pyproject.toml, each with
 its ``test`` extra when it declares one. torch is pinned to the CPU build that pip finds
 locally (a looser range would pull a multi-GB CUDA build).
 """
@@ -21,6 +21,7 @@ TORCH_PIN = "torch==2.13.0"
 
 def members() -> list[Path]:
     first = [ROOT / "protocol", ROOT / "packages" / "rolloutgym", ROOT / "packages" / "rolloutgym-testing"]
+    first.append(ROOT / "packages" / "rolloutgym-platform")  # the platform server (its own distribution)
     plugins = sorted(path.parent for path in (ROOT / "plugins").glob("*/pyproject.toml"))
     return [path for path in first + plugins if (path / "pyproject.toml").exists()]
 

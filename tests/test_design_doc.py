@@ -7,6 +7,7 @@ not mislead them.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import re
 from pathlib import Path
 
@@ -150,3 +151,84 @@ def test_every_method_of_the_other_diagrams_exists(dotted: str):
 def test_every_name_of_the_other_diagrams_is_defined(name: str):
     assert name in OTHER_PATHS, name
     assert name in NAMES, f"design.md names {name}, which no module of the core or of rolloutgym-trl defines"
+
+
+# The buildings (design.md, "Buildings"): which of our top-level packages each one's source may import.
+BUILDINGS = {
+    "protocol": [ROOT / "protocol" / "src"],
+    "core": [ROOT / "packages" / "rolloutgym" / "src"],
+    "platform": [ROOT / "packages" / "rolloutgym-platform" / "src"],
+    "plugins": sorted((ROOT / "plugins").glob("*/src")),
+}
+
+
+def _imports(building: str) -> list[tuple[str, str, str]]:
+    """``(file, module, name)`` for every import of one of our packages in the building's source (``name`` is
+    ``""`` for ``import module``); relative imports stay inside their package and are left out."""
+    import ast
+
+    found = []
+    for source in BUILDINGS[building]:
+        for path in sorted(source.rglob("*.py")):
+            where = str(path.relative_to(ROOT))
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), where)):
+                if isinstance(node, ast.Import):
+                    found += [(where, alias.name, "") for alias in node.names if alias.name.startswith("rolloutgym")]
+                elif isinstance(node, ast.ImportFrom) and not node.level and node.module.startswith("rolloutgym"):
+                    found += [(where, node.module, alias.name) for alias in node.names]
+    return found
+
+
+def _top(module: str) -> str:
+    return module.split(".")[0]
+
+
+def test_the_buildings_are_drawn():
+    section = DOC.split("## Buildings", 1)[1].split("\n## ", 1)[0]
+    for line in ("protocol  | rolloutgym-protocol", "core      | rolloutgym ", "platform  | rolloutgym-platform"):
+        assert line in section, f"design.md's buildings table lacks {line!r}"
+    assert "packages/rolloutgym-platform/" in section and "public names" in section
+
+
+def test_the_protocol_imports_no_other_building():
+    assert [item for item in _imports("protocol") if _top(item[1]) != "rolloutgym_protocol"] == []
+
+
+def test_the_core_never_imports_the_platform_or_a_plugin():
+    assert [item for item in _imports("core") if _top(item[1]) not in ("rolloutgym", "rolloutgym_protocol")] == []
+
+
+def test_no_plugin_imports_the_platform():
+    assert [item for item in _imports("plugins") if _top(item[1]) == "rolloutgym_platform"] == []
+
+
+def _is_public(module: str, name: str) -> bool:
+    """``module`` has no private part and ``name`` (if any) is in its ``__all__`` or is a public submodule."""
+    if any(part.startswith("_") for part in module.split(".")):
+        return False
+    if not name:
+        return True
+    target = importlib.import_module(module)
+    if name in getattr(target, "__all__", ()):
+        return True
+    if name.startswith("_") or not hasattr(target, "__path__"):
+        return False
+    return importlib.util.find_spec(f"{module}.{name}") is not None
+
+
+def test_the_platform_imports_only_public_names_of_the_core():
+    pytest.importorskip("rolloutgym_platform", reason="rolloutgym-platform is not installed")
+    imports = _imports("platform")
+    core = [(where, module, name) for where, module, name in imports if _top(module) == "rolloutgym"]
+    assert core, "the platform's imports of the core were not found"
+    private = [f"{where}: from {module} import {name}" for where, module, name in core if not _is_public(module, name)]
+    assert private == [], "the platform may import only public names of the core (in a module's __all__)"
+    others = {_top(module) for _, module, _ in imports} - {"rolloutgym", "rolloutgym_protocol", "rolloutgym_platform"}
+    assert others == set(), f"the platform imports a plugin: {sorted(others)}"
+
+
+def test_the_public_name_rule_catches_a_private_import():
+    assert _is_public("rolloutgym.runs", "iter_run") and _is_public("rolloutgym", "get_registry")
+    assert not _is_public("rolloutgym.runs._partial", "anything")
+    assert not _is_public("rolloutgym.runs", "_no_such_private_name")
+    assert not _is_public("rolloutgym.install_hints", "CPU_TORCH")  # a module-level name not in __all__

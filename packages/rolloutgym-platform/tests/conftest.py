@@ -141,7 +141,7 @@ def database_for(request: pytest.FixtureRequest) -> str | None:
 
 def _platform(root: Path, database: str | None, workers: int = 2, lease: float = 20.0) -> Server:
     data = root / "data"
-    from rolloutgym.platform import db
+    from rolloutgym_platform import db
 
     keys = {"all": mint(data, "all", "run,push,train", "acme", database)}  # through the CLI; the others in-process
     sessions = db.open_database(data, database)

@@ -157,7 +157,7 @@ def _rss(pid: int) -> int:
 @pytest.fixture(scope="module")
 def edge_server(tmp_path_factory):
     data = tmp_path_factory.mktemp("edge") / "data"
-    from rolloutgym.platform import db
+    from rolloutgym_platform import db
 
     sessions = db.open_database(data)
     keys = {

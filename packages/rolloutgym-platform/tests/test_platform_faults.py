@@ -23,12 +23,12 @@ LEASE = 4.0
 
 
 def _worker(data: Path, env: dict[str, str]) -> subprocess.Popen:
-    command = [sys.executable, "-m", "rolloutgym.platform.worker", "--data", str(data), "--lease", str(LEASE)]
+    command = [sys.executable, "-m", "rolloutgym_platform.worker", "--data", str(data), "--lease", str(LEASE)]
     return subprocess.Popen(command, env=dict(os.environ, **env), stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def _key(data: Path) -> str:
-    from rolloutgym.platform import db
+    from rolloutgym_platform import db
 
     sessions = db.open_database(data)
     key = db.create_key(sessions, name="all", scopes=["run", "push", "train"], org="acme")

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from rolloutgym.cli import main
 
-EXAMPLE = Path(__file__).parents[4] / "examples" / "refund_agent.py"
+EXAMPLE = Path(__file__).parents[3] / "examples" / "refund_agent.py"
 
 
 def cli(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rolloutgym.platform import db, server, worker_runs
-from rolloutgym.platform.models import EnvVersion, RunRow
+from rolloutgym_platform import db, server, worker_runs
+from rolloutgym_platform.models import EnvVersion, RunRow
 
 
 def test_ray_address_reaches_the_workers_run_config(tmp_path: Path) -> None:

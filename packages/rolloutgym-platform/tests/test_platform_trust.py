@@ -19,7 +19,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-EXAMPLE = Path(__file__).parents[4] / "examples" / "refund_agent.py"
+EXAMPLE = Path(__file__).parents[3] / "examples" / "refund_agent.py"
 
 CODE_POLICIES = [
     ("harness:command", None),
@@ -223,8 +223,8 @@ def test_the_worker_refuses_code_queued_without_the_push_scope(platform_server, 
     """A row written past the API (an old row, a bug, a hand-edited database) still runs no code: the worker
     checks the rules again, from the row, before it loads the env or builds the policy."""
     from rolloutgym import Client
-    from rolloutgym.platform import db
-    from rolloutgym.platform.models import EnvVersion, RunRow
+    from rolloutgym_platform import db
+    from rolloutgym_platform.models import EnvVersion, RunRow
     from sqlalchemy import select
 
     sessions = db.open_database(platform_server.data, platform_server.database)
@@ -304,6 +304,6 @@ def test_odd_identifiers_answer_4xx_on_both_databases(platform_server) -> None:
 )
 def test_model_names_as_servers_spell_them_are_vetted(policy) -> None:
     """Colons and ``@`` are part of model names (OpenAI fine-tunes, Ollama tags), not paths."""
-    from rolloutgym.platform import trust
+    from rolloutgym_platform import trust
 
     assert trust.policy_runs_code(policy, {"temperature": 0.5, "max_tokens": 8, "stop": ["\n"]}) is None

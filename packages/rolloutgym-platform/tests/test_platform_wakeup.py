@@ -22,10 +22,10 @@ import time
 
 import pytest
 from rolloutgym import AsyncClient, Client
-from rolloutgym.platform import db
 from rolloutgym.platform.errors import PlatformError
-from rolloutgym.platform.models import RunRow
-from rolloutgym.platform.notify import Listener
+from rolloutgym_platform import db
+from rolloutgym_platform.models import RunRow
+from rolloutgym_platform.notify import Listener
 
 POLL = 60.0
 
@@ -142,7 +142,7 @@ def test_on_postgresql_a_worker_on_another_host_is_woken_by_notify(servers, post
             client.push("toy/arith-v0")
             first = client.create_run("toy/arith-v0", "oracle", n=1, limit=1)["runId"]
             assert listener.wait(30), "no NOTIFY reached the listener within 30 s (its poll would be 60 s)"
-            command = [sys.executable, "-m", "rolloutgym.platform.worker", "--data", str(elsewhere)]
+            command = [sys.executable, "-m", "rolloutgym_platform.worker", "--data", str(elsewhere)]
             worker = subprocess.Popen(command + ["--database", database, "--poll", str(POLL)])
             assert client.wait_run(first, timeout=120)["state"] == "succeeded"  # its first look found it
             time.sleep(1.0)  # the worker looks at the queue once more, finds nothing, and waits (60 s poll)

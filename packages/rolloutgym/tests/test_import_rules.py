@@ -76,3 +76,20 @@ def test_the_rules_are_the_design_docs():
     for floor, rooms in enumerate(FLOORS):
         line = f"{floor:>2} | " + ", ".join(f"`{name}`" for name in rooms)
         assert line in text, f"design.md's rooms table lacks the line {line!r}"
+
+
+def test_the_core_never_imports_the_platform():
+    """The platform server is its own building (rolloutgym-platform): no core module names it, at any level, and
+    the core's own ``platform`` room is the client side only (no database, no server framework)."""
+    import ast
+
+    named, server_stack = [], []
+    for module, path in walker.MODULES.items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
+            names = [alias.name for alias in node.names] if isinstance(node, ast.Import) else []
+            names += [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            named += [f"{module}: {name}" for name in names if name.split(".")[0] == "rolloutgym_platform"]
+            if room(module) == "platform":
+                stack = {"sqlalchemy", "alembic", "psycopg", "starlette", "uvicorn"}
+                server_stack += [f"{module}: {name}" for name in names if name.split(".")[0] in stack]
+    assert named == [] and server_stack == []

@@ -1,6 +1,6 @@
 """``rolloutgym serve`` start errors in one line, before "serving on": a port in use (IPv4 loopback, all
 addresses), an address that is not this machine's, and a missing module of the ``serve`` extra (what an install
-with only the ``platform`` extra lacks)."""
+with only rolloutgym-platform lacks)."""
 
 from __future__ import annotations
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 import base64
 from typing import Any
 
+from rolloutgym.platform.envfiles import content_version, env_slug
+from rolloutgym.platform.errors import PlatformError
 from rolloutgym_protocol.errors import RolloutGymError
 from sqlalchemy import select
 from sqlalchemy.orm import Session
@@ -15,8 +17,6 @@ from starlette.responses import JSONResponse
 from . import api_input
 from .api_common import ApiError, Platform, _key, _platform, env_json
 from .api_input import read_json
-from .envfiles import content_version, env_slug
-from .errors import PlatformError
 from .models import ApiKey, EnvVersion
 
 
@@ -60,7 +60,7 @@ def _decode_push(platform: Platform, org: str, body: dict[str, Any]) -> tuple[st
         env_id = api_input.slug(body.get("id"), "env id")
         from importlib.metadata import version as installed
 
-        from ..registry import get_registry
+        from rolloutgym import get_registry
 
         try:  # a registered id, never a path: the worker resolves it in its registry only
             get_registry().resolve_env(env_id)

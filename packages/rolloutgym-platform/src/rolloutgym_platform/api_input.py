@@ -14,11 +14,11 @@ import json
 import math
 from typing import Any
 
+from rolloutgym.platform.envfiles import SLUG
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
 
 from .api_common import ApiError, _key
-from .envfiles import SLUG
 from .models import ApiKey
 from .trust import ROW_ID
 

@@ -24,9 +24,8 @@ def _provider_form(policy: Any) -> Any:
     check; a ``name/...`` reference whose name is no installed provider is refused naming the accepted forms."""
     if not isinstance(policy, str) or len(policy) > 1000 or "/" not in policy.partition(":")[0]:
         return policy
+    from rolloutgym import get_registry
     from rolloutgym_protocol.errors import ConfigError, PolicyNotFound
-
-    from ..registry import get_registry
 
     try:
         return get_registry().policy_reference(policy)
@@ -49,9 +48,8 @@ def _check_policy(session: Session, org: str, policy: str) -> str:
             raise ApiError(400, f"run {run.id} is {run.state} and has no run file to replay yet")
     if policy.startswith(("job:", "replay:")):
         return policy
+    from rolloutgym import get_registry
     from rolloutgym_protocol.errors import ConfigError, PolicyNotFound
-
-    from ..registry import get_registry
 
     try:
         return get_registry().policy_reference(policy)
@@ -160,7 +158,7 @@ def run_file(request: Request) -> FileResponse:
 
 def rollout_scores(path: Path) -> dict[str, float]:
     """Every scored rollout of a run file by its id ``TASK:MEMBER`` (task index, position in its group)."""
-    from ..runs import iter_run
+    from rolloutgym.runs import iter_run
 
     return {
         f"{task_index}:{member}": score.value

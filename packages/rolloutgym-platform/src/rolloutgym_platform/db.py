@@ -22,11 +22,11 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
+from rolloutgym.platform.errors import PlatformError
 from sqlalchemy import Engine, create_engine, event, exc, or_, select, update
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..install_hints import pip_install
-from .errors import PlatformError
 from .models import ApiKey, Job, RunRow, utcnow
 
 SCOPES = ("run", "push", "train")
@@ -64,7 +64,7 @@ def make_engine(url: str) -> Engine:
         engine = create_engine(url, pool_size=10, max_overflow=30)
     except ModuleNotFoundError as error:
         raise PlatformError(
-            f"the database driver {error.name} is missing; install it with {pip_install('rolloutgym', 'platform')}"
+            f"the database driver {error.name} is missing; install it with {pip_install('rolloutgym-platform')}"
         ) from None
     event.listen(engine, "checkin", _stamp_idle)
     event.listen(engine, "checkout", functools.partial(_ping_if_idle, engine.dialect))
@@ -106,6 +106,13 @@ def migrate(engine: Engine) -> None:
     with engine.begin() as connection:
         config.attributes["connection"] = connection
         command.upgrade(config, "head")
+
+
+def head_revision() -> str:
+    """The newest migration's revision id (what ``alembic heads`` prints)."""
+    from alembic.script import ScriptDirectory
+
+    return ScriptDirectory(str(MIGRATIONS)).get_current_head() or "base"
 
 
 def open_database(data: str | Path, database: str | None = None) -> sessionmaker[Session]:

@@ -15,13 +15,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
+from rolloutgym.platform.envfiles import SLUG
 from sqlalchemy import select
 from starlette.requests import Request
 from starlette.responses import FileResponse, HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
 
 from . import db
-from .envfiles import SLUG
 from .models import ApiKey, EnvVersion, Job, RunRow
 from .trust import ROW_ID
 
@@ -150,7 +150,7 @@ def runs_page(request: Request) -> Response:
 
 def _report(request: Request, source: Path, name: str, title: str) -> FileResponse:
     """The report of ``source`` (a run file or a training log), rebuilt when the file is newer than it."""
-    from ..report import build_report
+    from rolloutgym.report import build_report
 
     target = request.app.state.platform.data / "pages" / f"{name}.html"
     if not target.exists() or target.stat().st_mtime < source.stat().st_mtime:

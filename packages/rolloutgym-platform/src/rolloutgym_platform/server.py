@@ -11,8 +11,8 @@ from pathlib import Path
 def worker_command(
     data: Path, database: str | None, lease: float, ray: str | None = None, poll: float = 1.0
 ) -> list[str]:
-    """The command line of one worker process (``python -m rolloutgym.platform.worker``)."""
-    command = [sys.executable, "-m", "rolloutgym.platform.worker", "--data", str(data), "--lease", str(lease)]
+    """The command line of one worker process (``python -m rolloutgym_platform.worker``)."""
+    command = [sys.executable, "-m", "rolloutgym_platform.worker", "--data", str(data), "--lease", str(lease)]
     command += ["--poll", str(poll)]
     command += ["--parent", str(os.getpid())] + (["--ray", ray] if ray else [])
     return command + (["--database", database] if database else [])

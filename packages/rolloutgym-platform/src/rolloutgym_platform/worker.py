@@ -9,7 +9,7 @@ and it looks at the queue every ``--poll`` seconds anyway (a lease that ran out,
 wake-up). It tells the API when a row changed (its claim, each heartbeat, the end of a run or
 job), which answers the clients waiting on that row.
 
-``python -m rolloutgym.platform.worker --data DIR [--database URL] [--poll S]`` runs one worker.
+``python -m rolloutgym_platform.worker --data DIR [--database URL] [--poll S]`` runs one worker.
 """
 
 from __future__ import annotations
@@ -115,7 +115,7 @@ def work(
 
 
 def main(argv: list[str] | None = None) -> None:
-    parser = argparse.ArgumentParser(prog="python -m rolloutgym.platform.worker")
+    parser = argparse.ArgumentParser(prog="python -m rolloutgym_platform.worker")
     parser.add_argument("--data", required=True)
     parser.add_argument("--database", default=None)
     parser.add_argument("--lease", type=float, default=30.0)

@@ -10,9 +10,9 @@ import time
 from pathlib import Path
 from typing import Any
 
+from rolloutgym.install_hints import pip_install
 from sqlalchemy.orm import Session, sessionmaker
 
-from ..install_hints import pip_install
 from . import db
 from .models import Job, RunRow
 from .notify import Listener
@@ -80,7 +80,7 @@ def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -
     memory-hungry training frees everything when its process ends. The child is stopped
     when this worker loses the job's lease (another worker trains it now).
     """
-    from ..runs import read_training_log
+    from rolloutgym.runs import read_training_log
 
     started = time.perf_counter()
     with subprocess.Popen(
@@ -115,8 +115,8 @@ def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -
 def execute_job(
     sessions: sessionmaker[Session], data: Path, job: Job, owner: str, lease: float, listener: Listener | None = None
 ) -> None:
-    from ..runs import read_header
-    from ..sources import recorded_reference
+    from rolloutgym.runs import read_header
+    from rolloutgym.sources import recorded_reference
 
     with sessions() as session:
         run = session.get(RunRow, job.source_run_id)

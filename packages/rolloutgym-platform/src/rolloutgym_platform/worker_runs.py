@@ -51,7 +51,7 @@ def _env_version(sessions: sessionmaker[Session], version_id: int) -> EnvVersion
 
 def _run_config(sessions: sessionmaker[Session], data: Path, run: RunRow, out: Path, ray: str | None = None) -> Any:
     """The run's :class:`~rolloutgym.runner.RunConfig`: its rollouts on the Ray cluster ``ray`` when given."""
-    from ..runner import RunConfig
+    from rolloutgym import RunConfig
 
     version = _env_version(sessions, run.env_version_id)
     options = {k: v for k, v in (run.options or {}).items() if k not in ("env_version", trust.MAY_RUN_CODE)}
@@ -72,7 +72,7 @@ def _run_config(sessions: sessionmaker[Session], data: Path, run: RunRow, out: P
 def _check_trust(data: Path, run: RunRow, version: EnvVersion) -> None:
     """Execute only what the key that queued the run could choose (:mod:`.trust`): a run queued without the push
     scope runs no code, and a registered id is never read as a path."""
-    from ..sources import is_env_file
+    from rolloutgym.sources import is_env_file
 
     if version.kind == "id" and is_env_file(version.entry):
         raise PermissionError(f"env {version.entry!r} is not a registered env id")
@@ -143,7 +143,7 @@ def execute_run(
 ) -> None:
     """Execute a claimed run into this attempt's run file, seeded from ``previous`` (the run file of the
     attempt before, if any); the file's path is recorded once it is seeded (a first attempt's claim did)."""
-    from ..runner import arun
+    from rolloutgym import arun
 
     relative = attempt_path(run.org, run.id, run.attempts)
     out = data / relative

@@ -27,7 +27,7 @@ def folder_of(distribution: str) -> str:
     """The checkout folder of one of this project's distributions: ``plugins/sql``, ``packages/rolloutgym``."""
     if distribution == "rolloutgym-protocol":
         return "protocol"
-    if distribution in ("rolloutgym", "rolloutgym-testing"):
+    if distribution in ("rolloutgym", "rolloutgym-testing", "rolloutgym-platform"):
         return f"packages/{distribution}"
     return f"plugins/{distribution.removeprefix('rolloutgym-')}"
 

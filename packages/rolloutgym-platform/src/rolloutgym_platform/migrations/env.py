@@ -1,8 +1,8 @@
-"""Alembic environment of the platform: run by :func:`rolloutgym.platform.db.migrate` on its connection."""
+"""Alembic environment of the platform: run by :func:`rolloutgym_platform.db.migrate` on its connection."""
 
 from alembic import context
 
-from rolloutgym.platform.models import Base
+from rolloutgym_platform.models import Base
 
 connection = context.config.attributes["connection"]
 context.configure(connection=connection, target_metadata=Base.metadata, render_as_batch=True)

@@ -75,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             error_console.print(f"[bold red]error:[/] {markup_safe(seed_test)}", markup=True)
             return EXIT_USAGE
         add_plugin_commands(arguments)
+        absent = absent_command(arguments)
+        if absent is not None:
+            error_console.print(f"[bold red]error:[/] {markup_safe(absent)}", markup=True)
+            return EXIT_USAGE
         app(args=arguments, prog_name="rolloutgym", standalone_mode=True)
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
@@ -125,6 +129,22 @@ def add_plugin_commands(arguments: Sequence[str]) -> None:
     from ..registry import get_registry
 
     get_registry().register_commands(app)
+
+
+# Command groups that another distribution of this project adds (hook ``rolloutgym_commands``): when it is not
+# installed, the command's name says what to install instead of "No such command".
+PLUGIN_COMMANDS = {"platform": "rolloutgym-platform", "train": "rolloutgym-trl"}
+
+
+def absent_command(arguments: Sequence[str]) -> str | None:
+    """The one-line install hint for ``rolloutgym platform ...`` (or ``train``) when no plugin added that group."""
+    name = arguments[0] if arguments else ""
+    distribution = PLUGIN_COMMANDS.get(name)
+    if distribution is None or any(group.name == name for group in app.registered_groups):
+        return None
+    from ..install_hints import pip_install
+
+    return f"'rolloutgym {name}' comes with the {distribution} distribution; install it: {pip_install(distribution)}"
 
 
 def run_main(argv: Sequence[str] | None = None) -> int:

@@ -1,5 +1,6 @@
-"""The platform commands: ``platform serve``, ``platform keys create``, ``login``, ``push``, ``envs``,
-``improve``, ``jobs``, ``job``; and the ``--remote`` branches of ``run`` and ``runs``."""
+"""The platform's client commands: ``login``, ``push``, ``envs --remote``, ``improve``, ``jobs``, ``job``; and the
+``--remote`` branches of ``run`` and ``runs``. They only speak HTTP (:class:`rolloutgym.platform.Client`); the server's
+own commands (``platform serve``, ``platform keys create``) come with the rolloutgym-platform distribution."""
 
 from __future__ import annotations
 
@@ -9,85 +10,9 @@ from typing import Any, Optional
 
 import typer
 
-from ..install_hints import pip_install
 from ._app import app, console, error_console, fail, is_interactive, print_table
 
-platform_app = typer.Typer(help="Serve the rollout platform (API, database, workers) and mint its API keys.")
-keys_app = typer.Typer(help="API keys of the platform.")
-platform_app.add_typer(keys_app, name="keys")
-app.add_typer(platform_app, name="platform")
-
 RUN_ID = re.compile(r"^run_[0-9a-f]{12}$")
-
-
-def _server_modules() -> Any:
-    try:
-        from ..platform import db, server
-    except ModuleNotFoundError as exc:
-        fail(f"the platform needs {exc.name}: {pip_install('rolloutgym', 'platform')}")
-    return db, server
-
-
-@platform_app.command("serve")
-def serve_command(
-    data: Path = typer.Option(..., "--data", help="Folder for the database (SQLite), run files and models."),
-    database: Optional[str] = typer.Option(
-        None, "--database", help="Database URL, e.g. postgresql://user@host/db (default: SQLite in --data)."
-    ),
-    host: str = typer.Option("127.0.0.1", "--host"),
-    port: int = typer.Option(8600, "--port"),
-    workers: int = typer.Option(2, "--workers", help="Local worker processes (0: API only)."),
-    lease: float = typer.Option(30.0, "--lease", help="Seconds a worker holds work without renewing its lease."),
-    ray: Optional[str] = typer.Option(
-        None, "--ray", help="Run the workers' rollouts on this Ray cluster (e.g. auto or ray://HOST:10001)."
-    ),
-    poll: float = typer.Option(
-        1.0,
-        "--poll",
-        help="Seconds between idle workers' looks at the queue (they are also woken when work is queued).",
-    ),
-    max_push_mb: float = typer.Option(
-        32.0, "--max-push-mb", help="The largest push (env file and data files, base64) in MiB; larger is refused."
-    ),
-) -> None:
-    """Start the platform: HTTP API, database (migrated on start) and workers; pages at /envs, /runs, /jobs."""
-    _db, server = _server_modules()
-    if poll <= 0:
-        fail(f"--poll must be a positive number of seconds, got {poll}")
-    if not 0 < max_push_mb <= 4096:
-        fail(f"--max-push-mb must be a number of MiB from 0 to 4096, got {max_push_mb}")
-    console.print(f"platform on http://{host}:{port} (data {data}); pages need ?key=rk_... once; Ctrl-C stops")
-    server.serve(
-        data,
-        database=database,
-        host=host,
-        port=port,
-        workers=workers,
-        lease=lease,
-        ray=ray,
-        poll=poll,
-        max_push=int(max_push_mb * (1 << 20)),
-    )
-
-
-@keys_app.command("create")
-def keys_create_command(
-    name: str = typer.Option(..., "--name", help="A name to tell the key apart."),
-    scope: str = typer.Option("run,push,train", "--scope", help="Comma-separated scopes: run, push, train."),
-    org: str = typer.Option("default", "--org", help="The organisation the key belongs to (sees only its own)."),
-    data: Path = typer.Option(..., "--data", help="The platform's data folder."),
-    database: Optional[str] = typer.Option(None, "--database", help="The platform's database URL, if not SQLite."),
-) -> None:
-    """Mint an API key (stored hashed; printed once)."""
-    db, _server = _server_modules()
-    from ..platform.errors import PlatformError
-
-    try:
-        key = db.create_key(db.open_database(data, database), name=name, scopes=db.parse_scopes(scope), org=org)
-    except PlatformError as exc:
-        fail(str(exc))
-    console.print(key)
-    error_console.print(f"key {name!r} for org {org!r} with scopes {scope}; it is shown only this once")
 
 
 def _current_context() -> Any:

@@ -57,7 +57,7 @@ def serve_command(
     except ImportError as exc:
         fail(f"rolloutgym serve needs the server stack: {pip_install('rolloutgym', 'serve')} ({exc})")
     missing = missing_serve_modules()
-    if missing:  # e.g. only the platform extra: starlette and uvicorn are there, the rest is not
+    if missing:  # e.g. only rolloutgym-platform: starlette and uvicorn are there, the rest is not
         fail(
             f"rolloutgym serve needs the server stack ({', '.join(missing)} missing): "
             + pip_install("rolloutgym", "serve")
@@ -86,7 +86,7 @@ def serve_command(
     serve(config, host=host, port=port, log_level=log_level)
 
 
-# The modules of the ``serve`` extra that the ``platform`` extra does not bring.
+# The modules of the ``serve`` extra that rolloutgym-platform does not bring.
 SERVE_MODULES = ("starlette", "uvicorn", "websockets", "mcp", "orjson")
 
 

@@ -1,7 +1,9 @@
-"""The rollout platform, self-hosted: ``rolloutgym platform serve`` and its clients.
+"""The rollout platform's clients: ``Client`` / ``AsyncClient``, the credentials of ``rolloutgym login``, and
+what ``push`` uploads (:mod:`.envfiles`). They only speak HTTP.
 
-``Client`` / ``AsyncClient`` talk to a running platform; the server side (``app``, ``db``,
-``worker``) needs the ``platform`` extra (``pip install 'rolloutgym[platform]'``).
+The server itself (API, database, migrations, workers: ``rolloutgym platform serve``) is its own distribution,
+``rolloutgym-platform`` (``pip install ./packages/rolloutgym-platform`` from a checkout); it imports only public
+names of this package, and nothing here imports it.
 """
 
 from __future__ import annotations

@@ -17,6 +17,9 @@ from typing import Any
 
 from .errors import PlatformError
 
+# Public: the platform's API reads pushes with the same rules (the rolloutgym-platform distribution).
+__all__ = ["ENV_FILE_SUFFIXES", "SLUG", "collect", "content_version", "env_slug", "push_payload"]
+
 ENV_FILE_SUFFIXES = (".py", ".json", ".jsonl")
 SLUG = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_./-]{0,199}$")
 

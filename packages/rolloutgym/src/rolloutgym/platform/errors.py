@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from rolloutgym_protocol.errors import RolloutGymError
 
+__all__ = ["AuthenticationError", "PlatformError", "ResourceNotFound", "ScopeError"]
+
 
 class PlatformError(RolloutGymError):
     """A platform request failed (the message is the server's one-line answer)."""
