@@ -106,6 +106,7 @@ def test_the_agent_is_out_of_the_users_reach_and_commands_skip_the_engine(box):
     )
     assert "Permission denied" in result.output and result.output.endswith("42\n")
     assert box.exec("id -u", user="root", timeout=30).output == "0\n"
+    assert box.exec("id -un", user="nobody", timeout=30).output == "nobody\n"  # a name: through the engine
     assert box.exec(["no-such-command"], timeout=30).exit_code == 127
 
 

@@ -389,7 +389,7 @@ class DockerSandbox(RunningSandbox):
         stage = "first_exec" if self._execs == 0 else "exec"
         self._execs += 1
         with self.stages.measure(stage) if stage == "first_exec" else _nothing():
-            if self._agent is not None:
+            if self._agent is not None and _numeric(self._user(user)):  # a user name: the engine resolves it
                 return self._agent_exec(argv, seconds, env, workdir, user, stdin, max_output_bytes)
             if stdin is not None:
                 name = f"/tmp/.rolloutgym-stdin-{secrets.token_hex(4)}"
@@ -508,3 +508,7 @@ def _stop_agent(sock: Path) -> bool:
     except AgentGone:
         return False
     return True
+
+
+def _numeric(user: str) -> bool:
+    return all(part.isdigit() for part in user.split(":"))
