@@ -49,7 +49,9 @@ def resolve_relative(command: str, origin: str, workdir: str) -> str:
     return "".join(pieces)
 
 
-def never_ran(command: str, code: int | None, stderr: str, workdir: str, sandboxed: bool) -> PolicyError:
+def never_ran(
+    command: str, code: int | None, stderr: str, workdir: str, sandboxed: bool, container: bool = False
+) -> PolicyError:
     """The error for a harness that ended before any model or tool call, naming the command and the fix."""
     lines = [line.strip() for line in stderr.strip().splitlines() if line.strip()]
     said = f": {lines[-1][:300]}" if lines else " (it printed nothing on stderr)"
@@ -58,6 +60,11 @@ def never_ran(command: str, code: int | None, stderr: str, workdir: str, sandbox
         how = f"was killed by signal {-code if code < 0 else code - 128} ({how})"
     if code == 127:
         fix = "the program was not found: install it, or give its absolute path"
+    elif container:
+        fix = (
+            "it ran in the task's container (its stderr above); a model call the endpoint refused (a prompt "
+            "past the model's context, say) also ends a CLI this way: check the model"
+        )
     elif sandboxed:
         fix = "in the sandbox the harness sees only its work folder and the allowed packages: put its files there"
     else:

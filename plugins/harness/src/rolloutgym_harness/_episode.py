@@ -361,7 +361,8 @@ class _HarnessEpisode:
         if self.container is not None:
             self.container.close()
         if reason in ("harness_error", "killed") and not session.calls and self.turn == 1:
-            raise never_ran(run.command, code, stderr, run.workdir, self.harness.sandbox == "bwrap")
+            sandboxed = self.harness.sandbox == "bwrap"
+            raise never_ran(run.command, code, stderr, run.workdir, sandboxed, self.container is not None)
         answer = stdout.strip()
         info = self._record(run, session, returncode=code, stop_reason=reason, stderr_tail=stderr[-2000:])
         action: Any = answer if self.text_action else {"role": "assistant", "content": answer}
