@@ -185,6 +185,11 @@ def _run_installer(preset: Preset, target: Path) -> None:
             "pip",
             "install",
             "-q",
+            # Everything into the preset's own folder: without --ignore-installed, pip "upgrades" what the
+            # tool pins by uninstalling it from this interpreter's environment (aider's pins removed rich and
+            # pygments from the rolloutgym env itself).
+            "--ignore-installed",
+            "--no-warn-script-location",
             "--prefix",
             str(target),
             f"{preset.package}=={preset.version}",
