@@ -196,7 +196,9 @@ def _run_installer(preset: Preset, target: Path) -> None:
         ]
     done = subprocess.run(argv, capture_output=True, text=True, timeout=1800, check=False)
     if done.returncode != 0:
-        tail = (done.stderr or done.stdout).strip()[-600:]
+        said = (done.stderr or done.stdout).strip().splitlines()
+        errors = [line for line in said if line.startswith(("ERROR", "npm error", "npm ERR"))]  # not the warnings
+        tail = "\n".join(errors or said)[-600:]
         raise ConfigError(f"harness:{preset.name}: installing {preset.package}@{preset.version} failed: {tail}")
 
 
