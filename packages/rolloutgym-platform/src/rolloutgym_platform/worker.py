@@ -1,8 +1,9 @@
 """Worker processes: claim queued runs and jobs from the database (with a lease) and execute them.
 
 This module is the worker's loop; executing a run is in ``worker_runs`` (the run file, resume
-after a lost lease; pushed Python env files are imported there, in the worker process, never in
-the API process), a training job in ``worker_jobs``, the lease's heartbeat in ``worker_lease``.
+after a lost lease; a run that executes code a push key chose runs in the sandbox as an
+unprivileged user, ``worker_sandbox``, never in this process nor in the API process), a
+training job in ``worker_jobs``, the lease's heartbeat in ``worker_lease``.
 
 An idle worker waits on its :class:`~.notify.Listener`: the API wakes it when work is queued,
 and it looks at the queue every ``--poll`` seconds anyway (a lease that ran out, a lost

@@ -1,5 +1,9 @@
 """A worker executing a claimed training job: through the ``rolloutgym train sft|dpo|grpo`` command that the TRL
-plugin adds, in a child process, on the run's chosen rollouts (SFT), its run file (DPO) or its env (GRPO)."""
+plugin adds, in a child process, on the run's chosen rollouts (SFT), its run file (DPO) or its env (GRPO).
+
+A job on a run whose env runs code a push key chose (a pushed Python env file, an MCP server: :mod:`.trust`)
+trains in the sandbox as an unprivileged user (:func:`.worker_sandbox.train_sandboxed`): the command imports
+that env, and it never does so with the worker's rights."""
 
 from __future__ import annotations
 
@@ -13,10 +17,13 @@ from typing import Any
 from rolloutgym.install_hints import pip_install
 from sqlalchemy.orm import Session, sessionmaker
 
-from . import db
-from .models import Job, RunRow
+from . import db, trust
+from .models import EnvVersion, Job, RunRow
 from .notify import Listener
 from .worker_lease import Heartbeat, LeaseLost, describe
+from .worker_sandbox import train_sandboxed
+
+MAX_TRAINING_LOG = 64 << 20  # what the worker reads back of a training log (a sandboxed job wrote it)
 
 
 def _option_flags(options: dict[str, Any]) -> list[str]:
@@ -72,7 +79,18 @@ def _train_command(job: Job, source: str, out: Path, log_path: Path) -> list[str
     return command + _option_flags(options)
 
 
-def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -> dict[str, Any]:
+def _code_env_folder(data: Path, version: EnvVersion | None) -> Path | None:
+    """The folder of the run's pushed env version when that env runs code (None: a registered id or data)."""
+    if version is None or version.kind == "id":
+        return None
+    folder = (data / version.entry).parent
+    reason = trust.env_runs_code(folder, version.kind, version.entry, list(version.files or []))
+    return folder if reason is not None else None
+
+
+def _train(
+    job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat, sandbox: tuple[Path, Path] | None = None
+) -> dict[str, Any]:
     """Train through the ``rolloutgym train METHOD`` command, in its own process.
 
     The core reaches the trainer the way a user does, through the command a plugin
@@ -80,9 +98,10 @@ def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -
     memory-hungry training frees everything when its process ends. The child is stopped
     when this worker loses the job's lease (another worker trains it now).
     """
-    from rolloutgym.runs import read_training_log
-
     started = time.perf_counter()
+    if sandbox is not None:  # (the run file, the pushed env's folder): the job's folder is out's parent
+        train_sandboxed(_train_command(job, source, out, log_path), out.parent, [sandbox[0]], sandbox[1], heart)
+        return _trained(log_path, started)
     with subprocess.Popen(
         _train_command(job, source, out, log_path),
         stdout=subprocess.PIPE,
@@ -104,6 +123,15 @@ def _train(job: Job, source: str, out: Path, log_path: Path, heart: Heartbeat) -
         if any("No such command 'train'" in line for line in lines):
             raise RuntimeError(f"training needs the TRL plugin on the workers: {pip_install('rolloutgym-trl')}")
         raise RuntimeError(lines[-1].strip(" │╭╰─") if lines else f"rolloutgym train exited with {child.returncode}")
+    return _trained(log_path, started)
+
+
+def _trained(log_path: Path, started: float) -> dict[str, Any]:
+    """The job's result from its training log (steps, examples) and how long it took."""
+    from rolloutgym.runs import read_training_log
+
+    if log_path.is_symlink() or not log_path.is_file() or log_path.stat().st_size > MAX_TRAINING_LOG:
+        raise RuntimeError("the training wrote no readable training log")
     log = read_training_log(log_path)
     steps = [record["step"] for record in log.steps if isinstance(record.get("step"), int)]
     result = {"steps": max(steps, default=0), "seconds": round(time.perf_counter() - started, 2)}
@@ -120,6 +148,8 @@ def execute_job(
 
     with sessions() as session:
         run = session.get(RunRow, job.source_run_id)
+        version = session.get(EnvVersion, run.env_version_id)
+    code_folder = _code_env_folder(data, version)
     folder = Path("models") / job.org / job.id / (f"attempt-{job.attempts}" if job.attempts > 1 else "")
     log_relative = folder / "training.jsonl"
     (data / folder).mkdir(parents=True, exist_ok=True)
@@ -133,7 +163,8 @@ def execute_job(
             elif job.rollout_ids is not None and job.method == "sft":
                 source = str(data / folder / "rollouts.jsonl")  # SFT on the chosen rollouts only
                 select_rollouts(data / run.path, list(job.rollout_ids), Path(source))
-            result = _train(job, source, data / folder / "model", data / log_relative, heart)
+            sandbox = (data / run.path, code_folder) if code_folder is not None else None
+            result = _train(job, source, data / folder / "model", data / log_relative, heart, sandbox)
         except Exception as exc:  # the job failed: record why, in one line (unless another worker holds it now)
             if not heart.lost:
                 db.finish(sessions, Job, job.id, owner, "failed", error=describe(exc), **heart.values)

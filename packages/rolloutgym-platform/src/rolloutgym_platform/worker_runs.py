@@ -2,8 +2,10 @@
 
 A run executes as ``rolloutgym run`` would, into the run file ``DATA/runs/ORG/RUN_ID.jsonl``,
 always with ``resume``: a run whose worker died (its lease expired) is claimed again and
-continues that file, so finished groups are neither lost nor run twice. Pushed Python env
-files are imported here, in the worker process, never in the API process. The claim is the
+continues that file, so finished groups are neither lost nor run twice. A run whose policy or
+env runs code a push key chose (a pushed Python env file, an MCP server, ``harness:``) executes
+in the sandbox as an unprivileged user (:mod:`.worker_sandbox`); the others in this process.
+Pushed files are never imported by the API process. The claim is the
 only write before a run's rollouts start (it records the lease and the run file's path), and
 the end is one write.
 """
@@ -21,6 +23,7 @@ from . import db, trust
 from .models import EnvVersion, Job, RunRow
 from .notify import Listener
 from .worker_lease import Heartbeat, LeaseLost, describe
+from .worker_sandbox import execute_sandboxed, runs_code
 
 
 def _policy(sessions: sessionmaker[Session], data: Path, policy: str, org: str) -> str:
@@ -49,37 +52,49 @@ def _env_version(sessions: sessionmaker[Session], version_id: int) -> EnvVersion
     return _ENV_VERSIONS[key]
 
 
-def _run_config(sessions: sessionmaker[Session], data: Path, run: RunRow, out: Path, ray: str | None = None) -> Any:
-    """The run's :class:`~rolloutgym.runner.RunConfig`: its rollouts on the Ray cluster ``ray`` when given."""
-    from rolloutgym import RunConfig
-
+def _run_options(
+    sessions: sessionmaker[Session], data: Path, run: RunRow, out: Path, ray: str | None = None
+) -> tuple[dict[str, Any], bool]:
+    """The run's :class:`~rolloutgym.RunConfig` keywords, and whether it runs code a push key chose (then it
+    executes in the sandbox, :mod:`.worker_sandbox`); its rollouts on the Ray cluster ``ray`` when given."""
     version = _env_version(sessions, run.env_version_id)
     options = {k: v for k, v in (run.options or {}).items() if k not in ("env_version", trust.MAY_RUN_CODE)}
-    _check_trust(data, run, version)
+    sandboxed = _check_trust(data, run, version)
     if options.get("tasks"):
         options["tasks"] = [str(task) for task in options["tasks"]]
-    return RunConfig(
-        env=version.entry if version.kind == "id" else str(data / version.entry),
-        policy=_policy(sessions, data, run.policy, run.org),
-        num_rollouts=run.n,
-        out=out,
-        resume=True,
+    config = {
+        "env": version.entry if version.kind == "id" else str(data / version.entry),
+        "policy": _policy(sessions, data, run.policy, run.org),
+        "num_rollouts": run.n,
+        "out": out,
+        "resume": True,
         **({"executor": "ray", "executor_options": {"address": ray}} if ray else {}),
         **options,
-    )
+    }
+    return config, sandboxed
 
 
-def _check_trust(data: Path, run: RunRow, version: EnvVersion) -> None:
+def _run_config(sessions: sessionmaker[Session], data: Path, run: RunRow, out: Path, ray: str | None = None) -> Any:
+    """The run's :class:`~rolloutgym.RunConfig` (as it executes in the worker)."""
+    from rolloutgym import RunConfig
+
+    return RunConfig(**_run_options(sessions, data, run, out, ray)[0])
+
+
+def _check_trust(data: Path, run: RunRow, version: EnvVersion) -> bool:
     """Execute only what the key that queued the run could choose (:mod:`.trust`): a run queued without the push
-    scope runs no code, and a registered id is never read as a path."""
+    scope runs no code, and a registered id is never read as a path. True when the run executes code a push key
+    chose: then it runs in the sandbox, never in this process."""
     from rolloutgym.sources import is_env_file
 
     if version.kind == "id" and is_env_file(version.entry):
         raise PermissionError(f"env {version.entry!r} is not a registered env id")
+    folder = (data / version.entry).parent if version.kind != "id" else data
     if not (run.options or {}).get(trust.MAY_RUN_CODE):
-        folder = (data / version.entry).parent if version.kind != "id" else data
         policy_options = (run.options or {}).get("policy_options")
         trust.check_run(run.policy, policy_options, folder, version.kind, version.entry, list(version.files or []))
+        return False
+    return runs_code(folder, run, version) is not None
 
 
 def attempt_path(org: str, run_id: str, attempt: int) -> Path:
@@ -130,6 +145,23 @@ def _progress_hooks(heart: Heartbeat, run_id: str, pass_threshold: float) -> tup
     return on_start, on_group
 
 
+def _execute_here(config: Any, heart: Heartbeat, run_id: str) -> dict[str, Any]:
+    """Run ``config`` in this process (it runs no code a push key chose); the row's final counters."""
+    from rolloutgym import arun
+
+    on_start, on_group = _progress_hooks(heart, run_id, config.pass_threshold)
+    result = asyncio.run(arun(config, on_start=on_start, on_group=on_group))
+    summary = result.summary
+    return {
+        "total": len(result.task_indices),  # not result.groups: that reads the whole run file back
+        "done": len(result.task_indices),
+        "passes": round(summary.pass_rate * summary.num_trajectories),
+        "trajectories": summary.num_trajectories,
+        "errors": summary.num_errors,
+        "pass_rate": summary.pass_rate,
+    }
+
+
 def execute_run(
     sessions: sessionmaker[Session],
     data: Path,
@@ -143,7 +175,7 @@ def execute_run(
 ) -> None:
     """Execute a claimed run into this attempt's run file, seeded from ``previous`` (the run file of the
     attempt before, if any); the file's path is recorded once it is seeded (a first attempt's claim did)."""
-    from rolloutgym import arun
+    from rolloutgym import RunConfig
 
     relative = attempt_path(run.org, run.id, run.attempts)
     out = data / relative
@@ -156,28 +188,16 @@ def execute_run(
             if heart.lost:
                 return
         try:
-            config = _run_config(sessions, data, run, out, ray)
-            on_start, on_group = _progress_hooks(heart, run.id, config.pass_threshold)
-            result = asyncio.run(arun(config, on_start=on_start, on_group=on_group))
+            options, sandboxed = _run_options(sessions, data, run, out, ray)
+            if sandboxed:  # code a push key chose: as an unprivileged user in the sandbox, never here
+                counts = execute_sandboxed(options, data, run.id, out, heart)
+            else:
+                counts = _execute_here(RunConfig(**options), heart, run.id)
         except Exception as exc:  # the run failed: record why, in one line (unless another worker holds it now)
             if not heart.lost:
                 db.finish(sessions, RunRow, run.id, owner, "failed", error=describe(exc), **heart.values)
             return
-    summary = result.summary
-    finished = db.finish(
-        sessions,
-        RunRow,
-        run.id,
-        owner,
-        "succeeded",
-        path=str(relative),
-        total=len(result.task_indices),  # not result.groups: that reads the whole run file back
-        done=len(result.task_indices),
-        passes=round(summary.pass_rate * summary.num_trajectories),
-        trajectories=summary.num_trajectories,
-        errors=summary.num_errors,
-        pass_rate=summary.pass_rate,
-    )
+    finished = db.finish(sessions, RunRow, run.id, owner, "succeeded", path=str(relative), **counts)
     if finished and relative.name != f"{run.id}.jsonl":
         for stale in out.parent.glob(f"{run.id}.*jsonl"):  # earlier attempts' files: superseded
             if stale != out:
