@@ -21,8 +21,9 @@ command in bubblewrap with
   writable folder is handed to that uid. When the caller is not root, the command keeps the
   caller's uid inside a new user namespace.
 
-The interpreter and its import path must be readable by other users (an interpreter under a
-mode-700 home folder is refused with that reason, not run as root instead).
+When the caller is root, the interpreter, its import path and the read-only paths must be readable
+by other users (an interpreter under a mode-700 home folder is refused with that reason, never run
+as root instead); a caller that is not root keeps its uid, so what it can read is enough.
 """
 
 from __future__ import annotations
@@ -236,7 +237,7 @@ def isolated_argv(argv: Sequence[str], isolation: Isolation, uid: int | None = N
         raise SandboxInfraError(f"cannot isolate the command: {problem}")
     writable = os.path.realpath(isolation.writable)
     roots = python_roots() if isolation.python else []
-    if roots:
+    if roots and uid is not None:  # a caller that is not root keeps its own uid: what it can read is there
         _interpreter_check(roots)
     arguments = [shutil.which("bwrap") or "bwrap"]
     if os.geteuid() != 0:
@@ -255,7 +256,7 @@ def isolated_argv(argv: Sequence[str], isolation: Isolation, uid: int | None = N
     binds.arguments += _masks([p for p in isolation.hidden if not _inside(p, given)], [*roots, "/usr"])
     for path in isolation.read_only:
         real = os.path.realpath(path)
-        problem = _unreadable(real)
+        problem = _unreadable(real) if uid is not None else None
         if problem is not None:
             raise SandboxInfraError(f"the sandbox's uid could not read what it is given: {problem} (chmod o+rX)")
         binds.add("--ro-bind", real, real)
