@@ -146,10 +146,17 @@ PRESETS: dict[str, Preset] = {
         version="0.86.1",
         program="bin/aider",
         command=(
-            "{bin} --message-file {instruction_file} --yes-always --no-git --no-analytics --no-check-update "
+            # aider fetches litellm's model list from GitHub at start unless its cache file is fresh and not empty
+            'mkdir -p "$HOME/.aider/caches" && '
+            """printf '{{"rolloutgym": {{}}}}' > "$HOME/.aider/caches/model_prices_and_context_window.json" """
+            "&& {bin} --message-file {instruction_file} --yes-always --no-git --no-analytics --no-check-update "
             "--no-show-model-warnings --no-pretty --model openai/rolloutgym --openai-api-base {openai_base_url}"
         ),
         dialect="chat",
+        environment={
+            # litellm's documented switch: its bundled model cost map, not a fetch from GitHub at start
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+        },
     ),
 }
 
