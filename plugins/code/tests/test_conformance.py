@@ -28,3 +28,19 @@ class TestPybugsConformance(_SandboxedConformance):
 
 class TestPyfuncConformance(_SandboxedConformance):
     env_id = "code/pyfunc-v0"
+
+
+class TestRepoBugsConformance(_SandboxedConformance):
+    """code/repo-bugs-v0 on one task, the first of the test split (each episode runs a package's
+    test files; the generator keeps a bug only when its tests pass before it and fail with it)."""
+
+    env_id = "code/repo-bugs-v0"
+
+    def task_ids(self) -> list[str]:
+        from rolloutgym_code.repotasks.family import repo_bug_tasks
+
+        tasks = repo_bug_tasks()
+        first_of = {}
+        for task in tasks:
+            first_of.setdefault(task.split, task.id)
+        return [first_of.get("test") or tasks[0].id]

@@ -43,6 +43,26 @@ def rolloutgym_envs() -> list[EnvSpec]:
             fork_note="a fork copies the workspace's files (tests run in a fresh sandbox per call, so none is copied)",
         ),
         EnvSpec(
+            id="code/repo-bugs-v0",
+            entry_point="rolloutgym_code.repotasks.family:make_repo_bug_env",
+            tasks="rolloutgym_code.repotasks.family:repo_bug_tasks",
+            description=(
+                "Fix a bug in a real Python package (train: parse, cachetools, toolz, tabulate, inflection; dev: "
+                "semver; test: isodate, xmltodict, schema), made by `rolloutgym tasks make-repo` (SWE-smith's "
+                "procedural modifications) and graded by the package's own tests: the issue names the failing "
+                "tests, the agent runs bash in the repository (bubblewrap), and the hidden test files run after the "
+                "episode in a separate verifier sandbox (1 when every one of them passes). Splits are by package: "
+                "dev and test hold repositories train does not."
+            ),
+            tags=("code", "multi-turn", "tools", "sandbox", "python", "swe", "harbor"),
+            splits=("train", "dev", "test"),
+            max_steps=40,
+            fork_note=(
+                "its shell commands change a sandbox's whole filesystem, which is copied only by a sandbox snapshot; "
+                "not forkable yet (replay the commands on a fresh env instead)"
+            ),
+        ),
+        EnvSpec(
             id="code/humaneval-v0",
             entry_point="rolloutgym_code.humaneval:make_humaneval_env",
             tasks="rolloutgym_code.humaneval:humaneval_tasks",
