@@ -26,9 +26,13 @@ from .models import ApiKey, EnvVersion, Job, RunRow
 from .trust import ROW_ID
 
 COOKIE = "rolloutgym_key"
+# Long content (a training failure's whole reason, a model path, a policy reference) wraps inside the window:
+# no page scrolls sideways.
 STYLE = (
-    "body{font-family:system-ui,sans-serif;margin:2rem;color:#222}table{border-collapse:collapse}"
-    "td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}nav a{margin-right:1rem}"
+    "body{font-family:system-ui,sans-serif;margin:2rem;color:#222;max-width:100%;overflow-wrap:anywhere}"
+    "table{border-collapse:collapse;max-width:100%}"
+    "td,th{border:1px solid #ccc;padding:.3rem .6rem;text-align:left;overflow-wrap:anywhere}nav a{margin-right:1rem}"
+    "pre{white-space:pre-wrap;overflow-wrap:anywhere;background:#f6f6f6;padding:.6rem;max-width:100%}"
 )
 
 
@@ -190,8 +194,8 @@ def job_page(request: Request) -> Response:
     data = request.app.state.platform.data
     log = data / job.log_path if job.log_path else None
     if log is None or not log.is_file() or job.state in ("queued", "running"):
-        error = f" {_text(job.error)}" if job.error else ""
-        return _page(f"Job {job.id}", f"<p id='state'>{_text(job.state)}: no training curves yet.{error}</p>")
+        error = f"<pre id='error'>{_text(job.error)}</pre>" if job.error else ""  # the whole reason, its lines kept
+        return _page(f"Job {job.id}", f"<p id='state'>{_text(job.state)}: no training curves yet.</p>{error}")
     return _report(request, log, f"{job.org}/{job.id}", f"Job {job.id} · {job.method} of {job.base_model}")
 
 

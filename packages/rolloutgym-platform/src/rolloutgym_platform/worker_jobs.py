@@ -119,11 +119,27 @@ def _train(
             time.sleep(0.2)
         reader.join()
     if child.returncode != 0:
-        lines = [line for line in getattr(child, "output", "").strip().splitlines() if line.strip()]
-        if any("No such command 'train'" in line for line in lines):
+        output = getattr(child, "output", "")
+        if "No such command 'train'" in output:
             raise RuntimeError(f"training needs the TRL plugin on the workers: {pip_install('rolloutgym-trl')}")
-        raise RuntimeError(lines[-1].strip(" │╭╰─") if lines else f"rolloutgym train exited with {child.returncode}")
+        raise RuntimeError(failure_reason(output, child.returncode))
     return _trained(log_path, started)
+
+
+MAX_REASON = 4000  # characters of a failed training's reason kept in the job's error
+
+
+def failure_reason(output: str, returncode: int) -> str:
+    """The reason a failed ``rolloutgym train`` gave, whole, on one line: from its last line that starts with
+    ``error`` (the command's own ``error: ...``, or a usage error's box title) to the end, with the terminal's
+    wrapping and box drawing undone; else its last line (a traceback's exception)."""
+    lines = [line.strip(" │╭╰╮╯─") for line in output.splitlines()]
+    lines = [line for line in lines if line]
+    if not lines:
+        return f"rolloutgym train exited with {returncode}"
+    start = max((index for index, line in enumerate(lines) if line.lower().startswith("error")), default=-1)
+    reason = " ".join(lines[start:] if start >= 0 else lines[-1:])
+    return reason if len(reason) <= MAX_REASON else reason[: MAX_REASON - 1] + "…"
 
 
 def _trained(log_path: Path, started: float) -> dict[str, Any]:
