@@ -181,6 +181,8 @@ def test_a_warm_pool_hands_out_started_sandboxes(service):
         assert "pool_age" not in cold.stages and cold.stages["create"] > 0
         cold.destroy()
     assert pooled.ready(**settings) == 0  # closing the provider removed what the pool held
+    listed = subprocess.run(["podman", "ps", "-a", "-q", "--no-trunc"], capture_output=True, text=True).stdout
+    assert warm.id not in listed and cold.id not in listed  # removed behind destroy; close waited for it
 
 
 def test_the_reaper_removes_what_a_killed_run_left(service, tmp_path):
@@ -222,3 +224,11 @@ def test_the_reaper_prunes_old_builds_past_the_kept_ones_but_not_one_in_use(prov
     with provider.create(image=images[1]):
         assert prune_builds(provider.engine, keep=0, min_age=0, labels=(mine,)) == 0  # in use
     assert prune_builds(provider.engine, keep=0, min_age=0, labels=(mine,)) == 1
+
+
+def test_root_in_the_sandbox_cannot_point_the_agents_socket_at_a_host_socket(provider, service):
+    with provider.create(image=BASE_IMAGE) as made:
+        swap = f"rm /.rolloutgym/agent.sock && ln -s {service.socket} /.rolloutgym/agent.sock"
+        assert made.exec(swap, user="root", timeout=30).ok
+        with pytest.raises(SandboxInfraError, match="agent.sock is not a socket"):
+            made.exec("true", timeout=30)  # the link is not followed to the engine's socket

@@ -13,6 +13,7 @@ import json
 import os
 import shutil
 import socket
+import stat
 import tempfile
 import time
 from collections.abc import Mapping
@@ -105,7 +106,7 @@ def call(
     try:
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as conn:
             conn.settimeout(timeout)
-            conn.connect(os.fspath(sock))
+            _connect(conn, sock)
             conn.sendall(json.dumps(body).encode() + b"\n" + stdin)
             with conn.makefile("rb") as reader:
                 line = reader.readline()
@@ -116,3 +117,15 @@ def call(
     except (OSError, ValueError) as exc:
         raise AgentGone(f"the sandbox's agent did not answer ({type(exc).__name__})") from None
     return header, payload
+
+
+def _connect(conn: socket.socket, sock: Path) -> None:
+    """Connect to the socket file itself, never through a link: root in the sandbox can replace
+    what lies in its folder, and a link there must not send this process to a host socket."""
+    handle = os.open(sock, os.O_PATH | os.O_NOFOLLOW)
+    try:
+        if not stat.S_ISSOCK(os.fstat(handle).st_mode):
+            raise AgentGone(f"{sock} is not a socket")
+        conn.connect(f"/proc/self/fd/{handle}")
+    finally:
+        os.close(handle)

@@ -299,9 +299,12 @@ class DockerProvider(SandboxProvider):
 
     def _remove_queued(self) -> None:
         while (container := self._removals.get()) is not None:
-            if self.engine.unreachable():  # the engine went away (a test's service stopped): the reaper's then
-                continue
-            self._remove(container)
+            with self._lock:
+                folder = self._folders.pop(container, None)
+                self._sockets.pop(container, None)
+            self.engine.remove_container_behind(container)
+            if folder is not None:
+                AgentFolders.remove(folder)
 
     # -- clean-up -----------------------------------------------------------------------
 
