@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from importlib.resources import files as package_files
 from typing import Any
 
-from .project import Project
+from .project import Project, RepoTaskError
 
 __all__ = ["PYTEST_FLAGS", "ProjectRunner", "TestOutcomes", "pytest_command", "reporter_source"]
 
@@ -76,13 +76,19 @@ class ProjectRunner:
     """
 
     def __init__(self, project: Project, *, provider: str = "bwrap") -> None:
-        from rolloutgym.sandboxes import ResourceLimits, get_provider
+        from rolloutgym.sandboxes import ResourceLimits, SandboxInfraError, SandboxUnsupported, get_provider
 
         self.project = project
-        self._provider = get_provider(provider)
-        self._box: Any = self._provider.create(
-            workdir=WORKDIR, limits=ResourceLimits(memory_bytes=2 << 30, pids=256), env=self._environment()
-        )
+        try:
+            self._provider = get_provider(provider)
+            self._box: Any = self._provider.create(
+                workdir=WORKDIR, limits=ResourceLimits(memory_bytes=2 << 30, pids=256), env=self._environment()
+            )
+        except (SandboxInfraError, SandboxUnsupported, LookupError, ValueError) as exc:
+            reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+            raise RepoTaskError(
+                f"the tests cannot run in the {provider!r} sandbox ({reason}); the bwrap provider runs them"
+            ) from None
         self._box.write_files({path: text.encode("utf-8") for path, text in project.files.items()}, WORKDIR)
         self._box.write_files({f"{_SUPPORT}/rg_report.py": reporter_source().encode("utf-8")}, WORKDIR)
 
