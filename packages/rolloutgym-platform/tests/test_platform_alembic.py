@@ -100,3 +100,12 @@ def test_the_nullable_drift_is_what_0002_fixes(tmp_path: Path) -> None:
                 "INSERT INTO runs (id, org, env_slug, env_version_id, policy, n, done, passes, trajectories, errors, "
                 "state, attempts, created_at) VALUES ('r', 'o', 's', 1, 'p', 1, 0, 0, 0, 0, 'queued', 0, '2026-01-01')"
             )
+
+
+def test_platform_migrate_brings_a_data_folder_to_head_and_stops(tmp_path: Path) -> None:
+    command = [sys.executable, "-m", "rolloutgym", "platform", "migrate", "--data", str(tmp_path / "data")]
+    answer = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert answer.returncode == 0, answer.stderr
+    assert f"newest migration ({db.head_revision()})" in answer.stdout
+    with sqlite3.connect(tmp_path / "data" / "platform.db") as connection:
+        assert connection.execute("SELECT version_num FROM alembic_version").fetchone() == (db.head_revision(),)
