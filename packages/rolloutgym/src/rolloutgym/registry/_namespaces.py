@@ -27,7 +27,7 @@ from typing import Any
 from ._build import import_entry_point
 from ._plugins import PluginInfo, is_allowed
 
-__all__ = ["CORE_ENVS", "ENV_GROUP", "EnvSource", "declared_sources"]
+__all__ = ["CORE_ENVS", "ENV_GROUP", "EnvDeclaration", "declared_sources"]
 
 ENV_GROUP = "rolloutgym.envs"
 # The core's own env namespaces, declared as plugins declare theirs (no metadata needed).
@@ -35,7 +35,7 @@ CORE_ENVS = {"toy": "rolloutgym.builtin.plugin:rolloutgym_envs"}
 
 
 @dataclass
-class EnvSource:
+class EnvDeclaration:
     """One declared function returning the ``EnvSpec`` list of the namespaces it is declared for."""
 
     value: str  # "module:function" (or "module": its rolloutgym_envs hook)
@@ -74,14 +74,14 @@ def _owner(entry_point: EntryPoint, plugins: list[PluginInfo]) -> PluginInfo | N
     return info
 
 
-def declared_sources(plugins: list[PluginInfo], *, core: bool, entry_points_too: bool) -> list[EnvSource]:
+def declared_sources(plugins: list[PluginInfo], *, core: bool, entry_points_too: bool) -> list[EnvDeclaration]:
     """Every declared namespace function, in plugin order; ``plugins`` gains a row for a distribution that
     declares envs but has no ``rolloutgym`` entry point. Imports nothing: reads metadata only."""
-    by_value: dict[str, EnvSource] = {}
+    by_value: dict[str, EnvDeclaration] = {}
     if core:
         owner = next(info for info in plugins if info.core and info.name == "builtin")
         for namespace, value in CORE_ENVS.items():
-            by_value[value] = EnvSource(value, (namespace,), owner)
+            by_value[value] = EnvDeclaration(value, (namespace,), owner)
     if entry_points_too:
         for entry_point in entry_points(group=ENV_GROUP):
             owner = _owner(entry_point, plugins)
@@ -89,14 +89,14 @@ def declared_sources(plugins: list[PluginInfo], *, core: bool, entry_points_too:
                 continue
             source = by_value.get(entry_point.value)
             if source is None:
-                by_value[entry_point.value] = EnvSource(entry_point.value, (entry_point.name,), owner)
+                by_value[entry_point.value] = EnvDeclaration(entry_point.value, (entry_point.name,), owner)
             elif entry_point.name not in source.namespaces:
                 source.namespaces += (entry_point.name,)
     order = {id(info): position for position, info in enumerate(plugins)}
     return sorted(by_value.values(), key=lambda source: order.get(id(source.plugin), len(order)))
 
 
-def declaring_distributions(sources: list[EnvSource]) -> set[str]:
+def declaring_distributions(sources: list[EnvDeclaration]) -> set[str]:
     """The distributions whose envs come from declared functions (their ``rolloutgym_envs`` hooks are not called)."""
     return {_distribution_key(source.plugin.distribution) for source in sources if source.plugin.distribution}
 

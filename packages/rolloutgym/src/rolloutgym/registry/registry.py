@@ -41,7 +41,7 @@ from rolloutgym_protocol.specs import (
 
 from ._build import adapt_env, import_entry_point, tag_env
 from ._hints import env_not_found_message, install_hint, provider_of
-from ._namespaces import EnvSource, declared_sources, declaring_distributions, is_declaring
+from ._namespaces import EnvDeclaration, declared_sources, declaring_distributions, is_declaring
 from ._plugins import PluginInfo, core_plugins, discover_plugins, warn_unmarked_hooks
 from ._policy_refs import ACCEPTED_FORMS, normal_policy_reference, unknown_provider
 from ._tasks import TaskIndex, task_split
@@ -213,7 +213,7 @@ class Registry:
         """Whether ``env_id`` is a registered id (exactly), asking only the plugin that declares its namespace."""
         return env_id in self.namespace_env_specs(env_id.partition("/")[0])
 
-    def _env_table(self, sources: list[EnvSource]) -> dict[str, Registered]:
+    def _env_table(self, sources: list[EnvDeclaration]) -> dict[str, Registered]:
         pairs: list[tuple[PluginInfo, Any]] = []
         for source in sources:
             try:
