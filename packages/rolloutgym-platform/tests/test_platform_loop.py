@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import re
 import shutil
 import stat
@@ -117,18 +118,25 @@ def test_env_file_is_imported_only_by_workers_and_its_error_is_shown(platform_se
     marker = tmp_path / "imported-by.txt"
     env_file = tmp_path / "broken_env.py"
     env_file.write_text(
-        "import os\n"
-        f"open({str(marker)!r}, 'a').write(str(os.getppid()) + '\\n')\n"
-        "raise RuntimeError('the env file is broken on purpose')\n"
+        f"import os\nopen({str(marker)!r}, 'a').write('imported')  # a host path: never there for the importer\n"
+    )
+    pushed = tmp_path / "pushed"
+    pushed.mkdir()
+    (pushed / "broken_env.py").write_text(
+        "import os\nraise RuntimeError(f'the env file is broken on purpose (uid {os.getuid()})')\n"
     )
     with Client(platform_server.url, platform_server.keys["all"]) as client:
         assert client.push(env_file)["slug"] == "broken_env"
         assert not marker.exists()  # pushing stored it; nothing imported it
         run = wait(client, client.create_run(env_slug="broken_env", model="oracle", n=1)["runId"])
+        assert run["state"] == "failed" and not marker.exists()  # imported where the host's files are not
+        assert client.push(pushed / "broken_env.py")["slug"] == "broken_env"
+        run = wait(client, client.create_run(env_slug="broken_env", model="oracle", n=1)["runId"])
     assert run["state"] == "failed"
-    assert "broken_env.py:3" in run["error"] and "broken on purpose" in run["error"]
-    # the importer's parent is the serve process: it ran in a worker process, not in the API process
-    assert marker.read_text().split() == [str(platform_server.process.pid)]
+    assert "broken_env.py:2" in run["error"] and "broken on purpose" in run["error"], run["error"]
+    # imported by a worker's sandbox as an unprivileged uid: not in the API process, not with its rights
+    uid = int(run["error"].rsplit("(uid ", 1)[1].split(")")[0])
+    assert uid != os.getuid() or os.getuid() != 0
 
 
 def test_client_by_the_sdk_names_and_orgs(platform_server, wait, tmp_path) -> None:

@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from rolloutgym.sandboxes import CredentialProxy, Isolation, run_isolated
+from rolloutgym_protocol.errors import RolloutGymError
 
 from . import trust
 
@@ -45,7 +46,7 @@ _COUNTERS = ("total", "done", "passes", "trajectories", "errors")
 _ENDPOINT_OPTIONS = ("base_url", "api_key", "headers", "organization", "project")
 
 
-class SandboxedRunError(Exception):
+class SandboxedRunError(RolloutGymError):
     """A sandboxed run that did not finish: the one line it reported, or how its process ended."""
 
 
