@@ -214,3 +214,26 @@ def test_the_cli_gives_a_one_line_reason(capsys: pytest.CaptureFixture[str], tmp
     assert "give a package name (NAME or NAME==VERSION) or a local folder" in error
     assert "Traceback" not in error and len(error.strip().splitlines()) == 1
     assert not (tmp_path / "x").exists()
+
+
+def test_the_shipped_family_is_split_by_package_licensed_and_never_shows_the_fix() -> None:
+    from rolloutgym_code.repotasks.family import catalogue, repo_bug_tasks
+
+    entries = catalogue()
+    tasks = repo_bug_tasks()
+    assert len(entries) >= 8 and len(tasks) == sum(entry["tasks"] for entry in entries) >= 200
+    split_of = {entry["name"]: entry["split"] for entry in entries}
+    assert {"train", "dev", "test"} <= set(split_of.values())
+    for entry in entries:
+        assert entry["license"] not in ("", "unknown") and entry["kind"]
+    for task in tasks:
+        folder = Path(task.folder)
+        assert task.split == split_of[task.metadata["package"]] == task.metadata["split"]
+        instruction = (folder / "instruction.md").read_text()
+        patch = (folder / "solution" / "fix.patch").read_text()
+        changed = [line[1:].strip() for line in patch.splitlines()[2:] if line[:1] in "+-"]
+        changed = [line for line in changed if len(line) > 12]  # a line of code, not a word like "pass"
+        assert not any(line in instruction for line in changed), task.id
+        grading = json.loads((folder / "tests" / "grading.json").read_text())
+        assert set(grading["fail_to_pass"]) <= set(grading["expected"])
+        assert not any((folder / "environment" / "repo" / path).exists() for path in grading["hidden_files"])
