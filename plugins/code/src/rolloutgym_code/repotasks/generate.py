@@ -228,7 +228,7 @@ def _evaluate(
     covering = callers.get((path, mutation.function_line), set())
     files = sorted({_file_of(test) for test in covering})
     buggy = apply_mutation(generation.project.files[path], mutation)
-    run = runner.run_tests(files, timeout=3 * suite_seconds + 20, changed={path: buggy})
+    run = runner.run_tests(files, timeout=2 * suite_seconds + 10, changed={path: buggy})
     generation.sandbox_cpu_seconds += run.cpu_seconds
     if run.import_failed:
         return None, "module does not import"
