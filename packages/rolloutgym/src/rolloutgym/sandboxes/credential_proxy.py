@@ -25,13 +25,13 @@ __all__ = ["CredentialProxy"]
 _PASSED = ("content-type", "accept", "user-agent", "openai-beta", "anthropic-version")
 
 
-class _Server(socketserver.ThreadingUnixStreamServer):
+class _ProxySocketServer(socketserver.ThreadingUnixStreamServer):
     daemon_threads = True
     proxy: CredentialProxy
 
 
 class _Handler(BaseHTTPRequestHandler):
-    server: _Server
+    server: _ProxySocketServer
     protocol_version = "HTTP/1.1"
 
     def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - the base class's name
@@ -95,7 +95,7 @@ class CredentialProxy:
         self.headers = dict(headers)
         self.socket_path = os.fspath(socket_path)
         self.max_body, self.max_response, self.timeout = max_body, max_response, timeout
-        self._server: _Server | None = None
+        self._server: _ProxySocketServer | None = None
 
     def send(self, method: str, path: str, body: bytes | None, headers: Mapping[str, str]) -> tuple[int, str, bytes]:
         """One request to the upstream: ``(status, content type, body)``."""
@@ -116,7 +116,7 @@ class CredentialProxy:
     def __enter__(self) -> CredentialProxy:
         if os.path.exists(self.socket_path):
             os.unlink(self.socket_path)
-        server = _Server(self.socket_path, _Handler)
+        server = _ProxySocketServer(self.socket_path, _Handler)
         server.proxy = self
         os.chmod(self.socket_path, 0o666)
         threading.Thread(target=server.serve_forever, name="credential-proxy", daemon=True).start()
