@@ -7,16 +7,31 @@ import os
 import subprocess
 import sys
 
+import pytest
 
-def test_platform_serve_without_the_distribution_names_the_install(tmp_path) -> None:
-    env = dict(os.environ, ROLLOUTGYM_DISABLE_PLUGINS="platform", NO_COLOR="1", COLUMNS="200")
-    command = [sys.executable, "-m", "rolloutgym", "platform", "serve", "--data", str(tmp_path / "data")]
+
+@pytest.mark.parametrize(
+    ("plugin", "arguments", "distribution"),
+    [
+        ("platform", ["platform", "serve", "--data", "data"], "rolloutgym-platform"),
+        ("code", ["tasks", "make-repo", "parse", "--out", "data"], "rolloutgym-code"),
+        ("trl", ["train", "sft", "run.jsonl", "--out", "data"], "rolloutgym-trl"),
+    ],
+)
+def test_a_plugin_command_without_its_distribution_names_the_install(
+    tmp_path, plugin: str, arguments: list[str], distribution: str
+) -> None:
+    env = dict(os.environ, ROLLOUTGYM_DISABLE_PLUGINS=plugin, NO_COLOR="1", COLUMNS="200")
+    command = [sys.executable, "-m", "rolloutgym", *arguments]
     answer = subprocess.run(command, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300)
     lines = answer.stderr.strip().splitlines()
     assert answer.returncode == 2, answer.stderr
     assert len(lines) == 1 and "Traceback" not in answer.stderr, answer.stderr
-    assert lines[0].startswith("error: 'rolloutgym platform' comes with the rolloutgym-platform distribution")
-    assert "pip install" in lines[0] and "rolloutgym-platform" in lines[0].rsplit("pip install", 1)[1]
+    assert lines[0].startswith(f"error: 'rolloutgym {arguments[0]}' comes with the {distribution} distribution")
+    # the checkout's folder of that distribution (or its name, off a checkout)
+    where = lines[0].rsplit("pip install", 1)[1].strip()
+    folder = {"rolloutgym-platform": "packages/rolloutgym-platform"}.get(distribution, f"plugins/{plugin}")
+    assert where.endswith(folder) or distribution in where, lines[0]
     assert not (tmp_path / "data").exists()
 
 

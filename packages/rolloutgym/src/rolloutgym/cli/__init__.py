@@ -133,11 +133,11 @@ def add_plugin_commands(arguments: Sequence[str]) -> None:
 
 # Command groups that another distribution of this project adds (hook ``rolloutgym_commands``): when it is not
 # installed, the command's name says what to install instead of "No such command".
-PLUGIN_COMMANDS = {"platform": "rolloutgym-platform", "train": "rolloutgym-trl"}
+PLUGIN_COMMANDS = {"platform": "rolloutgym-platform", "tasks": "rolloutgym-code", "train": "rolloutgym-trl"}
 
 
 def absent_command(arguments: Sequence[str]) -> str | None:
-    """The one-line install hint for ``rolloutgym platform ...`` (or ``train``) when no plugin added that group."""
+    """The one-line install hint for ``rolloutgym platform|tasks|train ...`` when no plugin added that group."""
     name = arguments[0] if arguments else ""
     distribution = PLUGIN_COMMANDS.get(name)
     if distribution is None or any(group.name == name for group in app.registered_groups):

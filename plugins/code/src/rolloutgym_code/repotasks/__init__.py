@@ -13,7 +13,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from .generate import Bug, Generation, generate_bugs
-from .mutate import OPERATORS, Mutation, apply_mutation, find_mutations, normalised_hash
+from .mutate import OPERATORS, CodeMutation, apply_mutation, find_mutations, normalised_hash
 from .project import Project, RepoTaskError, load_project
 from .writer import write_tasks
 
@@ -21,7 +21,7 @@ __all__ = [
     "OPERATORS",
     "Bug",
     "Generation",
-    "Mutation",
+    "CodeMutation",
     "Project",
     "RepoTaskError",
     "apply_mutation",

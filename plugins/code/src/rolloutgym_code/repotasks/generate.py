@@ -18,7 +18,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .mutate import OPERATORS, Mutation, apply_mutation, find_mutations, normalised_hash
+from .mutate import OPERATORS, CodeMutation, apply_mutation, find_mutations, normalised_hash
 from .project import Project, RepoTaskError
 from .runner import ProjectRunner, TestOutcomes
 
@@ -31,7 +31,7 @@ _MAX_PER_FUNCTION = 2
 class Bug:
     """A kept candidate: the module's buggy text, the tests it breaks and their messages."""
 
-    mutation: Mutation
+    mutation: CodeMutation
     module: str
     buggy: str
     failing: dict[str, str]
@@ -99,9 +99,9 @@ def _usable_files(project: Project, first: TestOutcomes, second: TestOutcomes, g
         raise RepoTaskError(f"{project.name}: every test file has a failing or flaky test; it cannot grade a fix")
 
 
-def _ordered_candidates(project: Project, callers: dict[tuple[str, int], set[str]], seed: int) -> list[Mutation]:
+def _ordered_candidates(project: Project, callers: dict[tuple[str, int], set[str]], seed: int) -> list[CodeMutation]:
     rng = random.Random(seed)
-    by_operator: dict[str, list[tuple[str, Mutation]]] = defaultdict(list)
+    by_operator: dict[str, list[tuple[str, CodeMutation]]] = defaultdict(list)
     for path in project.modules:
         try:
             mutations = find_mutations(project.files[path])
@@ -110,7 +110,7 @@ def _ordered_candidates(project: Project, callers: dict[tuple[str, int], set[str
         for mutation in mutations:
             if (path, mutation.function_line) in callers:
                 by_operator[mutation.operator].append((path, mutation))
-    ordered: list[Mutation] = []
+    ordered: list[CodeMutation] = []
     queues = []
     for operator in OPERATORS:
         queue = by_operator.get(operator, [])
@@ -124,9 +124,9 @@ def _ordered_candidates(project: Project, callers: dict[tuple[str, int], set[str
     return ordered
 
 
-def _tag(mutation: Mutation, path: str) -> Mutation:
+def _tag(mutation: CodeMutation, path: str) -> CodeMutation:
     # The module's path rides in the function name's prefix until the candidate is evaluated.
-    return Mutation(
+    return CodeMutation(
         mutation.operator,
         f"{path}::{mutation.function}",
         mutation.line,
@@ -189,7 +189,7 @@ def generate_bugs(
             path, function = tagged.function.split("::", 1)
             if per_function[tagged.function] >= _MAX_PER_FUNCTION:
                 continue
-            mutation = Mutation(
+            mutation = CodeMutation(
                 tagged.operator,
                 function,
                 tagged.line,
@@ -221,7 +221,7 @@ def _evaluate(
     runner: ProjectRunner,
     generation: Generation,
     path: str,
-    mutation: Mutation,
+    mutation: CodeMutation,
     callers: dict[tuple[str, int], set[str]],
     suite_seconds: float,
 ) -> tuple[Bug | None, str]:

@@ -36,7 +36,7 @@ import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-__all__ = ["OPERATORS", "Mutation", "apply_mutation", "find_mutations", "normalised_hash"]
+__all__ = ["OPERATORS", "CodeMutation", "apply_mutation", "find_mutations", "normalised_hash"]
 
 OPERATORS = (
     "op_change",
@@ -81,7 +81,7 @@ _SWAPPABLE_COMPARE = (ast.Lt, ast.LtE, ast.Gt, ast.GtE)
 
 
 @dataclass(frozen=True)
-class Mutation:
+class CodeMutation:
     """One candidate bug: replace ``[start, end)`` of the module's text with ``replacement``.
 
     Attributes:
@@ -180,12 +180,12 @@ def _operator_gap(text: _Text, left: ast.AST, right: ast.AST, token: str) -> tup
     return gap_start + first, gap_start + last
 
 
-def _expression_sites(text: _Text, name: str, node: ast.AST) -> Iterator[Mutation]:
+def _expression_sites(text: _Text, name: str, node: ast.AST) -> Iterator[CodeMutation]:
     if isinstance(node, ast.BinOp) and type(node.op) in _BINARY:
         old, new = _BINARY[type(node.op)]
         where = _operator_gap(text, node.left, node.right, old)
         if where:
-            yield Mutation("op_change", name, node.lineno, *where, new)
+            yield CodeMutation("op_change", name, node.lineno, *where, new)
         if isinstance(node.op, _NON_COMMUTATIVE):
             yield from _swap(text, name, "op_swap", node.left, node.right)
     elif isinstance(node, ast.Compare):
@@ -194,38 +194,38 @@ def _expression_sites(text: _Text, name: str, node: ast.AST) -> Iterator[Mutatio
             old, new = _COMPARE[type(op)]
             where = _operator_gap(text, values[index], values[index + 1], old)
             if where:
-                yield Mutation("cmp_flip", name, node.lineno, *where, new)
+                yield CodeMutation("cmp_flip", name, node.lineno, *where, new)
         if len(node.ops) == 1 and isinstance(node.ops[0], _SWAPPABLE_COMPARE):
             yield from _swap(text, name, "op_swap", node.left, node.comparators[0])
     elif isinstance(node, ast.BoolOp) and len(node.values) == 2:
         old, new = ("and", "or") if isinstance(node.op, ast.And) else ("or", "and")
         where = _operator_gap(text, node.values[0], node.values[1], old)
         if where:
-            yield Mutation("bool_op", name, node.lineno, *where, new)
+            yield CodeMutation("bool_op", name, node.lineno, *where, new)
     elif isinstance(node, ast.Constant) and type(node.value) is int and node.value < 1 << 31:
         start, end = text.span(node)
         if text.source[start:end] == str(node.value):
             for value in (node.value + 1, node.value - 1) if node.value else (1,):
                 if value >= 0:
-                    yield Mutation("off_by_one", name, node.lineno, start, end, str(value))
+                    yield CodeMutation("off_by_one", name, node.lineno, start, end, str(value))
     elif isinstance(node, ast.Constant) and type(node.value) is bool:
         start, end = text.span(node)
-        yield Mutation("flip_bool", name, node.lineno, start, end, str(not node.value))
+        yield CodeMutation("flip_bool", name, node.lineno, start, end, str(not node.value))
     elif isinstance(node, ast.Call) and len(node.args) >= 2 and not any(isinstance(a, ast.Starred) for a in node.args):
         yield from _swap(text, name, "swap_args", node.args[0], node.args[1])
 
 
-def _swap(text: _Text, name: str, operator: str, left: ast.AST, right: ast.AST) -> Iterator[Mutation]:
+def _swap(text: _Text, name: str, operator: str, left: ast.AST, right: ast.AST) -> Iterator[CodeMutation]:
     left_start, left_end = text.span(left)
     right_start, right_end = text.span(right)
     first, second = text.source[left_start:left_end], text.source[right_start:right_end]
     if first == second or "\n" in first + second or left_end > right_start:
         return
     middle = text.source[left_end:right_start]
-    yield Mutation(operator, name, getattr(left, "lineno", 0), left_start, right_end, second + middle + first)
+    yield CodeMutation(operator, name, getattr(left, "lineno", 0), left_start, right_end, second + middle + first)
 
 
-def _statement_sites(text: _Text, name: str, node: ast.AST, parent_body: list[ast.stmt]) -> Iterator[Mutation]:
+def _statement_sites(text: _Text, name: str, node: ast.AST, parent_body: list[ast.stmt]) -> Iterator[CodeMutation]:
     kinds = {
         ast.Assign: "remove_assign",
         ast.AugAssign: "remove_assign",
@@ -241,7 +241,7 @@ def _statement_sites(text: _Text, name: str, node: ast.AST, parent_body: list[as
         if block:
             indent = text.lines[node.lineno - 1][: node.col_offset]
             replacement = "" if len(parent_body) > 1 else f"{indent}pass\n"
-            yield Mutation(operator, name, node.lineno, *block, replacement)
+            yield CodeMutation(operator, name, node.lineno, *block, replacement)
     if isinstance(node, ast.If) and node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
         body = text.line_block(node.body[0], node.body[-1])
         orelse = text.line_block(node.orelse[0], node.orelse[-1])
@@ -249,7 +249,7 @@ def _statement_sites(text: _Text, name: str, node: ast.AST, parent_body: list[as
             first, middle = text.source[body[0] : body[1]], text.source[body[1] : orelse[0]]
             second = text.source[orelse[0] : orelse[1]]
             if first != second:
-                yield Mutation("invert_if", name, node.lineno, body[0], orelse[1], second + middle + first)
+                yield CodeMutation("invert_if", name, node.lineno, body[0], orelse[1], second + middle + first)
 
 
 def _bodies(node: ast.AST) -> Iterator[list[ast.stmt]]:
@@ -261,7 +261,7 @@ def _bodies(node: ast.AST) -> Iterator[list[ast.stmt]]:
         yield handler.body
 
 
-def find_mutations(source: str) -> list[Mutation]:
+def find_mutations(source: str) -> list[CodeMutation]:
     """Every candidate of every operator in ``source`` (a module), in source order.
 
     Raises:
@@ -269,10 +269,10 @@ def find_mutations(source: str) -> list[Mutation]:
     """
     tree = ast.parse(source)
     text = _Text(source)
-    found: list[Mutation] = []
+    found: list[CodeMutation] = []
     for name, function in _functions(tree):
         first_line = min([function.lineno, *(decorator.lineno for decorator in function.decorator_list)])
-        here: list[Mutation] = []
+        here: list[CodeMutation] = []
         parents: dict[int, list[ast.stmt]] = {}
         for body in _bodies(function):
             for statement in body:
@@ -288,7 +288,7 @@ def find_mutations(source: str) -> list[Mutation]:
     return sorted(found, key=lambda mutation: (mutation.start, mutation.end, mutation.operator, mutation.replacement))
 
 
-def apply_mutation(source: str, mutation: Mutation) -> str:
+def apply_mutation(source: str, mutation: CodeMutation) -> str:
     """``source`` with ``mutation`` applied."""
     return source[: mutation.start] + mutation.replacement + source[mutation.end :]
 
