@@ -76,3 +76,19 @@ def test_a_slug_without_remote_gets_the_hint(capsys) -> None:
     assert code == 2 and "rolloutgym run refund-agent --remote" in " ".join(out.split())
     code, out = cli(capsys, "run", "toy/nonesuch-v0", "-q")
     assert code == 2 and "--remote" not in out  # an id with a namespace is no slug
+
+
+@pytest.mark.parametrize("platform_server", ["sqlite"], indirect=True)
+def test_run_remote_takes_timeout_and_pass_threshold_as_run_does(platform_server, user_home, capsys) -> None:
+    """Issue 46: ``run --remote`` refused ``--timeout``/``--pass-threshold`` that the API accepts; the worker applies
+    them (the oracle's 1.0 is no pass at a threshold of 2)."""
+    assert cli(capsys, "login", platform_server.url, "--key", platform_server.keys["all"])[0] == 0
+    with Client(platform_server.url, platform_server.keys["all"]) as client:
+        client.push("toy/arith-v0")
+    command = ["run", "toy/arith-v0", "--remote", "--limit", "2", "-q", "--timeout", "60"]
+    code, out = cli(capsys, *command, "--pass-threshold", "2")
+    assert code == 0 and "pass rate 0.0%" in out, out
+    code, out = cli(capsys, *command, "--pass-threshold=0.5")
+    assert code == 0 and "pass rate 100.0%" in out, out
+    code, out = cli(capsys, *command, "--timeout", "-1")
+    assert code != 0 and "timeout" in out and "Traceback" not in out, out

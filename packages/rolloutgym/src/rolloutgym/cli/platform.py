@@ -158,6 +158,10 @@ def run_remote_command(
     policy_args: Optional[list[str]] = typer.Option(
         None, "--policy-arg", help="KEY=VALUE passed to the policy on the worker (repeatable)."
     ),
+    timeout: Optional[float] = typer.Option(None, "--timeout", help="Seconds per episode on the worker."),
+    pass_threshold: Optional[float] = typer.Option(
+        None, "--pass-threshold", help="Score that counts as a pass (default 1.0)."
+    ),
     quiet: bool = typer.Option(False, "--quiet", "-q"),
     endpoint: Optional[str] = typer.Option(None, "--endpoint"),
 ) -> None:
@@ -166,7 +170,7 @@ def run_remote_command(
 
     tasks = [part for item in tasks or [] for part in item.split(",") if part] or None
     options = {"limit": limit, "seed": seed, "split": split, "max_steps": max_steps, "tasks": tasks}
-    options["concurrency"] = concurrency
+    options |= {"concurrency": concurrency, "timeout": timeout, "pass_threshold": pass_threshold}
     options["policy_options"] = parse_key_values(policy_args, "--policy-arg") or None
     run_remote(env, policy, n, options=options, quiet=quiet, endpoint=endpoint)
 
