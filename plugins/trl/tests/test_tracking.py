@@ -86,13 +86,18 @@ def _check_mlflow(store: Path) -> None:
 
 def test_report_to_names_the_tracker_or_the_missing_package(tmp_path: Path, monkeypatch) -> None:
     assert report_to_options("none", tmp_path / "x") == {} and report_to_options(None, tmp_path) == {}
-    assert report_to_options("tensorboard, mlflow", tmp_path / "run-1") == {
-        "report_to": ["tensorboard", "mlflow"],
-        "run_name": "run-1",
-    }
+    real = importlib.util.find_spec
+    installed = {"tensorboard", "mlflow"}  # as if both were installed (CI installs only tensorboard)
+    with monkeypatch.context() as patch:
+        patch.setattr(
+            importlib.util, "find_spec", lambda name, *a: real("json") if name in installed else real(name, *a)
+        )
+        assert report_to_options("tensorboard, mlflow", tmp_path / "run-1") == {
+            "report_to": ["tensorboard", "mlflow"],
+            "run_name": "run-1",
+        }
     with pytest.raises(ConfigError, match="unknown tracker 'comet'; use .*tensorboard, mlflow, wandb"):
         report_to_options("comet", tmp_path)
-    real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec", lambda name, *a: None if name == "wandb" else real(name, *a))
     with pytest.raises(ConfigError, match=r"wandb: the tracker library is not installed; .*pip install .*\[wandb\]"):
         report_to_options("wandb", tmp_path)
