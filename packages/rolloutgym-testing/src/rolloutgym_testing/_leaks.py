@@ -49,8 +49,10 @@ class LeakSnapshot:
     temp_dir: str | None = None  # the folder temp_entries lists (None: tempfile.gettempdir() when taken)
 
     @classmethod
-    def take(cls, temp_dir: str | os.PathLike[str] | None = None) -> LeakSnapshot:
-        gc.collect()
+    def take(cls, temp_dir: str | os.PathLike[str] | None = None, *, collect: bool = True) -> LeakSnapshot:
+        """The snapshot now; ``collect`` runs a full garbage collection first (finalisers close what they own)."""
+        if collect:
+            gc.collect()
         threads = {f"{thread.name}#{thread.ident}" for thread in threading.enumerate() if thread.is_alive()}
         try:
             temp_entries = set(os.listdir(tempfile.gettempdir() if temp_dir is None else temp_dir))
@@ -71,8 +73,14 @@ class LeakSnapshot:
         deadline = time.monotonic() + settle
         if temp_dir is not None and before.temp_dir != os.fspath(temp_dir):
             before = LeakSnapshot(before.threads, before.children, set(), os.fspath(temp_dir))
+        collected = -1.0
         while True:
-            now = LeakSnapshot.take(temp_dir)
+            # A full collection is slow in a big process (a test worker that ran thousands of tests: seconds each):
+            # one at the start, then at most one a second while waiting for threads and processes to end.
+            collect = collected < 0 or time.monotonic() - collected >= 1.0
+            now = LeakSnapshot.take(temp_dir, collect=collect)
+            if collect:
+                collected = time.monotonic()
             problems = []
             new_threads = now.threads - before.threads
             if new_threads:
